@@ -1,0 +1,4 @@
+sandbox_runner_SOURCES += \
+	src/cli/main.c src/cli/commands.h \
+	src/cli/run.c \
+	src/cli/result_json.c src/cli/result_json.h

@@ -1,0 +1,33 @@
+/* The one place that holds sandbox-runner's built-in defaults.  Everything
+ * else takes its values from here (later overridden by configuration,
+ * SANDBOX_* environment variables and flags, in that order).  */
+#ifndef SR_DEFAULTS_H
+#define SR_DEFAULTS_H
+
+#define SR_DEFAULT_TIMEOUT_MS       10000u
+#define SR_MAX_TIMEOUT_MS           30000u
+#define SR_DEFAULT_MAX_OUTPUT       (100u * 1024u)
+#define SR_DEFAULT_TMP_SIZE         (64ull << 20)
+#define SR_DEFAULT_SCRATCH_SIZE     (256ull << 20)
+#define SR_DEFAULT_DEV_SHM_SIZE     (16ull << 20)
+#define SR_DEFAULT_MEMORY           (256ull << 20)
+#define SR_DEFAULT_CPUS             0.5
+#define SR_DEFAULT_PIDS             64u
+
+#define SR_DEFAULT_HOSTNAME         "sandbox"
+#define SR_DEFAULT_PATH             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define SR_DEFAULT_LANG             "C.UTF-8"
+#define SR_SCRATCH_DIR              "/work"
+#define SR_DEFAULT_WORKDIR          SR_SCRATCH_DIR
+#define SR_DEFAULT_HOME             SR_SCRATCH_DIR
+
+/* When the runner is host root and /etc/subuid has no range for root, the
+ * container's ids 0..SR_ROOT_MAP_COUNT-1 map to this unprivileged range,
+ * far above what useradd hands out for subordinate ids.  */
+#define SR_ROOT_MAP_BASE            1879048192u
+#define SR_ROOT_MAP_COUNT           65536u
+
+/* Output after the cap is drained and counted, never stored.  */
+#define SR_TRUNCATION_MARKER_FMT    "\n[sandbox-runner: output truncated after %zu bytes; %llu bytes dropped]\n"
+
+#endif

@@ -1,0 +1,242 @@
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/util.h"
+
+void
+sr_oom (void)
+{
+  static const char msg[] = "sandbox-runner: out of memory\n";
+
+  (void) !write (STDERR_FILENO, msg, sizeof msg - 1);
+  abort ();
+}
+
+void *
+sr_xmalloc (size_t n)
+{
+  void *p = malloc (n ? n : 1);
+
+  if (p == NULL)
+    sr_oom ();
+  return p;
+}
+
+void *
+sr_xcalloc (size_t n, size_t size)
+{
+  void *p = calloc (n ? n : 1, size ? size : 1);
+
+  if (p == NULL)
+    sr_oom ();
+  return p;
+}
+
+void *
+sr_xrealloc (void *p, size_t n)
+{
+  p = realloc (p, n ? n : 1);
+  if (p == NULL)
+    sr_oom ();
+  return p;
+}
+
+char *
+sr_xstrdup (const char *s)
+{
+  char *p = strdup (s);
+
+  if (p == NULL)
+    sr_oom ();
+  return p;
+}
+
+char *
+sr_xasprintf (const char *fmt, ...)
+{
+  va_list ap;
+  char *s;
+  int r;
+
+  va_start (ap, fmt);
+  r = vasprintf (&s, fmt, ap);
+  va_end (ap);
+  if (r < 0)
+    sr_oom ();
+  return s;
+}
+
+void
+sr_strv_free (char **v)
+{
+  if (v == NULL)
+    return;
+  for (char **p = v; *p; p++)
+    free (*p);
+  free (v);
+}
+
+size_t
+sr_strv_length (char *const *v)
+{
+  size_t n = 0;
+
+  while (v && v[n])
+    n++;
+  return n;
+}
+
+void
+sr_strv_push (char ***v, const char *s)
+{
+  size_t n = sr_strv_length (*v);
+
+  *v = sr_xrealloc (*v, (n + 2) * sizeof (char *));
+  (*v)[n] = sr_xstrdup (s);
+  (*v)[n + 1] = NULL;
+}
+
+int
+sr_write_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+
+  while (len > 0)
+    {
+      ssize_t w = write (fd, p, len);
+
+      if (w < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -1;
+        }
+      p += w;
+      len -= (size_t) w;
+    }
+  return 0;
+}
+
+int
+sr_write_file (const char *path, const char *s, sr_error_t *err)
+{
+  _cleanup_close_ int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0)
+    return sr_error_set (err, errno, "open %s", path);
+  if (sr_write_all (fd, s, strlen (s)) < 0)
+    return sr_error_set (err, errno, "write %s", path);
+  return 0;
+}
+
+int
+sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err)
+{
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0, cap = 0;
+
+  if (fd < 0)
+    return sr_error_set (err, errno, "open %s", path);
+  for (;;)
+    {
+      ssize_t r;
+
+      if (cap - len < 4096)
+        {
+          cap = cap ? cap * 2 : 8192;
+          buf = sr_xrealloc (buf, cap);
+        }
+      r = read (fd, buf + len, cap - len - 1);
+      if (r < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return sr_error_set (err, errno, "read %s", path);
+        }
+      if (r == 0)
+        break;
+      len += (size_t) r;
+    }
+  if (buf == NULL)
+    buf = sr_xmalloc (1);
+  buf[len] = '\0';
+  if (ret_len)
+    *ret_len = len;
+  *ret = TAKE_PTR (buf);
+  return 0;
+}
+
+uint64_t
+sr_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+int
+sr_parse_size (const char *s, uint64_t *ret)
+{
+  char *end = NULL;
+  unsigned long long v;
+  uint64_t mult = 1;
+
+  if (s == NULL || *s < '0' || *s > '9')
+    return -EINVAL;
+  errno = 0;
+  v = strtoull (s, &end, 10);
+  if (errno != 0)
+    return -ERANGE;
+  switch (*end)
+    {
+    case '\0':
+      break;
+    case 'k': case 'K': mult = 1ULL << 10; end++; break;
+    case 'm': case 'M': mult = 1ULL << 20; end++; break;
+    case 'g': case 'G': mult = 1ULL << 30; end++; break;
+    default:
+      return -EINVAL;
+    }
+  if (*end == 'i' || *end == 'B')
+    end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+  if (*end != '\0')
+    return -EINVAL;
+  if (v > UINT64_MAX / mult)
+    return -ERANGE;
+  *ret = v * mult;
+  return 0;
+}
+
+int
+sr_parse_seconds (const char *s, uint64_t *ret_ms)
+{
+  char *end = NULL;
+  double v;
+
+  if (s == NULL || *s < '0' || *s > '9')
+    return -EINVAL;
+  errno = 0;
+  v = strtod (s, &end);
+  if (errno != 0 || *end != '\0' || !isfinite (v) || v < 0 || v > 1e9)
+    return -EINVAL;
+  *ret_ms = (uint64_t) llround (v * 1000.0);
+  return 0;
+}
+
+bool
+sr_is_dir (const char *path)
+{
+  struct stat st;
+
+  return stat (path, &st) == 0 && S_ISDIR (st.st_mode);
+}

@@ -1,0 +1,73 @@
+/* Small helpers shared by every module: cleanup attributes, ownership
+ * hand-off, allocation that aborts on OOM, and I/O loops that retry EINTR.  */
+#ifndef SR_UTIL_H
+#define SR_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "common/error.h"
+
+#define _cleanup_(f) __attribute__ ((cleanup (f)))
+#define _cleanup_free_ _cleanup_ (sr_freep)
+#define _cleanup_close_ _cleanup_ (sr_closep)
+#define _cleanup_strv_ _cleanup_ (sr_strv_freep)
+
+/* Hands ownership over: returns the value and leaves the variable empty.  */
+#define TAKE_PTR(p) ({ __typeof__ (p) _tp = (p); (p) = NULL; _tp; })
+#define TAKE_FD(fd) ({ int _tf = (fd); (fd) = -1; _tf; })
+
+#define SR_ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
+
+static inline void
+sr_freep (void *p)
+{
+  free (*(void **) p);
+}
+
+static inline void
+sr_closep (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+}
+
+void sr_strv_free (char **v);
+static inline void
+sr_strv_freep (char ***v)
+{
+  sr_strv_free (*v);
+}
+size_t sr_strv_length (char *const *v);
+/* Appends a copy of s; *v may be NULL.  */
+void sr_strv_push (char ***v, const char *s);
+
+__attribute__ ((noreturn)) void sr_oom (void);
+void *sr_xmalloc (size_t n);
+void *sr_xcalloc (size_t n, size_t size);
+void *sr_xrealloc (void *p, size_t n);
+char *sr_xstrdup (const char *s);
+char *sr_xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* Write all of buf, retrying on EINTR and short writes.  */
+int sr_write_all (int fd, const void *buf, size_t len);
+/* Writes s to path (O_WRONLY, no O_CREAT); used for /proc and cgroup files.  */
+int sr_write_file (const char *path, const char *s, sr_error_t *err);
+/* Reads a whole small file into a NUL-terminated heap buffer.  */
+int sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err);
+
+/* CLOCK_MONOTONIC in nanoseconds.  */
+uint64_t sr_now_ns (void);
+
+/* Parses a size such as 512, 64k, 256M, 1G (binary units) into bytes.  */
+int sr_parse_size (const char *s, uint64_t *ret);
+/* Parses a duration in seconds ("10", "2.5") into milliseconds.  */
+int sr_parse_seconds (const char *s, uint64_t *ret_ms);
+
+bool sr_is_dir (const char *path);
+
+#endif

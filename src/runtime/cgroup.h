@@ -1,0 +1,75 @@
+/* Resource limits of one container through cgroups.
+ *
+ * v2 first: a child cgroup below the runner's own cgroup (under systemd's
+ * Delegate=yes that is a delegated subtree), with memory.max,
+ * memory.swap.max=0, cpu.max and pids.max; the container is cloned straight
+ * into it (CLONE_INTO_CGROUP) where the kernel allows.  v1 where the
+ * controllers live on v1 hierarchies: one child per controller, below the
+ * runner's own cgroup in that hierarchy.  A limit no cgroup can enforce is
+ * reported as such, so the caller can fall back to rlimits or refuse.
+ *
+ * Nothing is ever created outside the runner's own cgroup.  */
+#ifndef SR_CGROUP_H
+#define SR_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+enum sr_limit_mechanism
+{
+  SR_LIMIT_NONE = 0,   /* not enforced */
+  SR_LIMIT_CGROUP2,
+  SR_LIMIT_CGROUP1,
+  SR_LIMIT_RLIMIT,
+};
+
+const char *sr_limit_mechanism_name (enum sr_limit_mechanism m); /* "cgroup2", ... "none" */
+
+struct sr_cgroup_limits
+{
+  uint64_t memory;   /* bytes, 0: unlimited */
+  double cpus;       /* CPUs (0.5 = half a CPU), 0: unlimited */
+  uint32_t pids;     /* 0: unlimited */
+};
+
+/* Which mechanism each limit got.  */
+struct sr_limit_report
+{
+  enum sr_limit_mechanism memory, cpu, pids;
+};
+
+struct sr_cgroup;
+
+/* Creates the container's cgroup(s), named after `name` (unique per
+ * container, e.g. "sr-<pid>-<n>"), and writes the limits.  When no cgroup
+ * is usable at all, returns 0 with *ret NULL and the report all NONE; a
+ * controller that is missing leaves its entry NONE.  Errors only for real
+ * failures (a write that should have worked).  */
+int sr_cgroup_create (const struct sr_cgroup_limits *limits, const char *name,
+                      struct sr_cgroup **ret, struct sr_limit_report *report, sr_error_t *err);
+
+/* A directory fd of the v2 cgroup for clone3's CLONE_INTO_CGROUP, or -1
+ * when the container must be attached after clone (v1, or an old kernel).  */
+int sr_cgroup_clone_fd (const struct sr_cgroup *cg);
+
+/* Moves pid into every cgroup of the container (no-op for a pid that was
+ * cloned into the v2 cgroup).  */
+int sr_cgroup_attach (struct sr_cgroup *cg, pid_t pid, sr_error_t *err);
+
+/* Kills every process in the container's cgroup(s): cgroup.kill where the
+ * kernel has it, else SIGKILL to each pid in cgroup.procs until empty.  */
+int sr_cgroup_kill (struct sr_cgroup *cg, sr_error_t *err);
+
+/* True when the kernel's OOM killer killed a process of this container.  */
+bool sr_cgroup_oom_killed (const struct sr_cgroup *cg);
+
+/* Peak memory use in bytes (memory.peak / max_usage_in_bytes), 0 if unknown.  */
+uint64_t sr_cgroup_memory_peak (const struct sr_cgroup *cg);
+
+/* Kills what is left, removes the cgroup(s) and frees cg.  Accepts NULL.  */
+int sr_cgroup_destroy (struct sr_cgroup *cg, sr_error_t *err);
+
+#endif

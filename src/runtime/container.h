@@ -1,0 +1,119 @@
+/* One disposable container, in two steps as OCI runtimes do:
+ *
+ *   sr_container_create  builds everything (cgroup, namespaces, id maps,
+ *                        mounts, pivot_root, lo, hostname); the container's
+ *                        init then waits on the sync socket.
+ *   sr_container_start   hands it the command, environment and stdio, lets
+ *                        it apply the process policy (caps, no_new_privs,
+ *                        seccomp) and exec, and supervises it to the end.
+ *
+ * A container runs exactly one command and is never reused.
+ * sr_container_destroy kills whatever is left and removes every trace
+ * (cgroups, fds); it is safe on every path, created or not.  */
+#ifndef SR_CONTAINER_H
+#define SR_CONTAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "runtime/cgroup.h"
+#include "runtime/mounts.h"
+#include "runtime/sync.h"
+
+struct sr_seccomp_filter;
+
+struct sr_container_config
+{
+  struct sr_fs_config fs;
+  const char *hostname;                    /* NULL: SR_DEFAULT_HOSTNAME */
+  struct sr_cgroup_limits limits;          /* all 0: no limits */
+  bool strict_limits;                      /* a limit nothing can enforce is an error */
+  const struct sr_seccomp_filter *seccomp; /* NULL: unconfined */
+  uint64_t keep_caps;                      /* capability keep-list mask */
+  uint64_t max_file_size;                  /* RLIMIT_FSIZE, 0: unlimited */
+  uint32_t max_open_files;                 /* RLIMIT_NOFILE, 0: inherit */
+};
+
+struct sr_exec_spec
+{
+  char *const *argv;  /* argv[0] is looked up in the container's PATH */
+  char *const *env;   /* complete environment (NULL: PATH, HOME, LANG) */
+  const char *cwd;    /* NULL: SR_DEFAULT_WORKDIR */
+};
+
+enum sr_run_status
+{
+  SR_RUN_SUCCESS,    /* exited 0 */
+  SR_RUN_ERROR,      /* exited non-zero or killed by a signal */
+  SR_RUN_TIMEOUT,
+  SR_RUN_OOM,
+  SR_RUN_CANCELLED,
+};
+const char *sr_run_status_name (enum sr_run_status s);
+
+enum sr_stream { SR_STREAM_STDOUT = 1, SR_STREAM_STDERR = 2 };
+
+/* Called for every chunk of output as it arrives (before capping), from
+ * the supervising thread.  */
+typedef void (*sr_output_cb) (enum sr_stream stream, const char *buf, size_t len, void *userdata);
+
+struct sr_run_options
+{
+  uint64_t timeout_ms;   /* 0: no timeout */
+  size_t max_output;     /* cap per stream; 0: SR_DEFAULT_MAX_OUTPUT */
+  int stdin_fd;          /* -1: /dev/null */
+  int cancel_fd;         /* readable means cancel (eventfd, signalfd); -1: none */
+  sr_output_cb on_output;
+  void *userdata;
+};
+
+struct sr_captured
+{
+  char *data;           /* NUL-terminated, at most max_output bytes */
+  size_t len;
+  uint64_t total;       /* bytes the process wrote */
+  bool truncated;
+};
+
+struct sr_run_result
+{
+  enum sr_run_status status;
+  int exit_code;         /* valid when signal == 0 */
+  int signal;            /* terminating signal, 0 if it exited */
+  struct sr_captured out, err;
+  uint64_t duration_ns;  /* start to the last process gone */
+  uint64_t marks[SR_MARK_MAX];
+  struct sr_limit_report limits;
+  uint64_t memory_limit; /* what was asked, for messages */
+  uint64_t memory_peak;
+};
+void sr_run_result_done (struct sr_run_result *r);
+
+struct sr_container;
+
+int sr_container_create (const struct sr_container_config *cfg, struct sr_container **ret,
+                         sr_error_t *err);
+
+/* The pid of the container's init on the host, for ps and kill.  */
+pid_t sr_container_pid (const struct sr_container *c);
+
+/* Runs the command to its end.  Returns 0 when the command ran (whatever
+ * its status), -1 when the container failed before or at exec: the error
+ * names the step ("pivot_root: Invalid argument").  *result is filled in
+ * both cases as far as it got.  */
+int sr_container_start (struct sr_container *c, const struct sr_exec_spec *spec,
+                        const struct sr_run_options *opts, struct sr_run_result *result,
+                        sr_error_t *err);
+
+/* Kills what is left, waits for it, removes the cgroups.  Accepts NULL.  */
+void sr_container_destroy (struct sr_container *c);
+
+/* create + start + destroy.  */
+int sr_container_run (const struct sr_container_config *cfg, const struct sr_exec_spec *spec,
+                      const struct sr_run_options *opts, struct sr_run_result *result,
+                      sr_error_t *err);
+
+#endif

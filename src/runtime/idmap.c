@@ -1,0 +1,236 @@
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "runtime/idmap.h"
+
+extern char **environ;
+
+static const char *const newuidmap_paths[] = { "/usr/bin/newuidmap", "/bin/newuidmap" };
+static const char *const newgidmap_paths[] = { "/usr/bin/newgidmap", "/bin/newgidmap" };
+
+static const char *
+find_helper (const char *const *paths, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (access (paths[i], X_OK) == 0)
+      return paths[i];
+  return NULL;
+}
+
+int
+sr_subid_lookup (const char *path, const char *user_name, uid_t uid,
+                 uint32_t *ret_start, uint32_t *ret_count, sr_error_t *err)
+{
+  _cleanup_free_ char *text = NULL;
+  char uid_text[32];
+  char *save = NULL;
+
+  if (sr_read_file (path, &text, NULL, NULL) < 0)
+    {
+      if (errno == ENOENT)
+        return 0;
+      return sr_error_set (err, errno, "read %s", path);
+    }
+  snprintf (uid_text, sizeof uid_text, "%u", (unsigned) uid);
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *name = line, *start, *count, *end;
+      unsigned long s, c;
+
+      start = strchr (name, ':');
+      if (start == NULL)
+        continue;
+      *start++ = '\0';
+      count = strchr (start, ':');
+      if (count == NULL)
+        continue;
+      *count++ = '\0';
+      if (strcmp (name, uid_text) != 0 && (user_name == NULL || strcmp (name, user_name) != 0))
+        continue;
+      errno = 0;
+      s = strtoul (start, &end, 10);
+      if (errno || *end)
+        continue;
+      c = strtoul (count, &end, 10);
+      if (errno || *end || c == 0 || s > UINT32_MAX || c > UINT32_MAX - s)
+        continue;
+      *ret_start = (uint32_t) s;
+      *ret_count = (uint32_t) c;
+      return 1;
+    }
+  return 0;
+}
+
+int
+sr_idmap_plan (struct sr_idmap *ret, const char *subuid_file, const char *subgid_file,
+               sr_error_t *err)
+{
+  struct sr_idmap m = { .caller_uid = geteuid (), .caller_gid = getegid () };
+  struct passwd *pw = getpwuid (m.caller_uid);
+  const char *name = pw ? pw->pw_name : NULL;
+  int found_u, found_g;
+
+  found_u = sr_subid_lookup (subuid_file, name, m.caller_uid, &m.uid_base, &m.uid_count, err);
+  if (found_u < 0)
+    return -1;
+  found_g = sr_subid_lookup (subgid_file, name, m.caller_uid, &m.gid_base, &m.gid_count, err);
+  if (found_g < 0)
+    return -1;
+
+  if (m.caller_uid == 0)
+    {
+      m.mode = SR_IDMAP_ROOT;
+      if (!found_u || !found_g)
+        {
+          m.uid_base = m.gid_base = SR_ROOT_MAP_BASE;
+          m.uid_count = m.gid_count = SR_ROOT_MAP_COUNT;
+        }
+      if (m.uid_count > SR_ROOT_MAP_COUNT)
+        m.uid_count = SR_ROOT_MAP_COUNT;
+      if (m.gid_count > SR_ROOT_MAP_COUNT)
+        m.gid_count = SR_ROOT_MAP_COUNT;
+    }
+  else if (found_u && found_g
+           && find_helper (newuidmap_paths, SR_ARRAY_SIZE (newuidmap_paths))
+           && find_helper (newgidmap_paths, SR_ARRAY_SIZE (newgidmap_paths)))
+    {
+      m.mode = SR_IDMAP_SUBID;
+      if (m.uid_count > SR_ROOT_MAP_COUNT - 1)
+        m.uid_count = SR_ROOT_MAP_COUNT - 1;
+      if (m.gid_count > SR_ROOT_MAP_COUNT - 1)
+        m.gid_count = SR_ROOT_MAP_COUNT - 1;
+    }
+  else
+    m.mode = SR_IDMAP_SINGLE;
+  *ret = m;
+  return 0;
+}
+
+bool
+sr_idmap_setgroups_allowed (const struct sr_idmap *m)
+{
+  return m->mode != SR_IDMAP_SINGLE;
+}
+
+const char *
+sr_idmap_mode_name (enum sr_idmap_mode mode)
+{
+  switch (mode)
+    {
+    case SR_IDMAP_ROOT: return "root-range";
+    case SR_IDMAP_SUBID: return "subid";
+    case SR_IDMAP_SINGLE: return "single";
+    }
+  return "unknown";
+}
+
+static int
+write_map (pid_t pid, const char *file, const char *content, sr_error_t *err)
+{
+  char path[64];
+
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, file);
+  return sr_write_file (path, content, err);
+}
+
+static int
+spawn_helper (const char *helper, char *const argv[], pid_t *ret_pid, sr_error_t *err)
+{
+  int r = posix_spawn (ret_pid, helper, NULL, NULL, argv, environ);
+
+  if (r != 0)
+    return sr_error_set (err, r, "spawn %s", helper);
+  return 0;
+}
+
+static int
+wait_helper (const char *helper, pid_t pid, sr_error_t *err)
+{
+  int status;
+
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return sr_error_set (err, errno, "wait for %s", helper);
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    return sr_error_set (err, 0, "%s failed (status %d): check the ranges in /etc/subuid and /etc/subgid",
+                         helper, WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status));
+  return 0;
+}
+
+/* newuidmap and newgidmap run side by side: each costs a fork and exec of a
+ * setuid binary, the largest part of a rootless setup.  */
+static int
+apply_subid (const struct sr_idmap *m, pid_t pid, sr_error_t *err)
+{
+  const char *uhelper = find_helper (newuidmap_paths, SR_ARRAY_SIZE (newuidmap_paths));
+  const char *ghelper = find_helper (newgidmap_paths, SR_ARRAY_SIZE (newgidmap_paths));
+  char spid[16], caller_u[16], caller_g[16], ubase[16], ucount[16], gbase[16], gcount[16];
+  pid_t upid = -1, gpid = -1;
+  int ret;
+
+  if (uhelper == NULL || ghelper == NULL)
+    return sr_error_set (err, ENOENT, "newuidmap/newgidmap");
+  snprintf (spid, sizeof spid, "%d", (int) pid);
+  snprintf (caller_u, sizeof caller_u, "%u", (unsigned) m->caller_uid);
+  snprintf (caller_g, sizeof caller_g, "%u", (unsigned) m->caller_gid);
+  snprintf (ubase, sizeof ubase, "%u", m->uid_base);
+  snprintf (ucount, sizeof ucount, "%u", m->uid_count);
+  snprintf (gbase, sizeof gbase, "%u", m->gid_base);
+  snprintf (gcount, sizeof gcount, "%u", m->gid_count);
+  {
+    char *uargv[] = { (char *) uhelper, spid, "0", caller_u, "1", "1", ubase, ucount, NULL };
+    char *gargv[] = { (char *) ghelper, spid, "0", caller_g, "1", "1", gbase, gcount, NULL };
+
+    if (spawn_helper (uhelper, uargv, &upid, err) < 0)
+      return -1;
+    if (spawn_helper (ghelper, gargv, &gpid, err) < 0)
+      {
+        (void) wait_helper (uhelper, upid, NULL);
+        return -1;
+      }
+  }
+  ret = wait_helper (uhelper, upid, err);
+  if (wait_helper (ghelper, gpid, ret < 0 ? NULL : err) < 0)
+    ret = -1;
+  return ret;
+}
+
+int
+sr_idmap_apply (const struct sr_idmap *m, pid_t pid, sr_error_t *err)
+{
+  char map[128];
+
+  switch (m->mode)
+    {
+    case SR_IDMAP_ROOT:
+      snprintf (map, sizeof map, "0 %u %u\n", m->uid_base, m->uid_count);
+      if (write_map (pid, "uid_map", map, err) < 0)
+        return sr_error_wrap (err, "uid map");
+      snprintf (map, sizeof map, "0 %u %u\n", m->gid_base, m->gid_count);
+      if (write_map (pid, "gid_map", map, err) < 0)
+        return sr_error_wrap (err, "gid map");
+      return 0;
+    case SR_IDMAP_SUBID:
+      return apply_subid (m, pid, err);
+    case SR_IDMAP_SINGLE:
+      snprintf (map, sizeof map, "0 %u 1\n", (unsigned) m->caller_uid);
+      if (write_map (pid, "uid_map", map, err) < 0)
+        return sr_error_wrap (err, "uid map");
+      if (write_map (pid, "setgroups", "deny", err) < 0)
+        return sr_error_wrap (err, "setgroups");
+      snprintf (map, sizeof map, "0 %u 1\n", (unsigned) m->caller_gid);
+      if (write_map (pid, "gid_map", map, err) < 0)
+        return sr_error_wrap (err, "gid map");
+      return 0;
+    }
+  return sr_error_set (err, EINVAL, "unknown id mapping mode");
+}

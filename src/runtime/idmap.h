@@ -1,0 +1,53 @@
+/* Who the container's ids are on the host.  Decided in the parent before
+ * clone, written into /proc/PID/{uid,gid}_map after it.
+ *
+ *   root runner:      0..N-1 -> an unprivileged range (never host uid 0)
+ *   rootless + subid: 0 -> caller, 1..N -> the caller's /etc/subuid range
+ *                     (written by the setuid newuidmap/newgidmap helpers)
+ *   rootless:         0 -> caller only, setgroups denied  */
+#ifndef SR_IDMAP_H
+#define SR_IDMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+enum sr_idmap_mode
+{
+  SR_IDMAP_ROOT,
+  SR_IDMAP_SUBID,
+  SR_IDMAP_SINGLE,
+};
+
+struct sr_idmap
+{
+  enum sr_idmap_mode mode;
+  uid_t caller_uid;
+  gid_t caller_gid;
+  uint32_t uid_base, uid_count; /* host range (ROOT, SUBID) */
+  uint32_t gid_base, gid_count;
+};
+
+/* Chooses the mapping for this process.  subid_file/subgid_file are
+ * normally /etc/subuid and /etc/subgid (parameters for the tests).  */
+int sr_idmap_plan (struct sr_idmap *ret, const char *subuid_file, const char *subgid_file,
+                   sr_error_t *err);
+
+/* Looks up the first range of `user` (name or numeric uid) in a subid file.
+ * Returns 1 when found, 0 when not, -1 on a read error.  */
+int sr_subid_lookup (const char *path, const char *user_name, uid_t uid,
+                     uint32_t *ret_start, uint32_t *ret_count, sr_error_t *err);
+
+/* May the container call setgroups()?  (Only when a privileged writer set
+ * the gid map.)  */
+bool sr_idmap_setgroups_allowed (const struct sr_idmap *m);
+
+/* Writes the maps for pid.  */
+int sr_idmap_apply (const struct sr_idmap *m, pid_t pid, sr_error_t *err);
+
+/* A short name of the mode, for results and messages.  */
+const char *sr_idmap_mode_name (enum sr_idmap_mode mode);
+
+#endif

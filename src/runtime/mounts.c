@@ -1,0 +1,509 @@
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "runtime/mounts.h"
+
+enum mount_kind
+{
+  MOUNT_BIND,       /* source: host path */
+  MOUNT_FS,         /* fstype + data: proc, tmpfs, devpts ... */
+  MOUNT_SYSFS,      /* sysfs, or an empty read-only tmpfs where not allowed */
+  MOUNT_DEV,        /* tmpfs /dev populated with the minimal device set */
+  MOUNT_MASK,       /* /dev/null over a file, an empty ro tmpfs over a dir */
+  MOUNT_READONLY,   /* bind a path onto itself, read-only */
+};
+
+struct mount_op
+{
+  enum mount_kind kind;
+  char *target;        /* relative to the rootfs, no leading '/' */
+  char *source;
+  const char *fstype;
+  char *data;
+  unsigned long flags;
+  bool readonly;
+  bool optional;       /* skip quietly when the target does not exist */
+};
+
+struct sr_mount_plan
+{
+  char *rootfs;
+  struct mount_op *ops;
+  size_t n_ops;
+};
+
+/* Paths masked and made read-only as runc and crun do by default.  */
+static const char *const masked_paths[] = {
+  "proc/acpi", "proc/asound", "proc/interrupts", "proc/kcore", "proc/keys",
+  "proc/latency_stats", "proc/timer_list", "proc/timer_stats", "proc/sched_debug",
+  "proc/scsi", "proc/sys/kernel/core_pattern", "sys/firmware", "sys/fs/selinux",
+  "sys/devices/virtual/powercap", "sys/kernel/debug", "sys/kernel/security",
+};
+static const char *const readonly_paths[] = {
+  "proc/bus", "proc/fs", "proc/irq", "proc/sys", "proc/sysrq-trigger",
+};
+static const char *const device_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+/* Parent side.  */
+
+int
+sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err)
+{
+  _cleanup_free_ char *copy = sr_xstrdup (spec);
+  char *source = copy, *target, *mode;
+  char resolved[PATH_MAX];
+  bool readonly = false;
+
+  target = strchr (copy, ':');
+  if (target == NULL || target == copy || target[1] == '\0')
+    return sr_error_set (err, 0, "invalid bind '%s': expected SRC:DST[:ro]", spec);
+  *target++ = '\0';
+  mode = strchr (target, ':');
+  if (mode)
+    {
+      *mode++ = '\0';
+      if (strcmp (mode, "ro") == 0)
+        readonly = true;
+      else if (strcmp (mode, "rw") != 0)
+        return sr_error_set (err, 0, "invalid bind '%s': mode must be ro or rw, not '%s'", spec, mode);
+    }
+  if (target[0] != '/')
+    return sr_error_set (err, 0, "invalid bind '%s': destination must be an absolute path", spec);
+  if (strstr (target, "/../") || strcmp (target + strlen (target) - 3 > target ? target + strlen (target) - 3 : target, "/..") == 0)
+    return sr_error_set (err, 0, "invalid bind '%s': destination must not contain '..'", spec);
+  if (strcmp (target, "/") == 0)
+    return sr_error_set (err, 0, "invalid bind '%s': cannot bind over /", spec);
+  for (const char *p = target; *p; p++)
+    if (*p == '\n')
+      return sr_error_set (err, 0, "invalid bind '%s': newline in destination", spec);
+  if (realpath (source, resolved) == NULL)
+    return sr_error_set (err, errno, "bind source %s", source);
+  ret->source = sr_xstrdup (resolved);
+  ret->target = sr_xstrdup (target);
+  ret->readonly = readonly;
+  return 0;
+}
+
+void
+sr_bind_done (struct sr_bind *b)
+{
+  free (b->source);
+  free (b->target);
+  b->source = b->target = NULL;
+}
+
+static bool
+under_kernel_fs (const char *target)
+{
+  static const char *const prefixes[] = { "/proc", "/sys", "/dev" };
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (prefixes); i++)
+    {
+      size_t n = strlen (prefixes[i]);
+
+      if (strncmp (target, prefixes[i], n) == 0 && (target[n] == '\0' || target[n] == '/'))
+        return true;
+    }
+  return false;
+}
+
+static struct mount_op *
+plan_add (struct sr_mount_plan *plan, enum mount_kind kind, const char *target)
+{
+  struct mount_op *op;
+
+  plan->ops = sr_xrealloc (plan->ops, (plan->n_ops + 1) * sizeof *plan->ops);
+  op = &plan->ops[plan->n_ops++];
+  memset (op, 0, sizeof *op);
+  op->kind = kind;
+  while (*target == '/')
+    target++;
+  op->target = sr_xstrdup (target);
+  return op;
+}
+
+int
+sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, sr_error_t *err)
+{
+  struct sr_mount_plan *plan;
+  char resolved[PATH_MAX];
+  struct mount_op *op;
+
+  if (cfg->rootfs == NULL)
+    return sr_error_set (err, 0, "no rootfs given");
+  if (realpath (cfg->rootfs, resolved) == NULL)
+    return sr_error_set (err, errno, "rootfs %s", cfg->rootfs);
+  if (!sr_is_dir (resolved))
+    return sr_error_set (err, ENOTDIR, "rootfs %s", cfg->rootfs);
+  if (strcmp (resolved, "/") == 0)
+    return sr_error_set (err, 0, "rootfs must not be the host's /");
+  for (size_t i = 0; i < cfg->n_binds; i++)
+    if (under_kernel_fs (cfg->binds[i].target))
+      return sr_error_set (err, 0, "bind destination %s: must not be under /proc, /sys or /dev",
+                           cfg->binds[i].target);
+
+  plan = sr_xcalloc (1, sizeof *plan);
+  plan->rootfs = sr_xstrdup (resolved);
+
+  op = plan_add (plan, MOUNT_FS, "/proc");
+  op->source = sr_xstrdup ("proc");
+  op->fstype = "proc";
+  op->flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+
+  op = plan_add (plan, MOUNT_SYSFS, "/sys");
+  op->optional = true;
+
+  op = plan_add (plan, MOUNT_DEV, "/dev");
+  op->data = sr_xasprintf ("mode=0755,size=%u,nr_inodes=64", 65536u);
+  op->source = sr_xasprintf ("mode=1777,size=%llu", (unsigned long long) cfg->shm_size);
+
+  op = plan_add (plan, MOUNT_FS, "/tmp");
+  op->source = sr_xstrdup ("tmpfs");
+  op->fstype = "tmpfs";
+  op->flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  op->data = sr_xasprintf ("mode=1777,size=%llu", (unsigned long long) cfg->tmp_size);
+
+  if (cfg->scratch_dir)
+    {
+      if (realpath (cfg->scratch_dir, resolved) == NULL)
+        {
+          sr_mount_plan_free (plan);
+          return sr_error_set (err, errno, "scratch dir %s", cfg->scratch_dir);
+        }
+      op = plan_add (plan, MOUNT_BIND, SR_SCRATCH_DIR);
+      op->source = sr_xstrdup (resolved);
+      op->flags = MS_NOSUID | MS_NODEV;
+      op->readonly = cfg->scratch_readonly;
+    }
+  else
+    {
+      op = plan_add (plan, MOUNT_FS, SR_SCRATCH_DIR);
+      op->source = sr_xstrdup ("tmpfs");
+      op->fstype = "tmpfs";
+      op->flags = MS_NOSUID | MS_NODEV;
+      op->data = sr_xasprintf ("mode=0755,size=%llu", (unsigned long long) cfg->scratch_size);
+    }
+
+  for (size_t i = 0; i < cfg->n_binds; i++)
+    {
+      op = plan_add (plan, MOUNT_BIND, cfg->binds[i].target);
+      op->source = sr_xstrdup (cfg->binds[i].source);
+      op->flags = MS_NOSUID | MS_NODEV;
+      op->readonly = cfg->binds[i].readonly;
+    }
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (masked_paths); i++)
+    {
+      op = plan_add (plan, MOUNT_MASK, masked_paths[i]);
+      op->optional = true;
+    }
+  for (size_t i = 0; i < SR_ARRAY_SIZE (readonly_paths); i++)
+    {
+      op = plan_add (plan, MOUNT_READONLY, readonly_paths[i]);
+      op->optional = true;
+    }
+  *ret = plan;
+  return 0;
+}
+
+void
+sr_mount_plan_free (struct sr_mount_plan *plan)
+{
+  if (plan == NULL)
+    return;
+  for (size_t i = 0; i < plan->n_ops; i++)
+    {
+      free (plan->ops[i].target);
+      free (plan->ops[i].source);
+      free (plan->ops[i].data);
+    }
+  free (plan->ops);
+  free (plan->rootfs);
+  free (plan);
+}
+
+/* Child side: no allocation from here on.  */
+
+static int
+fail (char *errbuf, size_t errlen, const char *fmt, ...)
+{
+  int saved = errno;
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (errbuf, errlen, fmt, ap);
+  va_end (ap);
+  errno = saved;
+  return -1;
+}
+
+static int
+open_in_root (int rootfd, const char *path, int flags)
+{
+  struct open_how how = {
+    .flags = (uint64_t) (flags | O_CLOEXEC),
+    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+  };
+
+  if (*path == '\0')
+    path = ".";
+  return (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+}
+
+static void
+fd_path (char *buf, size_t len, int fd)
+{
+  snprintf (buf, len, "/proc/self/fd/%d", fd);
+}
+
+/* Makes the mount at fd read-only (and recursive when asked), keeping its
+ * other flags.  mount_setattr changes just those bits; the remount fallback
+ * must restate the locked flags it inherited, read back with fstatvfs.  */
+static int
+set_readonly (int fd, bool recursive, uint64_t extra_attrs)
+{
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | extra_attrs };
+  unsigned int flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+  struct statvfs sv;
+  unsigned long mflags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+  char path[64];
+
+  if (syscall (SYS_mount_setattr, fd, "", flags, &attr, sizeof attr) == 0)
+    return 0;
+  if (errno != ENOSYS)
+    return -1;
+  if (fstatvfs (fd, &sv) < 0)
+    return -1;
+  if (sv.f_flag & ST_NOSUID || extra_attrs & MOUNT_ATTR_NOSUID)
+    mflags |= MS_NOSUID;
+  if (sv.f_flag & ST_NODEV || extra_attrs & MOUNT_ATTR_NODEV)
+    mflags |= MS_NODEV;
+  if (sv.f_flag & ST_NOEXEC)
+    mflags |= MS_NOEXEC;
+  if (sv.f_flag & ST_NOATIME)
+    mflags |= MS_NOATIME;
+  if (sv.f_flag & ST_NODIRATIME)
+    mflags |= MS_NODIRATIME;
+  if (sv.f_flag & ST_RELATIME)
+    mflags |= MS_RELATIME;
+  fd_path (path, sizeof path, fd);
+  return mount (NULL, path, NULL, mflags, NULL);
+}
+
+/* Reopens a mount target after mounting on it, to reach the new mount.  */
+static int
+reopen_readonly (int rootfd, const char *target, bool recursive)
+{
+  _cleanup_close_ int fd = open_in_root (rootfd, target, O_PATH);
+
+  if (fd < 0)
+    return -1;
+  return set_readonly (fd, recursive, 0);
+}
+
+static int
+populate_dev (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
+{
+  _cleanup_close_ int devfd = open_in_root (rootfd, "dev", O_PATH | O_DIRECTORY);
+  char path[64];
+  int r;
+
+  if (devfd < 0)
+    return fail (errbuf, errlen, "open /dev");
+  for (size_t i = 0; i < SR_ARRAY_SIZE (device_nodes); i++)
+    {
+      _cleanup_close_ int node = -1;
+      char host[32];
+      int created = openat (devfd, device_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+
+      if (created < 0)
+        return fail (errbuf, errlen, "create /dev/%s", device_nodes[i]);
+      close (created);
+      node = openat (devfd, device_nodes[i], O_PATH | O_CLOEXEC | O_NOFOLLOW);
+      if (node < 0)
+        return fail (errbuf, errlen, "open /dev/%s", device_nodes[i]);
+      snprintf (host, sizeof host, "/dev/%s", device_nodes[i]);
+      fd_path (path, sizeof path, node);
+      if (mount (host, path, NULL, MS_BIND, NULL) < 0)
+        return fail (errbuf, errlen, "bind %s", host);
+    }
+
+  if (mkdirat (devfd, "pts", 0755) < 0)
+    return fail (errbuf, errlen, "mkdir /dev/pts");
+  {
+    _cleanup_close_ int pts = openat (devfd, "pts", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+    if (pts < 0)
+      return fail (errbuf, errlen, "open /dev/pts");
+    fd_path (path, sizeof path, pts);
+    if (mount ("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC,
+               "newinstance,ptmxmode=0666,mode=0620") < 0)
+      return fail (errbuf, errlen, "mount devpts on /dev/pts");
+  }
+  if (mkdirat (devfd, "shm", 01777) < 0)
+    return fail (errbuf, errlen, "mkdir /dev/shm");
+  {
+    _cleanup_close_ int shm = openat (devfd, "shm", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+    if (shm < 0)
+      return fail (errbuf, errlen, "open /dev/shm");
+    fd_path (path, sizeof path, shm);
+    if (mount ("shm", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, op->source) < 0)
+      return fail (errbuf, errlen, "mount tmpfs on /dev/shm");
+  }
+  r = symlinkat ("pts/ptmx", devfd, "ptmx");
+  if (r == 0)
+    r = symlinkat ("/proc/self/fd", devfd, "fd");
+  if (r == 0)
+    r = symlinkat ("/proc/self/fd/0", devfd, "stdin");
+  if (r == 0)
+    r = symlinkat ("/proc/self/fd/1", devfd, "stdout");
+  if (r == 0)
+    r = symlinkat ("/proc/self/fd/2", devfd, "stderr");
+  if (r < 0)
+    return fail (errbuf, errlen, "symlink in /dev");
+  /* Nothing may create nodes or files in /dev itself afterwards.  */
+  if (set_readonly (devfd, false, 0) < 0)
+    return fail (errbuf, errlen, "make /dev read-only");
+  return 0;
+}
+
+static int
+apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
+{
+  _cleanup_close_ int target = -1;
+  char path[64];
+  struct stat st;
+
+  target = open_in_root (rootfd, op->target, O_PATH);
+  if (target < 0)
+    {
+      if (op->optional && errno == ENOENT)
+        return 0;
+      if (errno == ENOENT)
+        return fail (errbuf, errlen, "mount point /%s is missing in the rootfs", op->target);
+      return fail (errbuf, errlen, "open mount point /%s", op->target);
+    }
+  fd_path (path, sizeof path, target);
+
+  switch (op->kind)
+    {
+    case MOUNT_FS:
+      if (mount (op->source, path, op->fstype, op->flags, op->data) < 0)
+        return fail (errbuf, errlen, "mount %s on /%s", op->fstype, op->target);
+      break;
+
+    case MOUNT_SYSFS:
+      if (mount ("sysfs", path, "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        {
+          /* Not every kernel lets a user namespace mount sysfs; an empty
+           * /sys is safer than the host's.  */
+          if (errno != EPERM && errno != EACCES)
+            return fail (errbuf, errlen, "mount sysfs on /%s", op->target);
+          if (mount ("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0") < 0)
+            return fail (errbuf, errlen, "mount tmpfs on /%s", op->target);
+        }
+      break;
+
+    case MOUNT_DEV:
+      if (mount ("tmpfs", path, "tmpfs", MS_NOSUID | MS_NOEXEC, op->data) < 0)
+        return fail (errbuf, errlen, "mount tmpfs on /dev");
+      return populate_dev (rootfd, op, errbuf, errlen);
+
+    case MOUNT_BIND:
+      if (mount (op->source, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return fail (errbuf, errlen, "bind %s on /%s", op->source, op->target);
+      {
+        _cleanup_close_ int mounted = open_in_root (rootfd, op->target, O_PATH);
+        uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+        if (mounted < 0)
+          return fail (errbuf, errlen, "open /%s", op->target);
+        if (op->readonly)
+          {
+            if (set_readonly (mounted, true, attrs) < 0)
+              return fail (errbuf, errlen, "make /%s read-only", op->target);
+          }
+        else
+          {
+            struct mount_attr attr = { .attr_set = attrs };
+
+            if (syscall (SYS_mount_setattr, mounted, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0
+                && errno != ENOSYS)
+              return fail (errbuf, errlen, "set nosuid,nodev on /%s", op->target);
+          }
+      }
+      break;
+
+    case MOUNT_MASK:
+      if (fstat (target, &st) < 0)
+        return fail (errbuf, errlen, "stat /%s", op->target);
+      if (S_ISDIR (st.st_mode))
+        {
+          if (mount ("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0") < 0)
+            return fail (errbuf, errlen, "mask /%s", op->target);
+        }
+      else if (mount ("/dev/null", path, NULL, MS_BIND, NULL) < 0)
+        return fail (errbuf, errlen, "mask /%s", op->target);
+      break;
+
+    case MOUNT_READONLY:
+      if (mount (path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return fail (errbuf, errlen, "bind /%s read-only", op->target);
+      if (reopen_readonly (rootfd, op->target, true) < 0)
+        return fail (errbuf, errlen, "make /%s read-only", op->target);
+      break;
+    }
+  return 0;
+}
+
+int
+sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errlen,
+                     uint64_t *mark_mounts)
+{
+  _cleanup_close_ int rootfd = -1;
+
+  /* Nothing we mount may propagate back to the host.  */
+  if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return fail (errbuf, errlen, "make / private");
+  if (mount (plan->rootfs, plan->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return fail (errbuf, errlen, "bind rootfs %s", plan->rootfs);
+  rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return fail (errbuf, errlen, "open rootfs %s", plan->rootfs);
+  /* Read-only before anything is mounted on it: the mounts that follow are
+   * new and keep their own flags.  */
+  if (set_readonly (rootfd, true, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
+    return fail (errbuf, errlen, "make rootfs read-only");
+
+  for (size_t i = 0; i < plan->n_ops; i++)
+    if (apply_op (rootfd, &plan->ops[i], errbuf, errlen) < 0)
+      return -1;
+  *mark_mounts = sr_now_ns ();
+
+  if (fchdir (rootfd) < 0)
+    return fail (errbuf, errlen, "chdir to the rootfs");
+  if (syscall (SYS_pivot_root, ".", ".") < 0)
+    return fail (errbuf, errlen, "pivot_root");
+  /* The old root is stacked on top of the new one: detach it.  */
+  if (umount2 (".", MNT_DETACH) < 0)
+    return fail (errbuf, errlen, "detach the old root");
+  if (chdir ("/") < 0)
+    return fail (errbuf, errlen, "chdir /");
+  return 0;
+}

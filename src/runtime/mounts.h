@@ -1,0 +1,52 @@
+/* The container's filesystem, planned in the parent and built in the child.
+ *
+ * The plan holds only resolved strings and flags, so applying it in the
+ * child needs no allocation.  Every mount target is opened with openat2
+ * (RESOLVE_IN_ROOT) relative to the rootfs, so a symlink in the image can
+ * never redirect a mount outside it.  */
+#ifndef SR_MOUNTS_H
+#define SR_MOUNTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct sr_bind
+{
+  char *source;  /* host path */
+  char *target;  /* absolute path inside the container */
+  bool readonly;
+};
+
+/* Parses SRC:DST[:ro|:rw] (SRC must exist on the host, DST absolute).  */
+int sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err);
+void sr_bind_done (struct sr_bind *b);
+
+struct sr_fs_config
+{
+  const char *rootfs;             /* host directory, mounted read-only as / */
+  const struct sr_bind *binds;
+  size_t n_binds;
+  uint64_t tmp_size;              /* tmpfs /tmp, nosuid,nodev,noexec */
+  uint64_t shm_size;              /* tmpfs /dev/shm */
+  const char *scratch_dir;        /* host dir bound at SR_SCRATCH_DIR, or NULL */
+  bool scratch_readonly;
+  uint64_t scratch_size;          /* tmpfs at SR_SCRATCH_DIR when scratch_dir is NULL */
+};
+
+struct sr_mount_plan;
+
+int sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, sr_error_t *err);
+void sr_mount_plan_free (struct sr_mount_plan *plan);
+
+/* In the child, inside the new user and mount namespaces: builds the tree
+ * on the rootfs, then pivot_roots into it and detaches the old root.
+ * Returns 0, or -1 with errno set and errbuf naming the step
+ * ("mount proc on /proc").  mark_mounts is set when the mounts are done,
+ * before pivot_root.  */
+int sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errlen,
+                         uint64_t *mark_mounts);
+
+#endif

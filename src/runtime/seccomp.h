@@ -1,0 +1,28 @@
+/* The container's seccomp filter.  The policy is an OCI runtime-spec
+ * `linux.seccomp` JSON document (the format of Docker's and Podman's default
+ * profiles); it is parsed with cJSON and compiled with libseccomp in the
+ * parent, and the resulting BPF program is installed by the child as the
+ * very last step before execve.  */
+#ifndef SR_SECCOMP_H
+#define SR_SECCOMP_H
+
+#include "common/error.h"
+
+struct sr_seccomp_filter;
+
+/* Parses the profile at path and compiles it for the native architecture
+ * (plus whatever "architectures" the profile lists).  A malformed profile is
+ * rejected with the JSON path of the problem ("syscalls[3].names[0]: unknown
+ * syscall 'foo'").  */
+int sr_seccomp_filter_from_file (const char *path, struct sr_seccomp_filter **ret, sr_error_t *err);
+/* The same from a profile held in memory (len bytes, not NUL-terminated).  */
+int sr_seccomp_filter_from_json (const char *json, size_t len, const char *origin,
+                                 struct sr_seccomp_filter **ret, sr_error_t *err);
+void sr_seccomp_filter_free (struct sr_seccomp_filter *f);
+
+/* In the child, after PR_SET_NO_NEW_PRIVS: installs the compiled program
+ * with seccomp(SECCOMP_SET_MODE_FILTER).  Allocates nothing.  Returns 0, or
+ * -1 with errno set.  */
+int sr_seccomp_filter_install (const struct sr_seccomp_filter *f);
+
+#endif

@@ -1,0 +1,63 @@
+/* The parent and the container's init talk over one SOCK_SEQPACKET pair.
+ * Every message has the same fixed layout; file descriptors ride along as
+ * SCM_RIGHTS.  The sequence (numbered the same on both sides):
+ *
+ *   sync 1  parent -> child  GO      uid/gid maps are written
+ *   sync 2  child  -> parent READY   the container is built, init waits
+ *   sync 3  parent -> child  START   fds: exec spec (memfd), stdin, stdout, stderr
+ *   sync 4  child  -> parent EXEC    policy applied, execve is next
+ *           then EOF (the socket is O_CLOEXEC) once execve succeeded.
+ *
+ * Any step that fails sends ERROR (errnum + which step) instead, and the
+ * child exits.  */
+#ifndef SR_SYNC_H
+#define SR_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum sr_sync_type
+{
+  SR_SYNC_GO = 1,
+  SR_SYNC_READY,
+  SR_SYNC_START,
+  SR_SYNC_EXEC,
+  SR_SYNC_ERROR,
+};
+
+/* Timing points of the container setup, CLOCK_MONOTONIC ns.  The child's
+ * points travel to the parent in READY and EXEC.  */
+enum sr_mark
+{
+  SR_MARK_CLONE,        /* parent, just before clone */
+  SR_MARK_CHILD_START,  /* child, first instruction after clone */
+  SR_MARK_IDMAP,        /* parent, maps written */
+  SR_MARK_MOUNTS,       /* child, all mounts done */
+  SR_MARK_PIVOT,        /* child, pivot_root done and old root detached */
+  SR_MARK_NET,          /* child, lo up and hostname set */
+  SR_MARK_READY,        /* child, about to wait for START */
+  SR_MARK_START,        /* parent, START sent */
+  SR_MARK_CAPS,         /* child, capabilities dropped, fds closed */
+  SR_MARK_SECCOMP,      /* child, filter loaded: execve is next */
+  SR_MARK_EXEC,         /* parent, saw EOF after EXEC */
+  SR_MARK_MAX
+};
+
+#define SR_SYNC_TEXT_MAX 384
+#define SR_SYNC_MAX_FDS 4
+
+struct sr_sync_msg
+{
+  uint32_t type;
+  int32_t errnum;
+  uint64_t marks[SR_MARK_MAX];
+  char text[SR_SYNC_TEXT_MAX];
+};
+
+/* Both return 0 on success and -1 with errno set.  sr_sync_recv returns 1
+ * on EOF (the peer closed or exec'd).  Received fds are O_CLOEXEC.  Neither
+ * allocates, so the child may use them.  */
+int sr_sync_send (int fd, const struct sr_sync_msg *msg, const int *fds, size_t n_fds);
+int sr_sync_recv (int fd, struct sr_sync_msg *msg, int *fds, size_t max_fds, size_t *ret_n_fds);
+
+#endif
