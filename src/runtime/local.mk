@@ -7,3 +7,8 @@ libsandbox_a_SOURCES += \
 	src/runtime/supervise.c src/runtime/supervise.h \
 	src/runtime/netlink.c src/runtime/netlink.h \
 	src/runtime/caps.c src/runtime/caps.h
+
+# The default seccomp profile is assembled into the binary from its JSON.
+libsandbox_a_SOURCES += src/runtime/seccomp-default.c
+src/runtime/seccomp-default.$(OBJEXT): $(top_srcdir)/seccomp/default.json
+AM_CPPFLAGS += -DSR_SECCOMP_DEFAULT_JSON='"$(abs_top_srcdir)/seccomp/default.json"'

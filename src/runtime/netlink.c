@@ -4,7 +4,6 @@
 #include <libmnl/libmnl.h>
 #include <linux/if.h>
 #include <linux/rtnetlink.h>
-#include <net/if.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>

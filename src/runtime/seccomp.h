@@ -20,6 +20,10 @@ int sr_seccomp_filter_from_json (const char *json, size_t len, const char *origi
                                  struct sr_seccomp_filter **ret, sr_error_t *err);
 void sr_seccomp_filter_free (struct sr_seccomp_filter *f);
 
+/* The built-in default profile: seccomp/default.json, embedded in the
+ * binary at build time (src/runtime/seccomp-default.c).  */
+int sr_seccomp_filter_default (struct sr_seccomp_filter **ret, sr_error_t *err);
+
 /* In the child, after PR_SET_NO_NEW_PRIVS: installs the compiled program
  * with seccomp(SECCOMP_SET_MODE_FILTER).  Allocates nothing.  Returns 0, or
  * -1 with errno set.  */

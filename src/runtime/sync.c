@@ -71,10 +71,11 @@ sr_sync_recv (int fd, struct sr_sync_msg *msg, int *fds, size_t max_fds, size_t 
   do
     r = recvmsg (fd, &mh, MSG_CMSG_CLOEXEC);
   while (r < 0 && errno == EINTR);
+  /* A peer that died with our message unread resets the connection.  */
+  if (r == 0 || (r < 0 && errno == ECONNRESET))
+    return 1;
   if (r < 0)
     return -1;
-  if (r == 0)
-    return 1;
   for (struct cmsghdr *cm = CMSG_FIRSTHDR (&mh); cm; cm = CMSG_NXTHDR (&mh, cm))
     {
       size_t count;

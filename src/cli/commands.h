@@ -1,0 +1,17 @@
+/* The subcommands of sandbox-runner; each parses its own arguments and
+ * returns the process exit status.  */
+#ifndef SR_COMMANDS_H
+#define SR_COMMANDS_H
+
+/* Exit statuses of the runner itself, as env(1) and timeout(1) use them.  */
+#define SR_EXIT_TIMEOUT 124
+#define SR_EXIT_RUNNER  125  /* bad usage or a container that could not be set up */
+#define SR_EXIT_NOEXEC  126
+#define SR_EXIT_NOTFOUND 127
+
+int sr_cmd_run (int argc, char **argv);
+
+/* Prints "sandbox-runner: " and the message to stderr.  */
+void sr_cli_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+#endif

@@ -1,0 +1,65 @@
+#include <config.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+struct command
+{
+  const char *name;
+  int (*fn) (int argc, char **argv);
+  const char *summary;
+};
+
+static const struct command commands[] = {
+  { "run", sr_cmd_run, "run a command in a fresh container" },
+};
+
+void
+sr_cli_error (const char *fmt, ...)
+{
+  va_list ap;
+
+  fputs ("sandbox-runner: ", stderr);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+}
+
+static void
+usage (FILE *f)
+{
+  fprintf (f, "Usage: sandbox-runner [--version] [--help] COMMAND [ARGS...]\n\nCommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf (f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf (f, "\nRun 'sandbox-runner COMMAND --help' for a command's options.\n");
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc < 2)
+    {
+      usage (stderr);
+      return SR_EXIT_RUNNER;
+    }
+  if (strcmp (argv[1], "--version") == 0 || strcmp (argv[1], "version") == 0)
+    {
+      printf ("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+      return 0;
+    }
+  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0
+      || strcmp (argv[1], "help") == 0)
+    {
+      usage (stdout);
+      return 0;
+    }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp (argv[1], commands[i].name) == 0)
+      return commands[i].fn (argc - 1, argv + 1);
+  sr_cli_error ("unknown command '%s' (see 'sandbox-runner --help')", argv[1]);
+  return SR_EXIT_RUNNER;
+}

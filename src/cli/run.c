@@ -1,0 +1,469 @@
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/result_json.h"
+#include "common/defaults.h"
+#include "common/util.h"
+#include "runtime/caps.h"
+#include "runtime/container.h"
+#include "runtime/mounts.h"
+#include "runtime/seccomp.h"
+
+struct run_args
+{
+  const char *rootfs;
+  uint64_t timeout_ms;
+  size_t max_output;
+  bool json;
+  bool strict_limits;
+  const char *workdir;
+  const char *seccomp;     /* profile path, "unconfined", or NULL for the default */
+  struct sr_bind *binds;
+  size_t n_binds;
+  char **env;
+  struct sr_cgroup_limits limits;
+  uint64_t tmp_size;
+  uint64_t keep_caps;
+};
+
+/* Live output in text mode: each stream is passed through up to the cap.  */
+struct live_output
+{
+  size_t cap;
+  size_t written[3];
+};
+
+enum
+{
+  OPT_ROOTFS = 1000, OPT_TIMEOUT, OPT_BIND, OPT_ENV, OPT_WORKDIR, OPT_MAX_OUTPUT, OPT_JSON,
+  OPT_MEMORY, OPT_CPUS, OPT_PIDS, OPT_TMP_SIZE, OPT_STRICT, OPT_SECCOMP, OPT_CAP_KEEP, OPT_HELP,
+};
+
+static const struct option run_options[] = {
+  { "rootfs", required_argument, NULL, OPT_ROOTFS },
+  { "timeout", required_argument, NULL, OPT_TIMEOUT },
+  { "bind", required_argument, NULL, OPT_BIND },
+  { "env", required_argument, NULL, OPT_ENV },
+  { "workdir", required_argument, NULL, OPT_WORKDIR },
+  { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+  { "json", no_argument, NULL, OPT_JSON },
+  { "memory", required_argument, NULL, OPT_MEMORY },
+  { "cpus", required_argument, NULL, OPT_CPUS },
+  { "pids", required_argument, NULL, OPT_PIDS },
+  { "tmp-size", required_argument, NULL, OPT_TMP_SIZE },
+  { "strict-limits", no_argument, NULL, OPT_STRICT },
+  { "seccomp", required_argument, NULL, OPT_SECCOMP },
+  { "cap-keep", required_argument, NULL, OPT_CAP_KEEP },
+  { "help", no_argument, NULL, OPT_HELP },
+  { NULL, 0, NULL, 0 },
+};
+
+static void
+run_usage (FILE *f)
+{
+  fprintf (f,
+           "Usage: sandbox-runner run [OPTIONS] -- CMD [ARGS...]\n\n"
+           "Runs CMD in a fresh container and exits with its status.\n\n"
+           "  --rootfs DIR         root filesystem (mounted read-only)\n"
+           "  --timeout S          wall-clock limit in seconds (default %u, at most %u)\n"
+           "  --bind SRC:DST[:ro]  bind a host path into the container (repeatable)\n"
+           "  --env K=V            add to the environment (repeatable)\n"
+           "  --workdir DIR        working directory inside (default %s)\n"
+           "  --max-output BYTES   cap per stream of captured output (default %u)\n"
+           "  --memory SIZE        memory limit (default %lluM, 0 for none)\n"
+           "  --cpus N             CPU limit (default %.1f, 0 for none)\n"
+           "  --pids N             process limit (default %u, 0 for none)\n"
+           "  --tmp-size SIZE      size of the /tmp tmpfs (default %lluM)\n"
+           "  --strict-limits      fail if a limit cannot be enforced\n"
+           "  --seccomp FILE|unconfined   seccomp profile (OCI JSON; default: built-in)\n"
+           "  --cap-keep LIST      capabilities to keep (default: none)\n"
+           "  --json               print a JSON result instead of the output\n\n"
+           "Exit status: CMD's status, 128+N if killed by signal N, %d on timeout,\n"
+           "%d if the container could not be set up, %d/%d if CMD could not be executed.\n",
+           SR_DEFAULT_TIMEOUT_MS / 1000, SR_MAX_TIMEOUT_MS / 1000, SR_DEFAULT_WORKDIR,
+           SR_DEFAULT_MAX_OUTPUT, (unsigned long long) (SR_DEFAULT_MEMORY >> 20),
+           SR_DEFAULT_CPUS, SR_DEFAULT_PIDS, (unsigned long long) (SR_DEFAULT_TMP_SIZE >> 20),
+           SR_EXIT_TIMEOUT, SR_EXIT_RUNNER, SR_EXIT_NOEXEC, SR_EXIT_NOTFOUND);
+}
+
+static void
+run_args_done (struct run_args *a)
+{
+  for (size_t i = 0; i < a->n_binds; i++)
+    sr_bind_done (&a->binds[i]);
+  free (a->binds);
+  sr_strv_free (a->env);
+}
+
+static int
+parse_env (struct run_args *a, const char *kv)
+{
+  const char *eq = strchr (kv, '=');
+
+  if (eq == NULL || eq == kv)
+    {
+      sr_cli_error ("invalid --env '%s': expected KEY=VALUE", kv);
+      return -1;
+    }
+  /* A later value for the same key replaces the earlier one.  */
+  for (char **e = a->env; e && *e; e++)
+    if (strncmp (*e, kv, (size_t) (eq - kv) + 1) == 0)
+      {
+        free (*e);
+        *e = sr_xstrdup (kv);
+        return 0;
+      }
+  sr_strv_push (&a->env, kv);
+  return 0;
+}
+
+static int
+parse_uint (const char *opt, const char *s, uint64_t *ret)
+{
+  char *end;
+  unsigned long long v;
+
+  errno = 0;
+  v = strtoull (s, &end, 10);
+  if (errno || end == s || *end || *s == '-')
+    {
+      sr_cli_error ("invalid %s '%s': expected a whole number", opt, s);
+      return -1;
+    }
+  *ret = v;
+  return 0;
+}
+
+static int
+parse_size_opt (const char *opt, const char *s, uint64_t *ret)
+{
+  if (sr_parse_size (s, ret) < 0)
+    {
+      sr_cli_error ("invalid %s '%s': expected a size such as 256M or 1G", opt, s);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+parse_run_args (int argc, char **argv, struct run_args *a, int *ret_index)
+{
+  sr_error_t err = NULL;
+  uint64_t v;
+  int c;
+
+  a->timeout_ms = SR_DEFAULT_TIMEOUT_MS;
+  a->max_output = SR_DEFAULT_MAX_OUTPUT;
+  a->limits.memory = SR_DEFAULT_MEMORY;
+  a->limits.cpus = SR_DEFAULT_CPUS;
+  a->limits.pids = SR_DEFAULT_PIDS;
+  a->tmp_size = SR_DEFAULT_TMP_SIZE;
+  sr_strv_push (&a->env, "PATH=" SR_DEFAULT_PATH);
+  sr_strv_push (&a->env, "HOME=" SR_DEFAULT_HOME);
+  sr_strv_push (&a->env, "LANG=" SR_DEFAULT_LANG);
+
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "+h", run_options, NULL)) != -1)
+    {
+      switch (c)
+        {
+        case OPT_ROOTFS:
+          a->rootfs = optarg;
+          break;
+        case OPT_TIMEOUT:
+          if (sr_parse_seconds (optarg, &a->timeout_ms) < 0 || a->timeout_ms == 0)
+            {
+              sr_cli_error ("invalid --timeout '%s': expected seconds, such as 10 or 2.5", optarg);
+              return -1;
+            }
+          if (a->timeout_ms > SR_MAX_TIMEOUT_MS)
+            {
+              sr_cli_error ("--timeout %s is over the ceiling of %u seconds", optarg,
+                            SR_MAX_TIMEOUT_MS / 1000);
+              return -1;
+            }
+          break;
+        case OPT_BIND:
+          a->binds = sr_xrealloc (a->binds, (a->n_binds + 1) * sizeof *a->binds);
+          if (sr_bind_parse (optarg, &a->binds[a->n_binds], &err) < 0)
+            {
+              sr_cli_error ("%s", err->msg);
+              sr_error_free (&err);
+              return -1;
+            }
+          a->n_binds++;
+          break;
+        case OPT_ENV:
+          if (parse_env (a, optarg) < 0)
+            return -1;
+          break;
+        case OPT_WORKDIR:
+          if (optarg[0] != '/')
+            {
+              sr_cli_error ("invalid --workdir '%s': must be an absolute path", optarg);
+              return -1;
+            }
+          a->workdir = optarg;
+          break;
+        case OPT_MAX_OUTPUT:
+          if (parse_size_opt ("--max-output", optarg, &v) < 0)
+            return -1;
+          if (v == 0)
+            {
+              sr_cli_error ("invalid --max-output '%s': must be at least 1 byte", optarg);
+              return -1;
+            }
+          a->max_output = v;
+          break;
+        case OPT_MEMORY:
+          if (parse_size_opt ("--memory", optarg, &a->limits.memory) < 0)
+            return -1;
+          if (a->limits.memory && a->limits.memory < (4u << 20))
+            {
+              sr_cli_error ("--memory %s is too small (at least 4M)", optarg);
+              return -1;
+            }
+          break;
+        case OPT_CPUS:
+          {
+            char *end;
+
+            errno = 0;
+            a->limits.cpus = strtod (optarg, &end);
+            if (errno || end == optarg || *end || a->limits.cpus < 0 || a->limits.cpus > 1024)
+              {
+                sr_cli_error ("invalid --cpus '%s': expected a number such as 0.5 or 2",
+                              optarg);
+                return -1;
+              }
+          }
+          break;
+        case OPT_PIDS:
+          if (parse_uint ("--pids", optarg, &v) < 0)
+            return -1;
+          if (v > 1u << 22)
+            {
+              sr_cli_error ("--pids %s is too large", optarg);
+              return -1;
+            }
+          a->limits.pids = (uint32_t) v;
+          break;
+        case OPT_TMP_SIZE:
+          if (parse_size_opt ("--tmp-size", optarg, &a->tmp_size) < 0)
+            return -1;
+          break;
+        case OPT_STRICT:
+          a->strict_limits = true;
+          break;
+        case OPT_SECCOMP:
+          a->seccomp = optarg;
+          break;
+        case OPT_CAP_KEEP:
+          if (sr_caps_parse_list (optarg, &a->keep_caps, &err) < 0)
+            {
+              sr_cli_error ("invalid --cap-keep: %s", err->msg);
+              sr_error_free (&err);
+              return -1;
+            }
+          break;
+        case OPT_HELP:
+        case 'h':
+          run_usage (stdout);
+          exit (0);
+        default:
+          run_usage (stderr);
+          return -1;
+        }
+    }
+  if (a->rootfs == NULL)
+    {
+      sr_cli_error ("run: --rootfs DIR is required");
+      return -1;
+    }
+  if (optind >= argc)
+    {
+      sr_cli_error ("run: no command given (usage: sandbox-runner run [OPTIONS] -- CMD [ARGS...])");
+      return -1;
+    }
+  *ret_index = optind;
+  return 0;
+}
+
+static void
+live_output (enum sr_stream stream, const char *buf, size_t len, void *userdata)
+{
+  struct live_output *lo = userdata;
+  size_t room = lo->cap - lo->written[stream];
+  size_t n = len < room ? len : room;
+
+  if (n == 0)
+    return;
+  sr_write_all (stream == SR_STREAM_STDOUT ? STDOUT_FILENO : STDERR_FILENO, buf, n);
+  lo->written[stream] += n;
+}
+
+/* The caller's stdin goes to the command only when it is data (a pipe or a
+ * file): a terminal would hand the container a controlling tty.  */
+static int
+pick_stdin (void)
+{
+  struct stat sb;
+
+  if (fstat (STDIN_FILENO, &sb) < 0)
+    return -1;
+  if (S_ISFIFO (sb.st_mode) || S_ISREG (sb.st_mode) || S_ISSOCK (sb.st_mode))
+    return STDIN_FILENO;
+  return -1;
+}
+
+/* SIGINT, SIGTERM and SIGHUP cancel the run (and kill the container)
+ * instead of killing the runner and leaving it behind.  */
+static int
+cancel_signals_fd (void)
+{
+  sigset_t set;
+
+  sigemptyset (&set);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGHUP);
+  if (sigprocmask (SIG_BLOCK, &set, NULL) < 0)
+    return -1;
+  return signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void
+print_json (cJSON *o)
+{
+  _cleanup_free_ char *s = cJSON_PrintUnformatted (o);
+
+  puts (s);
+  fflush (stdout);
+}
+
+static int
+exit_status_of (const struct sr_run_result *r)
+{
+  if (r->status == SR_RUN_TIMEOUT)
+    return SR_EXIT_TIMEOUT;
+  if (r->signal)
+    return 128 + r->signal;
+  return r->exit_code;
+}
+
+int
+sr_cmd_run (int argc, char **argv)
+{
+  struct run_args a = { 0 };
+  struct sr_seccomp_filter *filter = NULL;
+  struct sr_container_config cfg = { 0 };
+  struct sr_run_options opts = { .stdin_fd = -1, .cancel_fd = -1 };
+  struct sr_run_result res = { 0 };
+  struct live_output lo = { 0 };
+  struct sr_exec_spec spec = { 0 };
+  sr_error_t err = NULL;
+  int cmd_index, status = SR_EXIT_RUNNER;
+
+  if (parse_run_args (argc, argv, &a, &cmd_index) < 0)
+    goto out;
+
+  if (a.seccomp == NULL)
+    {
+      if (sr_seccomp_filter_default (&filter, &err) < 0)
+        goto fail;
+    }
+  else if (strcmp (a.seccomp, "unconfined") != 0)
+    {
+      if (sr_seccomp_filter_from_file (a.seccomp, &filter, &err) < 0)
+        goto fail;
+    }
+
+  cfg.fs.rootfs = a.rootfs;
+  cfg.fs.binds = a.binds;
+  cfg.fs.n_binds = a.n_binds;
+  cfg.fs.tmp_size = a.tmp_size;
+  cfg.fs.shm_size = SR_DEFAULT_DEV_SHM_SIZE;
+  cfg.fs.scratch_size = SR_DEFAULT_SCRATCH_SIZE;
+  cfg.limits = a.limits;
+  cfg.strict_limits = a.strict_limits;
+  cfg.seccomp = filter;
+  cfg.keep_caps = a.keep_caps;
+
+  spec.argv = argv + cmd_index;
+  spec.env = a.env;
+  spec.cwd = a.workdir;
+
+  opts.timeout_ms = a.timeout_ms;
+  opts.max_output = a.max_output;
+  opts.stdin_fd = pick_stdin ();
+  opts.cancel_fd = cancel_signals_fd ();
+  if (!a.json)
+    {
+      lo.cap = a.max_output;
+      opts.on_output = live_output;
+      opts.userdata = &lo;
+    }
+
+  if (sr_container_run (&cfg, &spec, &opts, &res, &err) < 0)
+    goto fail;
+
+  if (a.json)
+    {
+      cJSON *o = sr_result_to_json (&res);
+
+      print_json (o);
+      cJSON_Delete (o);
+    }
+  else
+    {
+      if (res.out.truncated)
+        fprintf (stdout, SR_TRUNCATION_MARKER_FMT, a.max_output,
+                 (unsigned long long) (res.out.total - a.max_output));
+      fflush (stdout);
+      if (res.err.truncated)
+        fprintf (stderr, SR_TRUNCATION_MARKER_FMT, a.max_output,
+                 (unsigned long long) (res.err.total - a.max_output));
+      if (res.status == SR_RUN_TIMEOUT)
+        sr_cli_error ("timed out after %.1f s; the container was killed",
+                      (double) a.timeout_ms / 1000.0);
+      else if (res.status == SR_RUN_OOM)
+        sr_cli_error ("out of memory: killed at the %llu MiB limit",
+                      (unsigned long long) (res.memory_limit >> 20));
+      else if (res.status == SR_RUN_CANCELLED)
+        sr_cli_error ("cancelled; the container was killed");
+    }
+  status = exit_status_of (&res);
+  goto out;
+
+fail:
+  if (res.exit_code == SR_EXIT_NOEXEC || res.exit_code == SR_EXIT_NOTFOUND)
+    status = res.exit_code;
+  if (a.json)
+    {
+      cJSON *o = sr_setup_error_to_json (&res, err->msg);
+
+      print_json (o);
+      cJSON_Delete (o);
+    }
+  else
+    sr_cli_error ("%s", err->msg);
+  sr_error_free (&err);
+
+out:
+  if (opts.cancel_fd >= 0)
+    close (opts.cancel_fd);
+  sr_run_result_done (&res);
+  sr_seccomp_filter_free (filter);
+  run_args_done (&a);
+  return status;
+}

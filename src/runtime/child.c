@@ -1,0 +1,326 @@
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <grp.h>
+#include <linux/close_range.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "runtime/child.h"
+#include "runtime/netlink.h"
+#include "runtime/seccomp.h"
+#include "runtime/sync.h"
+
+/* Most arguments a command may have; the exec spec memfd is capped at the
+ * kernel's own ARG_MAX-like bound by the parent.  */
+#define MAX_SPEC_STRINGS 65536
+
+struct child_state
+{
+  const struct sr_child_args *args;
+  struct sr_sync_msg msg; /* marks accumulate here across READY and EXEC */
+};
+
+/* Reports a failed step to the parent and exits.  Uses only a stack buffer
+ * and snprintf (async-signal-safe enough for a child that holds no locks of
+ * its own).  */
+static __attribute__ ((noreturn, format (printf, 3, 4))) void
+die (struct child_state *st, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+
+  st->msg.type = SR_SYNC_ERROR;
+  st->msg.errnum = errnum;
+  va_start (ap, fmt);
+  vsnprintf (st->msg.text, sizeof st->msg.text, fmt, ap);
+  va_end (ap);
+  sr_sync_send (st->args->sync_fd, &st->msg, NULL, 0);
+  _exit (SR_CHILD_EXIT_SETUP);
+}
+
+static void
+wait_for (struct child_state *st, enum sr_sync_type type, int *fds, size_t max_fds,
+          size_t *ret_n)
+{
+  struct sr_sync_msg in;
+  int r;
+
+  r = sr_sync_recv (st->args->sync_fd, &in, fds, max_fds, ret_n);
+  /* EOF: the parent gave up on us; leave without a word.  */
+  if (r == 1)
+    _exit (SR_CHILD_EXIT_SETUP);
+  if (r < 0)
+    die (st, errno, "wait for the runner");
+  if (in.type != type)
+    die (st, EPROTO, "unexpected message %u from the runner", in.type);
+}
+
+static void
+become_root (struct child_state *st)
+{
+  if (setresgid (0, 0, 0) < 0)
+    die (st, errno, "setresgid 0");
+  if (st->args->setgroups_allowed && setgroups (0, NULL) < 0)
+    die (st, errno, "setgroups");
+  if (setresuid (0, 0, 0) < 0)
+    die (st, errno, "setresuid 0");
+}
+
+/* Splits the spec in place; argv and env point into the mapping.  */
+struct exec_spec_view
+{
+  char **argv;
+  char **env;
+  const char *cwd;
+};
+
+static size_t
+parse_count (struct child_state *st, const char *s)
+{
+  size_t n = 0;
+
+  if (*s == '\0')
+    die (st, EINVAL, "malformed exec spec");
+  for (; *s; s++)
+    {
+      if (*s < '0' || *s > '9' || n > MAX_SPEC_STRINGS)
+        die (st, EINVAL, "malformed exec spec");
+      n = n * 10 + (size_t) (*s - '0');
+    }
+  return n;
+}
+
+static void
+map_spec (struct child_state *st, int fd, struct exec_spec_view *v)
+{
+  struct stat sb;
+  char *data, *p, *end;
+  char **ptrs;
+  size_t argc, envc;
+
+  if (fstat (fd, &sb) < 0)
+    die (st, errno, "stat the exec spec");
+  if (sb.st_size <= 0)
+    die (st, EINVAL, "empty exec spec");
+  data = mmap (NULL, sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (data == MAP_FAILED)
+    die (st, errno, "map the exec spec");
+  end = data + sb.st_size;
+  if (end[-1] != '\0')
+    die (st, EINVAL, "exec spec is not terminated");
+  p = data;
+  argc = parse_count (st, p);
+  p += strlen (p) + 1;
+  if (p >= end)
+    die (st, EINVAL, "malformed exec spec");
+  envc = parse_count (st, p);
+  p += strlen (p) + 1;
+  if (argc == 0 || argc + envc > MAX_SPEC_STRINGS)
+    die (st, E2BIG, "exec spec has too many strings");
+  ptrs = mmap (NULL, (argc + envc + 2) * sizeof *ptrs, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ptrs == MAP_FAILED)
+    die (st, errno, "map the exec spec pointers");
+  v->argv = ptrs;
+  v->env = ptrs + argc + 1;
+  for (size_t i = 0; i < argc + envc; i++)
+    {
+      if (p >= end)
+        die (st, EINVAL, "malformed exec spec");
+      ptrs[i < argc ? i : i + 1] = p;
+      p += strlen (p) + 1;
+    }
+  ptrs[argc] = NULL;
+  ptrs[argc + envc + 1] = NULL;
+  if (p >= end)
+    die (st, EINVAL, "malformed exec spec");
+  v->cwd = p;
+}
+
+static const char *
+env_lookup (char *const *env, const char *name)
+{
+  size_t len = strlen (name);
+
+  for (; *env; env++)
+    if (strncmp (*env, name, len) == 0 && (*env)[len] == '=')
+      return *env + len + 1;
+  return NULL;
+}
+
+/* execvpe without its allocation: tries each PATH entry in turn and keeps
+ * the most telling errno (EACCES over ENOENT, as the shell does).  */
+static int
+exec_in_path (char *const *argv, char *const *env)
+{
+  const char *path, *p;
+  char buf[PATH_MAX];
+  int saved = ENOENT;
+
+  if (strchr (argv[0], '/'))
+    {
+      execve (argv[0], argv, env);
+      return -1;
+    }
+  path = env_lookup (env, "PATH");
+  if (path == NULL)
+    path = SR_DEFAULT_PATH;
+  for (p = path;; p++)
+    {
+      const char *colon = strchrnul (p, ':');
+      size_t dlen = colon - p;
+      int n;
+
+      n = snprintf (buf, sizeof buf, "%.*s%s%s", (int) dlen, p, dlen ? "/" : "", argv[0]);
+      if (n > 0 && (size_t) n < sizeof buf)
+        {
+          execve (buf, argv, env);
+          if (errno == EACCES || errno == ENOEXEC || errno == ETXTBSY)
+            saved = errno;
+          else if (errno != ENOENT && errno != ENOTDIR && saved == ENOENT)
+            saved = errno;
+        }
+      if (*colon == '\0')
+        break;
+      p = colon;
+    }
+  errno = saved;
+  return -1;
+}
+
+/* The runner may block or ignore signals (the CLI blocks SIGINT to read it
+ * from a signalfd); the command starts with none blocked or ignored.  */
+static void
+reset_signals (void)
+{
+  struct sigaction sa = { .sa_handler = SIG_DFL };
+  sigset_t none;
+
+  for (int sig = 1; sig < _NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      sigaction (sig, &sa, NULL);
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+}
+
+static void
+install_stdio (struct child_state *st, const int *fds)
+{
+  for (int i = 0; i < 3; i++)
+    if (dup3 (fds[i], i, 0) < 0)
+      die (st, errno, "set up fd %d", i);
+}
+
+void
+sr_child_main (const struct sr_child_args *args)
+{
+  struct child_state st = { .args = args };
+  struct exec_spec_view spec;
+  int fds[SR_SYNC_MAX_FDS];
+  size_t n_fds = 0;
+  const char *step = NULL;
+  char errbuf[SR_SYNC_TEXT_MAX];
+
+  st.msg.marks[SR_MARK_CHILD_START] = sr_now_ns ();
+  close (args->parent_sync_fd);
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    die (&st, errno, "set the parent death signal");
+  /* A parent that died before prctl is noticed as EOF on the sync socket
+   * (getppid is no help: it reads 0 in a new pid namespace).  */
+
+  reset_signals ();
+
+  /* sync 1: the parent has written our uid and gid maps.  */
+  wait_for (&st, SR_SYNC_GO, NULL, 0, NULL);
+  become_root (&st);
+
+  /* After GO: the parent has moved us into our cgroups, so the new cgroup
+   * namespace is rooted at them.  */
+  if (unshare (CLONE_NEWCGROUP) < 0)
+    die (&st, errno, "unshare the cgroup namespace");
+
+  if (sr_mount_plan_apply (args->mounts, errbuf, sizeof errbuf, &st.msg.marks[SR_MARK_MOUNTS]) < 0)
+    die (&st, errno, "%s", errbuf);
+  st.msg.marks[SR_MARK_PIVOT] = sr_now_ns ();
+
+  if (sr_netlink_loopback_up () < 0)
+    die (&st, errno, "bring up lo");
+  if (sethostname (args->hostname, strlen (args->hostname)) < 0)
+    die (&st, errno, "sethostname %s", args->hostname);
+  st.msg.marks[SR_MARK_NET] = sr_now_ns ();
+
+  /* sync 2: built; wait for the command.  */
+  st.msg.marks[SR_MARK_READY] = sr_now_ns ();
+  st.msg.type = SR_SYNC_READY;
+  if (sr_sync_send (args->sync_fd, &st.msg, NULL, 0) < 0)
+    _exit (SR_CHILD_EXIT_SETUP);
+
+  /* sync 3: the exec spec and stdin, stdout, stderr.  */
+  wait_for (&st, SR_SYNC_START, fds, SR_SYNC_MAX_FDS, &n_fds);
+  if (n_fds != 4)
+    die (&st, EPROTO, "START carried %zu fds, expected 4", n_fds);
+  map_spec (&st, fds[0], &spec);
+  install_stdio (&st, fds + 1);
+
+  if (setsid () < 0)
+    die (&st, errno, "setsid");
+  if (chdir (spec.cwd) < 0)
+    die (&st, errno, "chdir %s", spec.cwd);
+  for (size_t i = 0; i < args->n_rlimits; i++)
+    if (setrlimit (args->rlimits[i].resource, &args->rlimits[i].value) < 0)
+      die (&st, errno, "setrlimit %d", args->rlimits[i].resource);
+  if (sr_caps_apply (args->caps, &step) < 0)
+    die (&st, errno, "%s", step);
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    die (&st, errno, "set no_new_privs");
+  /* Every inherited fd but 0-2 and the sync socket (already close-on-exec)
+   * is gone at execve.  */
+  if (syscall (SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    die (&st, errno, "close inherited fds");
+  st.msg.marks[SR_MARK_CAPS] = sr_now_ns ();
+
+  /* sync 4: the policy is in place.  seccomp goes last, so nothing before
+   * it needs a syscall the profile denies; only execve (and, on failure,
+   * the error report) follow it.  */
+  st.msg.marks[SR_MARK_SECCOMP] = sr_now_ns ();
+  st.msg.type = SR_SYNC_EXEC;
+  if (sr_sync_send (args->sync_fd, &st.msg, NULL, 0) < 0)
+    _exit (SR_CHILD_EXIT_SETUP);
+  if (args->seccomp && sr_seccomp_filter_install (args->seccomp) < 0)
+    die (&st, errno, "load the seccomp filter");
+
+  exec_in_path (spec.argv, spec.env);
+  die (&st, errno, "exec %s", spec.argv[0]);
+}
+
+int
+sr_exec_spec_encode (int fd, char *const *argv, char *const *env, const char *cwd)
+{
+  char counts[64];
+  int n;
+
+  n = snprintf (counts, sizeof counts, "%zu%c%zu", sr_strv_length (argv), '\0',
+                sr_strv_length (env));
+  if (sr_write_all (fd, counts, (size_t) n + 1) < 0)
+    return -1;
+  for (char *const *a = argv; *a; a++)
+    if (sr_write_all (fd, *a, strlen (*a) + 1) < 0)
+      return -1;
+  for (char *const *e = env; *e; e++)
+    if (sr_write_all (fd, *e, strlen (*e) + 1) < 0)
+      return -1;
+  return sr_write_all (fd, cwd, strlen (cwd) + 1);
+}

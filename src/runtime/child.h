@@ -1,0 +1,51 @@
+/* The container's init, from clone to execve.  It runs in a copy of the
+ * parent's address space made by a raw clone, where another thread of the
+ * parent may have held malloc's lock: so it allocates nothing, and every
+ * string and plan it needs was prepared by the parent beforehand.  */
+#ifndef SR_CHILD_H
+#define SR_CHILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "runtime/caps.h"
+#include "runtime/mounts.h"
+
+struct sr_seccomp_filter;
+
+#define SR_CHILD_MAX_RLIMITS 8
+
+struct sr_child_rlimit
+{
+  int resource;
+  struct rlimit value;
+};
+
+struct sr_child_args
+{
+  int sync_fd;                  /* the child's end of the sync socket */
+  int parent_sync_fd;           /* the parent's end, closed first */
+  const struct sr_mount_plan *mounts;
+  const char *hostname;
+  bool setgroups_allowed;
+  const struct sr_caps_plan *caps;
+  const struct sr_seccomp_filter *seccomp; /* NULL: none */
+  struct sr_child_rlimit rlimits[SR_CHILD_MAX_RLIMITS];
+  size_t n_rlimits;
+};
+
+/* Exit status of the init when it fails before exec (the parent normally
+ * learns the reason from the ERROR message first).  */
+#define SR_CHILD_EXIT_SETUP 125
+
+__attribute__ ((noreturn)) void sr_child_main (const struct sr_child_args *args);
+
+/* The exec spec travels in a memfd as NUL-terminated strings:
+ *   argc envc argv[0] ... argv[argc-1] env[0] ... env[envc-1] cwd
+ * (counts in decimal, so empty arguments survive).  sr_exec_spec_encode
+ * writes it; the child decodes it in place.  */
+int sr_exec_spec_encode (int fd, char *const *argv, char *const *env, const char *cwd);
+
+#endif

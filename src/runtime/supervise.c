@@ -1,0 +1,216 @@
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "runtime/supervise.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* Once the init is gone the kernel kills the rest of its pid namespace; a
+ * pipe still open after this long belongs to something we cannot wait for
+ * (an fd passed out of the container), so stop reading.  */
+#define DRAIN_GRACE_MS 2000
+
+struct capture
+{
+  struct sr_captured c;
+  size_t cap;
+  size_t alloc;
+};
+
+static void
+capture_add (struct capture *cap, const char *buf, size_t len)
+{
+  size_t room = cap->cap - cap->c.len;
+  size_t keep = len < room ? len : room;
+
+  cap->c.total += len;
+  if (keep < len)
+    cap->c.truncated = true;
+  if (keep == 0)
+    return;
+  if (cap->c.len + keep + 1 > cap->alloc)
+    {
+      size_t want = cap->alloc ? cap->alloc * 2 : 4096;
+
+      while (want < cap->c.len + keep + 1)
+        want *= 2;
+      if (want > cap->cap + 1)
+        want = cap->cap + 1;
+      cap->c.data = sr_xrealloc (cap->c.data, want);
+      cap->alloc = want;
+    }
+  memcpy (cap->c.data + cap->c.len, buf, keep);
+  cap->c.len += keep;
+  cap->c.data[cap->c.len] = '\0';
+}
+
+static void
+capture_finish (struct capture *cap)
+{
+  if (cap->c.data == NULL)
+    cap->c.data = sr_xstrdup ("");
+  if (cap->c.truncated)
+    {
+      _cleanup_free_ char *marker = sr_xasprintf (SR_TRUNCATION_MARKER_FMT, cap->c.len,
+                                                  (unsigned long long) (cap->c.total - cap->c.len));
+      size_t mlen = strlen (marker);
+
+      cap->c.data = sr_xrealloc (cap->c.data, cap->c.len + mlen + 1);
+      memcpy (cap->c.data + cap->c.len, marker, mlen + 1);
+      cap->c.len += mlen;
+    }
+}
+
+/* Reads what is there; returns 0 at EOF, 1 when more may come.  */
+static int
+drain (int fd, enum sr_stream stream, struct capture *cap, const struct sr_supervise_io *io)
+{
+  char buf[65536];
+
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, sizeof buf);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        return 1;
+      if (n <= 0)
+        return 0;
+      if (io->on_output)
+        io->on_output (stream, buf, (size_t) n, io->userdata);
+      capture_add (cap, buf, (size_t) n);
+    }
+}
+
+static int
+arm_timer (uint64_t ms, sr_error_t *err)
+{
+  struct itimerspec its = { 0 };
+  int fd;
+
+  fd = timerfd_create (CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (fd < 0)
+    return sr_error_set (err, errno, "timerfd_create");
+  its.it_value.tv_sec = ms / 1000;
+  its.it_value.tv_nsec = (ms % 1000) * 1000000;
+  if (timerfd_settime (fd, 0, &its, NULL) < 0)
+    {
+      close (fd);
+      return sr_error_set (err, errno, "timerfd_settime");
+    }
+  return fd;
+}
+
+enum { WATCH_OUT, WATCH_ERR, WATCH_PID, WATCH_TIMER, WATCH_CANCEL, WATCH_MAX };
+
+int
+sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret, sr_error_t *err)
+{
+  struct capture out = { .cap = io->max_output }, errc = { .cap = io->max_output };
+  _cleanup_close_ int timer = -1;
+  struct pollfd pfd[WATCH_MAX];
+  bool exited = false, killed = false;
+  uint64_t exited_at = 0;
+  int r = -1;
+
+  memset (ret, 0, sizeof *ret);
+  if (io->timeout_ms > 0)
+    {
+      timer = arm_timer (io->timeout_ms, err);
+      if (timer < 0)
+        return -1;
+    }
+  for (int i = 0; i < WATCH_MAX; i++)
+    pfd[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
+  pfd[WATCH_OUT].fd = io->out_fd;
+  pfd[WATCH_ERR].fd = io->err_fd;
+  pfd[WATCH_PID].fd = io->pidfd;
+  pfd[WATCH_TIMER].fd = timer;
+  pfd[WATCH_CANCEL].fd = io->cancel_fd;
+
+  while (!exited || pfd[WATCH_OUT].fd >= 0 || pfd[WATCH_ERR].fd >= 0)
+    {
+      int wait_ms = -1, n;
+
+      if (exited)
+        {
+          uint64_t since = (sr_now_ns () - exited_at) / 1000000;
+
+          if (since >= DRAIN_GRACE_MS)
+            break;
+          wait_ms = (int) (DRAIN_GRACE_MS - since);
+        }
+      n = poll (pfd, WATCH_MAX, wait_ms);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          sr_error_set (err, errno, "poll");
+          goto out;
+        }
+      if (pfd[WATCH_OUT].revents && drain (pfd[WATCH_OUT].fd, SR_STREAM_STDOUT, &out, io) == 0)
+        pfd[WATCH_OUT].fd = -1;
+      if (pfd[WATCH_ERR].revents && drain (pfd[WATCH_ERR].fd, SR_STREAM_STDERR, &errc, io) == 0)
+        pfd[WATCH_ERR].fd = -1;
+      if (pfd[WATCH_TIMER].revents && !killed)
+        {
+          ret->timed_out = true;
+          killed = true;
+          io->kill (io->kill_ctx);
+          pfd[WATCH_TIMER].fd = -1;
+        }
+      if (pfd[WATCH_CANCEL].revents && !killed)
+        {
+          ret->cancelled = true;
+          killed = true;
+          io->kill (io->kill_ctx);
+          pfd[WATCH_CANCEL].fd = -1;
+        }
+      if (pfd[WATCH_PID].revents)
+        {
+          memset (&ret->exit, 0, sizeof ret->exit);
+          if (waitid (P_PIDFD, (id_t) io->pidfd, &ret->exit, WEXITED) < 0)
+            {
+              sr_error_set (err, errno, "wait for the container");
+              goto out;
+            }
+          exited = true;
+          exited_at = sr_now_ns ();
+          pfd[WATCH_PID].fd = -1;
+          pfd[WATCH_TIMER].fd = -1;
+          pfd[WATCH_CANCEL].fd = -1;
+          /* Whatever the init left behind dies with its pid namespace;
+           * the kill makes sure of it for a cgroup that outlives it.  */
+          if (!killed)
+            io->kill (io->kill_ctx);
+          killed = true;
+        }
+    }
+  r = 0;
+out:
+  capture_finish (&out);
+  capture_finish (&errc);
+  ret->out = out.c;
+  ret->err = errc.c;
+  return r;
+}
+
+void
+sr_captured_done (struct sr_captured *c)
+{
+  free (c->data);
+  memset (c, 0, sizeof *c);
+}

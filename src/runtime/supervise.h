@@ -1,0 +1,44 @@
+/* The parent's side of a running container: drains stdout and stderr
+ * (capping what it keeps), enforces the timeout, notices a cancel request
+ * and waits for the container's init, all in one poll loop.  */
+#ifndef SR_SUPERVISE_H
+#define SR_SUPERVISE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "runtime/container.h"
+
+struct sr_supervise_io
+{
+  int out_fd, err_fd;       /* read ends, owned by the caller; -1 if closed */
+  int pidfd;                /* the container's init */
+  int cancel_fd;            /* -1: none */
+  uint64_t timeout_ms;      /* 0: none */
+  size_t max_output;
+  sr_output_cb on_output;
+  void *userdata;
+  /* Kills every process of the container (its init, its cgroup).  */
+  void (*kill) (void *ctx);
+  void *kill_ctx;
+};
+
+struct sr_supervise_outcome
+{
+  bool timed_out, cancelled;
+  siginfo_t exit;           /* from waitid on the pidfd */
+  struct sr_captured out, err;
+};
+
+/* Runs until the init has exited and both pipes are at EOF (or, once the
+ * init is gone, a short grace period has passed).  The captured text of a
+ * stream past its cap ends with the truncation marker.  */
+int sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret,
+                  sr_error_t *err);
+
+void sr_captured_done (struct sr_captured *c);
+
+#endif

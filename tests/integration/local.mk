@@ -1,0 +1,3 @@
+integration_tests =
+TESTS += $(integration_tests)
+EXTRA_DIST += $(integration_tests) tests/integration/lib.sh

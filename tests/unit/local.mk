@@ -1,0 +1,15 @@
+unit_tests = \
+	tests/unit/test-utf8 \
+	tests/unit/test-parse \
+	tests/unit/test-mounts \
+	tests/unit/test-idmap \
+	tests/unit/test-sync
+
+check_PROGRAMS += $(unit_tests)
+TESTS += $(unit_tests)
+
+tests_unit_test_utf8_LDADD = $(UNIT_LDADD)
+tests_unit_test_parse_LDADD = $(UNIT_LDADD)
+tests_unit_test_mounts_LDADD = $(UNIT_LDADD)
+tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
+tests_unit_test_sync_LDADD = $(UNIT_LDADD)
