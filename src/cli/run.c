@@ -262,6 +262,9 @@ parse_run_args (int argc, char **argv, struct run_args *a, int *ret_index)
           if (parse_size_opt ("--tmp-size", optarg, &a->tmp_size) < 0)
             return -1;
           break;
+        case OPT_JSON:
+          a->json = true;
+          break;
         case OPT_STRICT:
           a->strict_limits = true;
           break;

@@ -61,6 +61,15 @@ static const char *const device_nodes[] = { "null", "zero", "full", "random", "u
 
 /* Parent side.  */
 
+static bool
+has_dotdot (const char *path)
+{
+  for (const char *p = path; (p = strstr (p, "..")) != NULL; p += 2)
+    if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+      return true;
+  return false;
+}
+
 int
 sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err)
 {
@@ -84,7 +93,7 @@ sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err)
     }
   if (target[0] != '/')
     return sr_error_set (err, 0, "invalid bind '%s': destination must be an absolute path", spec);
-  if (strstr (target, "/../") || strcmp (target + strlen (target) - 3 > target ? target + strlen (target) - 3 : target, "/..") == 0)
+  if (has_dotdot (target))
     return sr_error_set (err, 0, "invalid bind '%s': destination must not contain '..'", spec);
   if (strcmp (target, "/") == 0)
     return sr_error_set (err, 0, "invalid bind '%s': cannot bind over /", spec);

@@ -1,0 +1,97 @@
+#!/bin/sh
+# What the command sees from inside its container.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+require_busybox_rootfs
+
+run_in sh -c 'echo $$'
+is "$out" 1 "the command is pid 1 of its own pid namespace"
+is "$rc" 0 "and exits 0"
+
+run_in hostname
+is "$out" sandbox "the hostname is sandbox"
+
+run_in ls /sys/class/net
+is "$out" lo "lo is the only network interface"
+
+run_in cat /proc/self/uid_map
+map=$(echo "$out" | tr -s ' ' | sed 's/^ //')
+if [ "$(id -u)" -eq 0 ]; then
+  is "$map" "0 1879048192 65536" "as root, root inside maps to an unprivileged range"
+else
+  like "$map" "^0 $(id -u) 1$|^0 $(id -u) 1\$|^0 $(id -u) 1 ?" "rootless, root inside is the caller"
+fi
+run_in cat /proc/self/gid_map
+gmap=$(echo "$out" | tr -s ' ' | sed 's/^ //')
+case $gmap in
+  "0 0 "*) ok 1 "host gid 0 is never mapped"; echo "# $gmap" ;;
+  *) ok 0 "host gid 0 is never mapped" ;;
+esac
+
+marker=$sr_tmp/host-only-$$
+touch "$marker"
+run_in sh -c "ls -d '$marker' '$SR_BUILDDIR' 2>&1; ls /"
+case $out in
+  *"$marker"*No*such*) ok 0 "host files are invisible" ;;
+  *) ok 1 "host files are invisible"; echo "# $out" ;;
+esac
+is "$(echo "$out" | tail -n +3 | tr '\n' ' ')" "$(ls "$ROOTFS" | tr '\n' ' ')" "/ holds only the rootfs"
+
+run_in sh -c 'touch /bin/x 2>&1; echo rc=$?'
+like "$out" "Read-only file system" "the root is read-only"
+like "$out" "rc=1" "writing to it fails"
+
+run_in sh -c 'echo data > /tmp/f && cat /tmp/f && cp /bin/busybox /tmp/bb && /tmp/bb true; echo rc=$?'
+like "$out" "^data" "/tmp is writable"
+like "$out" "rc=126" "/tmp is noexec"
+run_in sh -c 'grep " /tmp " /proc/mounts'
+like "$out" "tmpfs /tmp tmpfs rw,nosuid,nodev,noexec.*size=65536k" "/tmp is a 64 MiB nosuid,nodev,noexec tmpfs"
+
+run_in sh -c 'echo x > /work/f && cat /work/f && pwd'
+is "$out" "x
+/work" "the scratch dir /work is writable and the working directory"
+
+run_in sh -c 'wc -c < /proc/keys; wc -c < /proc/timer_list; ls /sys/firmware | wc -l'
+is "$(echo $out)" "0 0 0" "masked paths read as empty"
+run_in sh -c '{ echo 1 > /proc/sys/kernel/ns_last_pid; } 2>&1; { echo 1 > /proc/sysrq-trigger; } 2>&1; echo rc=$?'
+like "$out" "Read-only file system" "/proc/sys is read-only"
+like "$out" "rc=1" "/proc/sysrq-trigger is read-only"
+
+run_in sh -c 'grep -E "^(NoNewPrivs|CapEff|CapBnd|CapPrm|CapAmb)" /proc/self/status | tr -s "\t" " "'
+is "$(echo $out)" "CapPrm: 0000000000000000 CapEff: 0000000000000000 CapBnd: 0000000000000000 CapAmb: 0000000000000000 NoNewPrivs: 1" "no capabilities and no_new_privs"
+
+run_in sh -c 'cat /dev/tty 2>&1; echo rc=$?'
+like "$out" "No such device or address|rc=1" "no controlling terminal"
+run_in sh -c 'ps -o sid,pid | tail -n +2 | head -1'
+is "$(echo $out)" "1 1" "the command leads its own session"
+
+SR_SECRET=leak run_sr run --rootfs "$ROOTFS" -- env
+is "$(echo "$out" | sort | tr '\n' ' ')" "HOME=/work LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin " "the environment is clean"
+run_sr run --rootfs "$ROOTFS" --env FOO=bar --env PATH=/bin -- env
+is "$(echo "$out" | sort | tr '\n' ' ')" "FOO=bar HOME=/work LANG=C.UTF-8 PATH=/bin " "--env adds and overrides"
+
+run_in sh -c 'ls /proc/self/fd | tr "\n" " "'
+is "$out" "0 1 2 3 " "only fds 0-2 are open (3 is ls's own directory)"
+
+run_in sh -c 'ls /dev | tr "\n" " "'
+is "$out" "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero " "a minimal /dev"
+run_in sh -c 'head -c 4 /dev/zero | wc -c; echo x > /dev/null; echo rc=$?; test -c /dev/pts/ptmx && echo pts'
+is "$(echo $out)" "4 rc=0 pts" "the devices work and devpts is a new instance"
+
+run_in sh -c 'ip -o link 2>/dev/null | wc -l; ping -c1 -W1 1.1.1.1 >/dev/null 2>&1; echo ping=$?'
+like "$out" "ping=[12]" "no route out of the network namespace"
+
+echo hello-stdin > "$sr_tmp/in"
+"$SR_BIN" run --rootfs "$ROOTFS" -- cat < "$sr_tmp/in" > "$sr_tmp/out2" 2>&1
+is "$(cat "$sr_tmp/out2")" "hello-stdin" "stdin from a file reaches the command"
+
+mkdir -p "$sr_tmp/share"
+echo shared > "$sr_tmp/share/file"
+chmod -R a+rX "$sr_tmp/share"
+run_sr run --rootfs "$ROOTFS" --bind "$sr_tmp/share:/mnt/data:ro" -- sh -c 'cat /mnt/data/file; { echo y > /mnt/data/new; } 2>&1; echo rc=$?'
+like "$out" "^shared" "--bind makes a host dir visible"
+like "$out" "Read-only file system" ":ro binds read-only"
+
+run_sr run --rootfs "$ROOTFS" --workdir /tmp -- pwd
+is "$out" /tmp "--workdir sets the working directory"
+
+done_testing

@@ -1,0 +1,107 @@
+# Shared by the integration tests: TAP output, a busybox rootfs built in
+# seconds, and helpers that run the real binary.
+set -u
+
+: "${SR_BIN:?SR_BIN is not set (run the tests through make check)}"
+: "${SR_BUILDDIR:?}"
+: "${SR_SRCDIR:?}"
+
+tap_n=0
+tap_failed=0
+
+ok () {
+  # ok CONDITION-STATUS NAME
+  tap_n=$((tap_n + 1))
+  if [ "$1" -eq 0 ]; then
+    echo "ok $tap_n - $2"
+  else
+    echo "not ok $tap_n - $2"
+    tap_failed=$((tap_failed + 1))
+  fi
+}
+
+# is GOT WANT NAME
+is () {
+  if [ "$1" = "$2" ]; then
+    ok 0 "$3"
+  else
+    ok 1 "$3"
+    printf '#   got:      %s\n#   expected: %s\n' "$1" "$2"
+  fi
+}
+
+# like GOT PATTERN NAME (grep -E)
+like () {
+  if printf '%s' "$1" | grep -Eq -- "$2"; then
+    ok 0 "$3"
+  else
+    ok 1 "$3"
+    printf '#   got:      %s\n#   expected: /%s/\n' "$1" "$2" | head -20
+  fi
+}
+
+skip () {
+  tap_n=$((tap_n + 1))
+  echo "ok $tap_n # SKIP $1"
+}
+
+skip_all () {
+  echo "1..0 # SKIP $1"
+  exit 0
+}
+
+done_testing () {
+  echo "1..$tap_n"
+  [ "$tap_failed" -eq 0 ]
+}
+
+sr_tmp=$(mktemp -d "${TMPDIR:-/tmp}/sr-test.XXXXXX")
+chmod 755 "$sr_tmp"
+cleanup_hooks=""
+at_exit () { cleanup_hooks="$1; $cleanup_hooks"; }
+trap 'eval "$cleanup_hooks"; rm -rf "$sr_tmp"' EXIT
+
+# A rootfs of Debian's busybox-static with the mount points the runtime
+# needs, and the static probe program when it was built.
+make_busybox_rootfs () {
+  local root=$1 bb=${BUSYBOX:-}
+  [ -n "$bb" ] || bb=$(command -v busybox || true)
+  [ -x "$bb" ] || return 1
+  mkdir -p "$root"/bin "$root"/work "$root"/mnt/data "$root"/scratch "$root"/proc \
+    "$root"/sys "$root"/dev "$root"/tmp "$root"/etc
+  cp "$bb" "$root"/bin/busybox
+  for applet in $("$bb" --list); do
+    [ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+  done
+  echo "root:x:0:0:root:/work:/bin/sh" > "$root"/etc/passwd
+  echo "root:x:0:" > "$root"/etc/group
+  if [ -x "$SR_BUILDDIR/tests/helpers/probe" ]; then
+    cp "$SR_BUILDDIR/tests/helpers/probe" "$root"/bin/probe
+  fi
+}
+
+require_busybox_rootfs () {
+  ROOTFS=$sr_tmp/rootfs
+  make_busybox_rootfs "$ROOTFS" || skip_all "busybox is not installed (apt-get install busybox-static)"
+}
+
+# Runs sandbox-runner with its stdout and stderr in $out and $err and its
+# exit status in $rc.
+run_sr () {
+  "$SR_BIN" "$@" >"$sr_tmp/out" 2>"$sr_tmp/err" </dev/null
+  rc=$?
+  out=$(cat "$sr_tmp/out")
+  err=$(cat "$sr_tmp/err")
+}
+
+# run_in CMD...: runs CMD in a default container on the busybox rootfs.
+run_in () {
+  run_sr run --rootfs "$ROOTFS" -- "$@"
+}
+
+json_field () {
+  # json_field JSON KEY: a top-level field, with python3 if present, else jq
+  printf '%s' "$1" | python3 -c 'import json,sys; v=json.load(sys.stdin); k=sys.argv[1]
+for p in k.split("."): v=v[p]
+print(json.dumps(v) if not isinstance(v,str) else v)' "$2"
+}

@@ -1,0 +1,107 @@
+#!/bin/sh
+# The runner's side: exit statuses, timeouts, output caps, JSON results and
+# the error for each kind of bad input.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+require_busybox_rootfs
+
+run_in sh -c 'exit 3'
+is "$rc" 3 "the command's exit status is the runner's"
+
+# The command is pid 1 of its namespace, so (as in Docker) only signals it
+# handles reach it from inside; the runner's own SIGKILL does.
+run_sr run --json --timeout 0.3 --rootfs "$ROOTFS" -- sleep 10
+is "$(json_field "$out" signal)" 9 "the JSON result names the signal that killed the command"
+is "$(json_field "$out" exit_code)" 137 "and gives 128+N as exit_code"
+
+run_sr run --json --rootfs "$ROOTFS" -- sh -c 'echo out; echo err >&2; exit 0'
+is "$(json_field "$out" status)" success "JSON status success"
+is "$(json_field "$out" exit_code)" 0 "JSON exit_code"
+is "$(json_field "$out" stdout)" out "JSON stdout"
+is "$(json_field "$out" stderr)" err "JSON stderr"
+is "$(json_field "$out" stdout_truncated)" false "JSON stdout_truncated"
+like "$(json_field "$out" duration_ms)" '^[0-9.]+$' "JSON duration_ms"
+
+# The timeout kills the command and a daemon it left behind.
+tag=77.$$
+start=$(date +%s%N)
+run_sr run --timeout 1 --rootfs "$ROOTFS" -- sh -c "(setsid sleep $tag &) ; (sleep 1$tag &); sleep 60"
+end=$(date +%s%N)
+is "$rc" 124 "a timeout exits 124"
+like "$err" "timed out after 1.0 s" "and says so"
+elapsed=$(( (end - start) / 1000000 ))
+ok $([ "$elapsed" -lt 3000 ] && echo 0 || echo 1) "the timeout fires on time (${elapsed} ms)"
+sleep 0.2
+left=$(pgrep -f "sleep 1?$tag" || true)
+is "$left" "" "no process of the container is left on the host"
+
+run_sr run --json --timeout 0.5 --rootfs "$ROOTFS" -- sleep 30
+is "$(json_field "$out" status)" timeout "JSON status timeout"
+
+# Output beyond the cap is drained and counted, not kept.
+run_sr run --json --max-output 1000 --rootfs "$ROOTFS" -- sh -c 'head -c 300000 /dev/zero | tr "\0" a'
+is "$(json_field "$out" stdout_truncated)" true "stdout past the cap is truncated"
+is "$(json_field "$out" stdout_bytes)" 300000 "the whole output was drained and counted"
+kept=$(json_field "$out" stdout)
+is "$(printf '%s' "$kept" | head -1 | wc -c)" 1001 "the first 1000 bytes are kept"
+is "$(printf '%s' "$kept" | tail -1)" "[sandbox-runner: output truncated after 1000 bytes; 299000 bytes dropped]" "the kept text ends with the marker"
+run_sr run --max-output 10 --rootfs "$ROOTFS" -- sh -c 'echo 0123456789abcdef'
+like "$out" "^0123456789$" "text mode passes the cap through"
+like "$out" "output truncated after 10 bytes" "and prints the marker"
+
+run_sr run --json --max-output 100 --rootfs "$ROOTFS" -- sh -c 'head -c 50000000 /dev/zero >&2; echo done'
+is "$(json_field "$out" stderr_bytes)" 50000000 "a 50 MB flood on stderr is drained"
+is "$(json_field "$out" stdout)" done "while stdout still arrives"
+
+run_sr run --json --rootfs "$ROOTFS" -- printf 'bad \377\376 utf8'
+like "$(json_field "$out" stdout)" "bad .* utf8" "invalid UTF-8 becomes replacement characters"
+
+# Failures to exec.
+run_in no-such-command
+is "$rc" 127 "a missing command exits 127"
+like "$err" "exec no-such-command: No such file or directory" "and names the command"
+run_in /etc/passwd
+is "$rc" 126 "a non-executable file exits 126"
+like "$err" "Permission denied" "with the errno"
+
+# Bad input: clear messages, status 125, nothing run.
+run_sr run --rootfs "$sr_tmp/missing" -- true
+is "$rc" 125 "a missing rootfs exits 125"
+like "$err" "rootfs $sr_tmp/missing: No such file or directory" "and names it"
+run_sr run --rootfs "$ROOTFS"
+like "$err" "no command given" "no command"
+run_sr run -- true
+like "$err" "--rootfs DIR is required" "no rootfs"
+run_sr run --timeout abc --rootfs "$ROOTFS" -- true
+like "$err" "invalid --timeout 'abc'" "a bad timeout"
+run_sr run --timeout 31 --rootfs "$ROOTFS" -- true
+like "$err" "over the ceiling of 30 seconds" "a timeout over the ceiling"
+run_sr run --bind nocolon --rootfs "$ROOTFS" -- true
+like "$err" "invalid bind 'nocolon'" "a bad bind"
+run_sr run --env =x --rootfs "$ROOTFS" -- true
+like "$err" "invalid --env '=x'" "a bad env"
+run_sr run --max-output lots --rootfs "$ROOTFS" -- true
+like "$err" "invalid --max-output 'lots'" "a bad max-output"
+run_sr run --bogus --rootfs "$ROOTFS" -- true
+is "$rc" 125 "an unknown option exits 125"
+run_sr frobnicate
+like "$err" "unknown command 'frobnicate'" "an unknown subcommand"
+
+# A setup step that fails names the step and leaves nothing behind.
+mkdir -p "$sr_tmp/broken"
+cp -a "$ROOTFS"/. "$sr_tmp/broken"/
+rmdir "$sr_tmp/broken/work"
+before=$(ls /proc | grep -c '^[0-9]')
+run_sr run --rootfs "$sr_tmp/broken" -- true
+is "$rc" 125 "a failed setup step exits 125"
+like "$err" "mount point /work is missing in the rootfs" "and names the step"
+run_sr run --json --rootfs "$sr_tmp/broken" -- true
+is "$(json_field "$out" status)" error "JSON status error for a setup failure"
+like "$(json_field "$out" error)" "/work is missing" "JSON error names the step"
+sleep 0.1
+after=$(ls /proc | grep -c '^[0-9]')
+ok $([ "$after" -le $((before + 2)) ] && echo 0 || echo 1) "no process left behind ($before before, $after after)"
+
+run_sr --version
+like "$out" "^sandbox-runner [0-9]" "--version"
+
+done_testing
