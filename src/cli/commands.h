@@ -10,6 +10,7 @@
 #define SR_EXIT_NOTFOUND 127
 
 int sr_cmd_run (int argc, char **argv);
+int sr_cmd_config (int argc, char **argv);
 
 /* Prints "sandbox-runner: " and the message to stderr.  */
 void sr_cli_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

@@ -15,6 +15,7 @@ struct command
 
 static const struct command commands[] = {
   { "run", sr_cmd_run, "run a command in a fresh container" },
+  { "config", sr_cmd_config, "show the effective configuration" },
 };
 
 void

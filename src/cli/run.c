@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/result_json.h"
+#include "common/config.h"
 #include "common/defaults.h"
 #include "common/util.h"
 #include "runtime/caps.h"
@@ -156,18 +157,28 @@ parse_size_opt (const char *opt, const char *s, uint64_t *ret)
 }
 
 static int
-parse_run_args (int argc, char **argv, struct run_args *a, int *ret_index)
+parse_run_args (int argc, char **argv, const struct sr_config *cfg, struct run_args *a,
+                int *ret_index)
 {
   sr_error_t err = NULL;
   uint64_t v;
   int c;
 
-  a->timeout_ms = SR_DEFAULT_TIMEOUT_MS;
-  a->max_output = SR_DEFAULT_MAX_OUTPUT;
-  a->limits.memory = SR_DEFAULT_MEMORY;
-  a->limits.cpus = SR_DEFAULT_CPUS;
-  a->limits.pids = SR_DEFAULT_PIDS;
-  a->tmp_size = SR_DEFAULT_TMP_SIZE;
+  a->timeout_ms = cfg->timeout_ms;
+  a->max_output = cfg->max_output;
+  a->limits.memory = cfg->memory;
+  a->limits.cpus = cfg->cpus;
+  a->limits.pids = (uint32_t) cfg->pids;
+  a->tmp_size = cfg->tmp_size;
+  a->strict_limits = cfg->strict_limits;
+  if (cfg->seccomp_profile[0])
+    a->seccomp = cfg->seccomp_profile;
+  if (cfg->cap_keep[0] && sr_caps_parse_list (cfg->cap_keep, &a->keep_caps, &err) < 0)
+    {
+      sr_cli_error ("invalid cap_keep setting: %s", err->msg);
+      sr_error_free (&err);
+      return -1;
+    }
   sr_strv_push (&a->env, "PATH=" SR_DEFAULT_PATH);
   sr_strv_push (&a->env, "HOME=" SR_DEFAULT_HOME);
   sr_strv_push (&a->env, "LANG=" SR_DEFAULT_LANG);
@@ -186,10 +197,10 @@ parse_run_args (int argc, char **argv, struct run_args *a, int *ret_index)
               sr_cli_error ("invalid --timeout '%s': expected seconds, such as 10 or 2.5", optarg);
               return -1;
             }
-          if (a->timeout_ms > SR_MAX_TIMEOUT_MS)
+          if (a->timeout_ms > cfg->max_timeout_ms)
             {
-              sr_cli_error ("--timeout %s is over the ceiling of %u seconds", optarg,
-                            SR_MAX_TIMEOUT_MS / 1000);
+              sr_cli_error ("--timeout %s is over the ceiling of %g seconds", optarg,
+                            (double) cfg->max_timeout_ms / 1000);
               return -1;
             }
           break;
@@ -368,6 +379,7 @@ int
 sr_cmd_run (int argc, char **argv)
 {
   struct run_args a = { 0 };
+  struct sr_config config = { 0 };
   struct sr_seccomp_filter *filter = NULL;
   struct sr_container_config cfg = { 0 };
   struct sr_run_options opts = { .stdin_fd = -1, .cancel_fd = -1 };
@@ -377,7 +389,13 @@ sr_cmd_run (int argc, char **argv)
   sr_error_t err = NULL;
   int cmd_index, status = SR_EXIT_RUNNER;
 
-  if (parse_run_args (argc, argv, &a, &cmd_index) < 0)
+  if (sr_config_load (&config, NULL, NULL, &err) < 0)
+    {
+      sr_cli_error ("%s", err->msg);
+      sr_error_free (&err);
+      goto out;
+    }
+  if (parse_run_args (argc, argv, &config, &a, &cmd_index) < 0)
     goto out;
 
   if (a.seccomp == NULL)
@@ -396,7 +414,7 @@ sr_cmd_run (int argc, char **argv)
   cfg.fs.n_binds = a.n_binds;
   cfg.fs.tmp_size = a.tmp_size;
   cfg.fs.shm_size = SR_DEFAULT_DEV_SHM_SIZE;
-  cfg.fs.scratch_size = SR_DEFAULT_SCRATCH_SIZE;
+  cfg.fs.scratch_size = config.scratch_size;
   cfg.limits = a.limits;
   cfg.strict_limits = a.strict_limits;
   cfg.seccomp = filter;
@@ -468,5 +486,6 @@ out:
   sr_run_result_done (&res);
   sr_seccomp_filter_free (filter);
   run_args_done (&a);
+  sr_config_done (&config);
   return status;
 }

@@ -14,6 +14,18 @@
 #define SR_DEFAULT_CPUS             0.5
 #define SR_DEFAULT_PIDS             64u
 
+#define SR_DEFAULT_COMPILE_TIMEOUT_MS 60000u
+#define SR_DEFAULT_MAX_CODE_SIZE    (50u * 1024u)
+#define SR_DEFAULT_MAX_CONCURRENT   4u
+#define SR_DEFAULT_MAX_MESSAGE_SIZE (4u << 20)
+#define SR_DEFAULT_LISTEN           "127.0.0.1:8080"
+#define SR_DEFAULT_MAX_SESSIONS     10u
+#define SR_DEFAULT_SESSION_IDLE_MS  (30u * 60u * 1000u)
+#define SR_DEFAULT_SESSION_DATA_SIZE (512ull << 20)
+#define SR_DEFAULT_MAX_UPLOAD_SIZE  (50ull << 20)
+#define SR_DEFAULT_MAX_ARTIFACT_SIZE (50ull << 20)
+#define SR_DEFAULT_BACKEND          "native"
+
 #define SR_DEFAULT_HOSTNAME         "sandbox"
 #define SR_DEFAULT_PATH             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define SR_DEFAULT_LANG             "C.UTF-8"

@@ -2,4 +2,5 @@ libsandbox_a_SOURCES += \
 	src/common/error.c src/common/error.h \
 	src/common/util.c src/common/util.h \
 	src/common/utf8.c src/common/utf8.h \
+	src/common/config.c src/common/config.h \
 	src/common/defaults.h

@@ -3,7 +3,8 @@ unit_tests = \
 	tests/unit/test-parse \
 	tests/unit/test-mounts \
 	tests/unit/test-idmap \
-	tests/unit/test-sync
+	tests/unit/test-sync \
+	tests/unit/test-config
 
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
@@ -13,3 +14,4 @@ tests_unit_test_parse_LDADD = $(UNIT_LDADD)
 tests_unit_test_mounts_LDADD = $(UNIT_LDADD)
 tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
 tests_unit_test_sync_LDADD = $(UNIT_LDADD)
+tests_unit_test_config_LDADD = $(UNIT_LDADD)

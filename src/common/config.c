@@ -1,0 +1,434 @@
+#include <config.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/config.h"
+#include "common/defaults.h"
+#include "common/util.h"
+
+enum setting_type { T_SECONDS, T_SIZE, T_UINT, T_CPUS, T_BOOL, T_STRING };
+
+struct setting
+{
+  const char *key;
+  enum setting_type type;
+  size_t offset;
+  uint64_t def_u;       /* T_SECONDS (ms), T_SIZE, T_UINT, T_BOOL */
+  double def_d;         /* T_CPUS */
+  const char *def_s;    /* T_STRING; NULL: computed by default_path */
+  const char *help;
+};
+
+#define U(k, t, f, d, h) { k, t, offsetof (struct sr_config, f), d, 0, NULL, h }
+#define S(k, f, d, h) { k, T_STRING, offsetof (struct sr_config, f), 0, 0, d, h }
+
+static const struct setting settings[] = {
+  U ("timeout", T_SECONDS, timeout_ms, SR_DEFAULT_TIMEOUT_MS, "default run timeout"),
+  U ("max_timeout", T_SECONDS, max_timeout_ms, SR_MAX_TIMEOUT_MS, "ceiling for a requested timeout"),
+  U ("compile_timeout", T_SECONDS, compile_timeout_ms, SR_DEFAULT_COMPILE_TIMEOUT_MS,
+     "ceiling of a compile stage"),
+  U ("max_output", T_SIZE, max_output, SR_DEFAULT_MAX_OUTPUT, "captured bytes per stream"),
+  U ("max_code_size", T_SIZE, max_code_size, SR_DEFAULT_MAX_CODE_SIZE, "largest snippet accepted"),
+  U ("memory", T_SIZE, memory, SR_DEFAULT_MEMORY, "memory limit per container (0: none)"),
+  { "cpus", T_CPUS, offsetof (struct sr_config, cpus), 0, SR_DEFAULT_CPUS, NULL,
+    "CPU limit per container (0: none)" },
+  U ("pids", T_UINT, pids, SR_DEFAULT_PIDS, "process limit per container (0: none)"),
+  U ("tmp_size", T_SIZE, tmp_size, SR_DEFAULT_TMP_SIZE, "size of the /tmp tmpfs"),
+  U ("scratch_size", T_SIZE, scratch_size, SR_DEFAULT_SCRATCH_SIZE, "size of the /work tmpfs"),
+  U ("strict_limits", T_BOOL, strict_limits, 0, "refuse to run when a limit cannot be enforced"),
+  S ("seccomp_profile", seccomp_profile, "", "OCI seccomp profile file (empty: built-in)"),
+  S ("cap_keep", cap_keep, "", "capabilities kept in containers (empty: none)"),
+  S ("image_store", image_store, NULL, "image store directory"),
+  S ("history_db", history_db, NULL, "run history database"),
+  S ("runtime_dir", runtime_dir, NULL, "scratch and state of running containers"),
+  U ("max_concurrent", T_UINT, max_concurrent, SR_DEFAULT_MAX_CONCURRENT,
+     "runs at once (the rest queue)"),
+  U ("max_message_size", T_SIZE, max_message_size, SR_DEFAULT_MAX_MESSAGE_SIZE,
+     "largest MCP message accepted"),
+  S ("listen", listen, SR_DEFAULT_LISTEN, "HTTP transport address"),
+  S ("token_file", token_file, "", "bearer tokens for HTTP, one per line"),
+  S ("allowed_origins", allowed_origins, "", "extra allowed HTTP Origins, comma-separated"),
+  S ("log_file", log_file, "", "server log file (empty: stderr)"),
+  U ("max_sessions", T_UINT, max_sessions, SR_DEFAULT_MAX_SESSIONS, "sessions at once"),
+  U ("session_idle_timeout", T_SECONDS, session_idle_ms, SR_DEFAULT_SESSION_IDLE_MS,
+     "idle time before a session is closed"),
+  U ("session_data_size", T_SIZE, session_data_size, SR_DEFAULT_SESSION_DATA_SIZE,
+     "size of a session's /mnt/data"),
+  U ("max_upload_size", T_SIZE, max_upload_size, SR_DEFAULT_MAX_UPLOAD_SIZE, "largest upload"),
+  U ("max_artifact_size", T_SIZE, max_artifact_size, SR_DEFAULT_MAX_ARTIFACT_SIZE,
+     "largest artifact read back"),
+  S ("backend", backend, SR_DEFAULT_BACKEND, "native or docker"),
+  S ("docker_host", docker_host, "", "Docker API socket (empty: DOCKER_HOST or the default)"),
+};
+
+_Static_assert (SR_ARRAY_SIZE (settings) <= SR_ARRAY_SIZE (((struct sr_config *) 0)->origin),
+                "struct sr_config's origin table is too small");
+
+#define FIELD(cfg, s, type) ((type *) ((char *) (cfg) + (s)->offset))
+
+const char *
+sr_origin_name (enum sr_origin o)
+{
+  switch (o)
+    {
+    case SR_ORIGIN_DEFAULT: return "default";
+    case SR_ORIGIN_SYSTEM: return "system file";
+    case SR_ORIGIN_USER: return "user file";
+    case SR_ORIGIN_ENV: return "environment";
+    case SR_ORIGIN_FLAG: return "flag";
+    }
+  return "unknown";
+}
+
+/* Paths differ between root and an ordinary user.  */
+static char *
+default_path (const char *key)
+{
+  const char *xdg_data = getenv ("XDG_DATA_HOME"), *xdg_run = getenv ("XDG_RUNTIME_DIR");
+  const char *home = getenv ("HOME");
+  _cleanup_free_ char *data = NULL;
+
+  if (geteuid () == 0)
+    data = sr_xstrdup ("/var/lib/sandbox-runner");
+  else if (xdg_data && *xdg_data == '/')
+    data = sr_xasprintf ("%s/sandbox-runner", xdg_data);
+  else
+    data = sr_xasprintf ("%s/.local/share/sandbox-runner", home ? home : "/tmp");
+
+  if (strcmp (key, "image_store") == 0)
+    return TAKE_PTR (data);
+  if (strcmp (key, "history_db") == 0)
+    return sr_xasprintf ("%s/history.db", data);
+  if (geteuid () == 0)
+    return sr_xstrdup ("/run/sandbox-runner");
+  if (xdg_run && *xdg_run == '/')
+    return sr_xasprintf ("%s/sandbox-runner", xdg_run);
+  return sr_xasprintf ("/tmp/sandbox-runner-%u", (unsigned) geteuid ());
+}
+
+static int
+parse_bool (const char *s, bool *ret)
+{
+  if (!strcmp (s, "true") || !strcmp (s, "yes") || !strcmp (s, "on") || !strcmp (s, "1"))
+    *ret = true;
+  else if (!strcmp (s, "false") || !strcmp (s, "no") || !strcmp (s, "off") || !strcmp (s, "0"))
+    *ret = false;
+  else
+    return -1;
+  return 0;
+}
+
+static int
+parse_value (struct sr_config *cfg, const struct setting *s, const char *value, sr_error_t *err)
+{
+  char *end;
+
+  switch (s->type)
+    {
+    case T_SECONDS:
+      if (sr_parse_seconds (value, FIELD (cfg, s, uint64_t)) < 0)
+        return sr_error_set (err, 0, "%s: '%s' is not a number of seconds", s->key, value);
+      return 0;
+    case T_SIZE:
+      if (sr_parse_size (value, FIELD (cfg, s, uint64_t)) < 0)
+        return sr_error_set (err, 0, "%s: '%s' is not a size (such as 512, 64k, 256M, 1G)",
+                             s->key, value);
+      return 0;
+    case T_UINT:
+      {
+        unsigned long long v;
+
+        errno = 0;
+        v = strtoull (value, &end, 10);
+        if (errno || end == value || *end || *value == '-')
+          return sr_error_set (err, 0, "%s: '%s' is not a whole number", s->key, value);
+        *FIELD (cfg, s, uint64_t) = v;
+        return 0;
+      }
+    case T_CPUS:
+      {
+        double v;
+
+        errno = 0;
+        v = strtod (value, &end);
+        if (errno || end == value || *end || !isfinite (v) || v < 0 || v > 4096)
+          return sr_error_set (err, 0, "%s: '%s' is not a number of CPUs", s->key, value);
+        *FIELD (cfg, s, double) = v;
+        return 0;
+      }
+    case T_BOOL:
+      if (parse_bool (value, FIELD (cfg, s, bool)) < 0)
+        return sr_error_set (err, 0, "%s: '%s' is not true or false", s->key, value);
+      return 0;
+    case T_STRING:
+      free (*FIELD (cfg, s, char *));
+      *FIELD (cfg, s, char *) = sr_xstrdup (value);
+      return 0;
+    }
+  return sr_error_set (err, EINVAL, "%s: unknown type", s->key);
+}
+
+static const struct setting *
+find_setting (const char *key, size_t *ret_index)
+{
+  for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+    if (strcmp (settings[i].key, key) == 0)
+      {
+        *ret_index = i;
+        return &settings[i];
+      }
+  return NULL;
+}
+
+int
+sr_config_set (struct sr_config *cfg, const char *key, const char *value, enum sr_origin origin,
+               const char *source, sr_error_t *err)
+{
+  size_t i;
+  const struct setting *s = find_setting (key, &i);
+
+  if (s == NULL)
+    return sr_error_set (err, 0, "unknown setting '%s' (see 'sandbox-runner config show')", key);
+  if (parse_value (cfg, s, value, err) < 0)
+    return -1;
+  cfg->origin[i] = origin;
+  free (cfg->source[i]);
+  cfg->source[i] = source ? sr_xstrdup (source) : NULL;
+  return 0;
+}
+
+static char *
+trim (char *s)
+{
+  char *end;
+
+  while (isspace ((unsigned char) *s))
+    s++;
+  end = s + strlen (s);
+  while (end > s && isspace ((unsigned char) end[-1]))
+    *--end = '\0';
+  return s;
+}
+
+/* Strips one pair of matching quotes, so paths with spaces can be written
+ * "like this".  */
+static char *
+unquote (char *s)
+{
+  size_t len = strlen (s);
+
+  if (len >= 2 && (s[0] == '"' || s[0] == '\'') && s[len - 1] == s[0])
+    {
+      s[len - 1] = '\0';
+      return s + 1;
+    }
+  return s;
+}
+
+static int
+load_file (struct sr_config *cfg, const char *path, enum sr_origin origin, sr_error_t *err)
+{
+  _cleanup_free_ char *text = NULL;
+  char *line, *next;
+  unsigned lineno = 0;
+
+  if (sr_read_file (path, &text, NULL, NULL) < 0)
+    {
+      if (errno == ENOENT)
+        return 0;
+      return sr_error_set (err, errno, "read %s", path);
+    }
+  for (line = text; line; line = next)
+    {
+      char *eq, *key, *value;
+      _cleanup_free_ char *where = NULL;
+
+      next = strchr (line, '\n');
+      if (next)
+        *next++ = '\0';
+      lineno++;
+      line = trim (line);
+      if (*line == '\0' || *line == '#')
+        continue;
+      eq = strchr (line, '=');
+      if (eq == NULL)
+        return sr_error_set (err, 0, "%s:%u: expected 'key = value'", path, lineno);
+      *eq = '\0';
+      key = trim (line);
+      value = unquote (trim (eq + 1));
+      where = sr_xasprintf ("%s:%u", path, lineno);
+      if (sr_config_set (cfg, key, value, origin, where, err) < 0)
+        return sr_error_wrap (err, "%s", where);
+    }
+  return 0;
+}
+
+static int
+load_env (struct sr_config *cfg, sr_error_t *err)
+{
+  for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+    {
+      char name[64] = "SANDBOX_";
+      size_t n = strlen (name);
+      const char *value;
+
+      for (const char *k = settings[i].key; *k && n + 1 < sizeof name; k++)
+        name[n++] = (char) toupper ((unsigned char) *k);
+      name[n] = '\0';
+      value = getenv (name);
+      if (value == NULL)
+        continue;
+      if (sr_config_set (cfg, settings[i].key, value, SR_ORIGIN_ENV, name, err) < 0)
+        return sr_error_wrap (err, "environment variable %s", name);
+    }
+  return 0;
+}
+
+static void
+set_defaults (struct sr_config *cfg)
+{
+  memset (cfg, 0, sizeof *cfg);
+  for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+    {
+      const struct setting *s = &settings[i];
+
+      switch (s->type)
+        {
+        case T_SECONDS:
+        case T_SIZE:
+        case T_UINT:
+          *FIELD (cfg, s, uint64_t) = s->def_u;
+          break;
+        case T_CPUS:
+          *FIELD (cfg, s, double) = s->def_d;
+          break;
+        case T_BOOL:
+          *FIELD (cfg, s, bool) = s->def_u != 0;
+          break;
+        case T_STRING:
+          *FIELD (cfg, s, char *) = s->def_s ? sr_xstrdup (s->def_s) : default_path (s->key);
+          break;
+        }
+    }
+}
+
+int
+sr_config_load (struct sr_config *cfg, const char *system_file, const char *user_file,
+                sr_error_t *err)
+{
+  _cleanup_free_ char *user_default = NULL;
+
+  set_defaults (cfg);
+  if (system_file == NULL)
+    system_file = SR_SYSCONFDIR "/sandbox-runner/sandbox-runner.conf";
+  if (user_file == NULL)
+    {
+      const char *xdg = getenv ("XDG_CONFIG_HOME"), *home = getenv ("HOME");
+
+      if (xdg && *xdg == '/')
+        user_default = sr_xasprintf ("%s/sandbox-runner/sandbox-runner.conf", xdg);
+      else if (home && *home)
+        user_default = sr_xasprintf ("%s/.config/sandbox-runner/sandbox-runner.conf", home);
+      user_file = user_default;
+    }
+  if (load_file (cfg, system_file, SR_ORIGIN_SYSTEM, err) < 0)
+    return -1;
+  if (user_file && load_file (cfg, user_file, SR_ORIGIN_USER, err) < 0)
+    return -1;
+  if (load_env (cfg, err) < 0)
+    return -1;
+  if (cfg->timeout_ms == 0 || cfg->timeout_ms > cfg->max_timeout_ms)
+    return sr_error_set (err, 0, "timeout %.3g s must be above 0 and at most max_timeout %.3g s",
+                         (double) cfg->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000);
+  if (cfg->max_output == 0)
+    return sr_error_set (err, 0, "max_output must be at least 1 byte");
+  if (cfg->max_concurrent == 0)
+    return sr_error_set (err, 0, "max_concurrent must be at least 1");
+  if (strcmp (cfg->backend, "native") != 0 && strcmp (cfg->backend, "docker") != 0)
+    return sr_error_set (err, 0, "backend '%s' is neither native nor docker", cfg->backend);
+  return 0;
+}
+
+void
+sr_config_done (struct sr_config *cfg)
+{
+  for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+    {
+      if (settings[i].type == T_STRING)
+        free (*FIELD (cfg, &settings[i], char *));
+      free (cfg->source[i]);
+    }
+  memset (cfg, 0, sizeof *cfg);
+}
+
+static char *
+format_value (const struct sr_config *cfg, const struct setting *s)
+{
+  switch (s->type)
+    {
+    case T_SECONDS:
+      return sr_xasprintf ("%g", (double) *FIELD (cfg, s, uint64_t) / 1000.0);
+    case T_SIZE:
+      {
+        uint64_t v = *FIELD (cfg, s, uint64_t);
+        static const char units[] = "GMK";
+
+        for (int shift = 30, i = 0; shift > 0; shift -= 10, i++)
+          if (v && v % (1ULL << shift) == 0)
+            return sr_xasprintf ("%llu%c", (unsigned long long) (v >> shift), units[i]);
+        return sr_xasprintf ("%llu", (unsigned long long) v);
+      }
+    case T_UINT:
+      return sr_xasprintf ("%llu", (unsigned long long) *FIELD (cfg, s, uint64_t));
+    case T_CPUS:
+      return sr_xasprintf ("%g", *FIELD (cfg, s, double));
+    case T_BOOL:
+      return sr_xstrdup (*FIELD (cfg, s, bool) ? "true" : "false");
+    case T_STRING:
+      return sr_xstrdup (*FIELD (cfg, s, char *));
+    }
+  return sr_xstrdup ("");
+}
+
+void
+sr_config_print (const struct sr_config *cfg, FILE *f, bool json)
+{
+  cJSON *root = json ? cJSON_CreateObject () : NULL;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+    {
+      const struct setting *s = &settings[i];
+      _cleanup_free_ char *value = format_value (cfg, s);
+      const char *origin = sr_origin_name (cfg->origin[i]);
+
+      if (root)
+        {
+          cJSON *o = cJSON_AddObjectToObject (root, s->key);
+
+          cJSON_AddStringToObject (o, "value", value);
+          cJSON_AddStringToObject (o, "origin", origin);
+          if (cfg->source[i])
+            cJSON_AddStringToObject (o, "source", cfg->source[i]);
+          cJSON_AddStringToObject (o, "description", s->help);
+        }
+      else if (cfg->source[i])
+        fprintf (f, "%-22s = %-28s # %s (%s)\n", s->key, value, origin, cfg->source[i]);
+      else
+        fprintf (f, "%-22s = %-28s # %s\n", s->key, value, origin);
+    }
+  if (root)
+    {
+      _cleanup_free_ char *text = cJSON_Print (root);
+
+      fprintf (f, "%s\n", text);
+      cJSON_Delete (root);
+    }
+}

@@ -1,0 +1,89 @@
+/* sandbox-runner's settings, from four layers, each overriding the last:
+ *
+ *   built-in defaults (common/defaults.h)
+ *   /etc/sandbox-runner/sandbox-runner.conf
+ *   ~/.config/sandbox-runner/sandbox-runner.conf ($XDG_CONFIG_HOME)
+ *   SANDBOX_* environment variables (key "memory" -> SANDBOX_MEMORY)
+ *
+ * and then command-line flags, which the commands apply themselves with
+ * sr_config_set (origin SR_ORIGIN_FLAG).  A file holds `key = value` lines
+ * and # comments; an unknown key or a bad value is an error that names the
+ * file and line.  */
+#ifndef SR_CONFIG_H
+#define SR_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/error.h"
+
+enum sr_origin
+{
+  SR_ORIGIN_DEFAULT,
+  SR_ORIGIN_SYSTEM,
+  SR_ORIGIN_USER,
+  SR_ORIGIN_ENV,
+  SR_ORIGIN_FLAG,
+};
+
+struct sr_config
+{
+  /* runs */
+  uint64_t timeout_ms;
+  uint64_t max_timeout_ms;
+  uint64_t compile_timeout_ms;
+  uint64_t max_output;
+  uint64_t max_code_size;
+  /* limits */
+  uint64_t memory;
+  double cpus;
+  uint64_t pids;
+  uint64_t tmp_size;
+  uint64_t scratch_size;
+  bool strict_limits;
+  /* kernel policy */
+  char *seccomp_profile;   /* "" or NULL: the built-in profile; "unconfined" */
+  char *cap_keep;          /* comma-separated capability names */
+  /* where things live */
+  char *image_store;
+  char *history_db;
+  char *runtime_dir;
+  /* server */
+  uint64_t max_concurrent;
+  uint64_t max_message_size;
+  char *listen;
+  char *token_file;
+  char *allowed_origins;   /* comma-separated */
+  char *log_file;
+  /* sessions and files */
+  uint64_t max_sessions;
+  uint64_t session_idle_ms;
+  uint64_t session_data_size;
+  uint64_t max_upload_size;
+  uint64_t max_artifact_size;
+  /* backend */
+  char *backend;           /* native | docker */
+  char *docker_host;
+
+  enum sr_origin origin[64]; /* per setting, indexed as the table in config.c */
+  char *source[64];          /* file:line or variable name, for config show */
+};
+
+/* Fills cfg from every layer.  system_file/user_file: NULL for the usual
+ * places (tests pass their own).  */
+int sr_config_load (struct sr_config *cfg, const char *system_file, const char *user_file,
+                    sr_error_t *err);
+void sr_config_done (struct sr_config *cfg);
+
+/* Sets one setting by key from text (as a flag would).  */
+int sr_config_set (struct sr_config *cfg, const char *key, const char *value,
+                   enum sr_origin origin, const char *source, sr_error_t *err);
+
+/* Prints every setting with its value and where it came from; JSON when
+ * json is true.  */
+void sr_config_print (const struct sr_config *cfg, FILE *f, bool json);
+
+const char *sr_origin_name (enum sr_origin o);
+
+#endif
