@@ -73,6 +73,7 @@ sr_result_to_json (const struct sr_run_result *r)
   cJSON_AddNumberToObject (o, "stdout_bytes", (double) r->out.total);
   cJSON_AddNumberToObject (o, "stderr_bytes", (double) r->err.total);
   cJSON_AddNumberToObject (o, "duration_ms", (double) r->duration_ns / 1e6);
+  cJSON_AddNumberToObject (o, "cpu_ms", (double) r->cpu_ns / 1e6);
   add_limits (o, r);
   if (r->memory_limit)
     cJSON_AddNumberToObject (o, "memory_limit_bytes", (double) r->memory_limit);

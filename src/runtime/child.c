@@ -8,7 +8,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -224,15 +227,109 @@ install_stdio (struct child_state *st, const int *fds)
       die (st, errno, "set up fd %d", i);
 }
 
+/* From START to execve: the process policy, then the command.  Shared by a
+ * container's own init and by a command joining a held container.  */
+static __attribute__ ((noreturn)) void
+exec_command (struct child_state *st, const int *fds)
+{
+  const struct sr_child_args *args = st->args;
+  struct exec_spec_view spec;
+  const char *step = NULL;
+
+  map_spec (st, fds[0], &spec);
+  install_stdio (st, fds + 1);
+
+  if (setsid () < 0)
+    die (st, errno, "setsid");
+  if (chdir (spec.cwd) < 0)
+    die (st, errno, "chdir %s", spec.cwd);
+  for (size_t i = 0; i < args->n_rlimits; i++)
+    if (setrlimit (args->rlimits[i].resource, &args->rlimits[i].value) < 0)
+      die (st, errno, "setrlimit %d", args->rlimits[i].resource);
+  if (sr_caps_apply (args->caps, &step) < 0)
+    die (st, errno, "%s", step);
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    die (st, errno, "set no_new_privs");
+  /* Every inherited fd but 0-2 and the sync socket (already close-on-exec)
+   * is gone at execve.  */
+  if (syscall (SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    die (st, errno, "close inherited fds");
+  st->msg.marks[SR_MARK_CAPS] = sr_now_ns ();
+
+  /* sync 4: the policy is in place.  seccomp goes last, so nothing before
+   * it needs a syscall the profile denies; only execve (and, on failure,
+   * the error report) follow it.  */
+  st->msg.marks[SR_MARK_SECCOMP] = sr_now_ns ();
+  st->msg.type = SR_SYNC_EXEC;
+  if (sr_sync_send (args->sync_fd, &st->msg, NULL, 0) < 0)
+    _exit (SR_CHILD_EXIT_SETUP);
+  if (args->seccomp && sr_seccomp_filter_install (args->seccomp) < 0)
+    die (st, errno, "load the seccomp filter");
+
+  exec_in_path (spec.argv, spec.env);
+  die (st, errno, "exec %s", spec.argv[0]);
+}
+
+/* Closes every fd from 3 up except keep_a and keep_b.  */
+static void
+close_all_but (int keep_a, int keep_b)
+{
+  unsigned lo = (unsigned) (keep_a < keep_b ? keep_a : keep_b);
+  unsigned hi = (unsigned) (keep_a < keep_b ? keep_b : keep_a);
+
+  if (lo > 3)
+    syscall (SYS_close_range, 3, lo - 1, 0);
+  if (hi > lo + 1)
+    syscall (SYS_close_range, lo + 1, hi - 1, 0);
+  syscall (SYS_close_range, hi + 1, ~0U, 0);
+}
+
+/* A held container's init: pid 1 of its namespace, reaping whatever the
+ * commands that join it leave behind, until the runner closes the sync
+ * socket or kills it.  */
+static __attribute__ ((noreturn)) void
+hold (struct child_state *st)
+{
+  struct pollfd pfd = { .fd = st->args->sync_fd, .events = POLLIN };
+  sigset_t chld;
+  int sfd;
+
+  sigemptyset (&chld);
+  sigaddset (&chld, SIGCHLD);
+  if (sigprocmask (SIG_BLOCK, &chld, NULL) < 0)
+    die (st, errno, "block SIGCHLD");
+  sfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0)
+    die (st, errno, "signalfd");
+  /* Nothing of the runner stays open in the init but the sync socket.  */
+  close_all_but (st->args->sync_fd, sfd);
+  st->msg.type = SR_SYNC_READY;
+  if (sr_sync_send (st->args->sync_fd, &st->msg, NULL, 0) < 0)
+    _exit (SR_CHILD_EXIT_SETUP);
+  for (;;)
+    {
+      struct pollfd fds[2] = { pfd, { .fd = sfd, .events = POLLIN } };
+      struct signalfd_siginfo si;
+
+      if (poll (fds, 2, -1) < 0 && errno != EINTR)
+        _exit (SR_CHILD_EXIT_SETUP);
+      if (fds[0].revents)
+        _exit (0);
+      while (read (sfd, &si, sizeof si) == sizeof si)
+        ;
+      while (waitpid (-1, NULL, WNOHANG) > 0)
+        ;
+    }
+}
+
 void
 sr_child_main (const struct sr_child_args *args)
 {
   struct child_state st = { .args = args };
-  struct exec_spec_view spec;
   int fds[SR_SYNC_MAX_FDS];
   size_t n_fds = 0;
-  const char *step = NULL;
   char errbuf[SR_SYNC_TEXT_MAX];
+  struct sr_sync_msg in;
 
   st.msg.marks[SR_MARK_CHILD_START] = sr_now_ns ();
   close (args->parent_sync_fd);
@@ -240,7 +337,6 @@ sr_child_main (const struct sr_child_args *args)
     die (&st, errno, "set the parent death signal");
   /* A parent that died before prctl is noticed as EOF on the sync socket
    * (getppid is no help: it reads 0 in a new pid namespace).  */
-
   reset_signals ();
 
   /* sync 1: the parent has written our uid and gid maps.  */
@@ -262,48 +358,89 @@ sr_child_main (const struct sr_child_args *args)
     die (&st, errno, "sethostname %s", args->hostname);
   st.msg.marks[SR_MARK_NET] = sr_now_ns ();
 
-  /* sync 2: built; wait for the command.  */
+  /* sync 2: built; wait for the command, or to be held.  */
   st.msg.marks[SR_MARK_READY] = sr_now_ns ();
   st.msg.type = SR_SYNC_READY;
   if (sr_sync_send (args->sync_fd, &st.msg, NULL, 0) < 0)
     _exit (SR_CHILD_EXIT_SETUP);
 
-  /* sync 3: the exec spec and stdin, stdout, stderr.  */
+  /* sync 3: the exec spec and stdin, stdout, stderr; or HOLD.  */
+  switch (sr_sync_recv (args->sync_fd, &in, fds, SR_SYNC_MAX_FDS, &n_fds))
+    {
+    case 0:
+      break;
+    case 1:
+      _exit (SR_CHILD_EXIT_SETUP);
+    default:
+      die (&st, errno, "wait for the runner");
+    }
+  if (in.type == SR_SYNC_HOLD)
+    hold (&st);
+  if (in.type != SR_SYNC_START || n_fds != 4)
+    die (&st, EPROTO, "expected START with 4 fds, got message %u with %zu", in.type, n_fds);
+  exec_command (&st, fds);
+}
+
+/* A command entering a held container: join all of its namespaces through
+ * the init's pidfd, then fork, since only children enter a pid namespace.
+ * This process waits for the command and ends the same way it did, so the
+ * runner supervises it like an init.  */
+void
+sr_joiner_main (const struct sr_child_args *args, int target_pidfd)
+{
+  struct child_state st = { .args = args };
+  int fds[SR_SYNC_MAX_FDS], status;
+  size_t n_fds = 0;
+  pid_t pid;
+
+  st.msg.marks[SR_MARK_CHILD_START] = sr_now_ns ();
+  close (args->parent_sync_fd);
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    die (&st, errno, "set the parent death signal");
+  reset_signals ();
+
+  /* GO: the parent has put us in the container's cgroups.  */
+  wait_for (&st, SR_SYNC_GO, NULL, 0, NULL);
+  if (setns (target_pidfd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET
+                               | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) < 0)
+    die (&st, errno, "join the container's namespaces");
+  close (target_pidfd);
+  become_root (&st);
+  st.msg.marks[SR_MARK_PIVOT] = st.msg.marks[SR_MARK_NET] = sr_now_ns ();
+  st.msg.marks[SR_MARK_READY] = sr_now_ns ();
+  st.msg.type = SR_SYNC_READY;
+  if (sr_sync_send (args->sync_fd, &st.msg, NULL, 0) < 0)
+    _exit (SR_CHILD_EXIT_SETUP);
   wait_for (&st, SR_SYNC_START, fds, SR_SYNC_MAX_FDS, &n_fds);
   if (n_fds != 4)
     die (&st, EPROTO, "START carried %zu fds, expected 4", n_fds);
-  map_spec (&st, fds[0], &spec);
-  install_stdio (&st, fds + 1);
 
-  if (setsid () < 0)
-    die (&st, errno, "setsid");
-  if (chdir (spec.cwd) < 0)
-    die (&st, errno, "chdir %s", spec.cwd);
-  for (size_t i = 0; i < args->n_rlimits; i++)
-    if (setrlimit (args->rlimits[i].resource, &args->rlimits[i].value) < 0)
-      die (&st, errno, "setrlimit %d", args->rlimits[i].resource);
-  if (sr_caps_apply (args->caps, &step) < 0)
-    die (&st, errno, "%s", step);
-  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    die (&st, errno, "set no_new_privs");
-  /* Every inherited fd but 0-2 and the sync socket (already close-on-exec)
-   * is gone at execve.  */
-  if (syscall (SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-    die (&st, errno, "close inherited fds");
-  st.msg.marks[SR_MARK_CAPS] = sr_now_ns ();
-
-  /* sync 4: the policy is in place.  seccomp goes last, so nothing before
-   * it needs a syscall the profile denies; only execve (and, on failure,
-   * the error report) follow it.  */
-  st.msg.marks[SR_MARK_SECCOMP] = sr_now_ns ();
-  st.msg.type = SR_SYNC_EXEC;
-  if (sr_sync_send (args->sync_fd, &st.msg, NULL, 0) < 0)
-    _exit (SR_CHILD_EXIT_SETUP);
-  if (args->seccomp && sr_seccomp_filter_install (args->seccomp) < 0)
-    die (&st, errno, "load the seccomp filter");
-
-  exec_in_path (spec.argv, spec.env);
-  die (&st, errno, "exec %s", spec.argv[0]);
+  pid = fork ();
+  if (pid < 0)
+    die (&st, errno, "fork into the container");
+  if (pid == 0)
+    {
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        die (&st, errno, "set the parent death signal");
+      exec_command (&st, fds);
+    }
+  /* The runner kills the command's process group by this pid.  Then our
+   * copy of the socket goes: it must not hold it open, or the runner would
+   * never see the EOF of the command's successful execve.  */
+  st.msg.type = SR_SYNC_PID;
+  st.msg.pid = pid;
+  sr_sync_send (args->sync_fd, &st.msg, NULL, 0);
+  close (args->sync_fd);
+  for (size_t i = 0; i < n_fds; i++)
+    close (fds[i]);
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      _exit (SR_CHILD_EXIT_SETUP);
+  if (WIFEXITED (status))
+    _exit (WEXITSTATUS (status));
+  signal (WTERMSIG (status), SIG_DFL);
+  kill (getpid (), WTERMSIG (status));
+  _exit (128 + WTERMSIG (status));
 }
 
 int

@@ -42,6 +42,11 @@ struct sr_child_args
 
 __attribute__ ((noreturn)) void sr_child_main (const struct sr_child_args *args);
 
+/* A process that enters the held container of target_pidfd to run one
+ * command there (see sr_container_exec).  */
+__attribute__ ((noreturn)) void sr_joiner_main (const struct sr_child_args *args,
+                                                int target_pidfd);
+
 /* The exec spec travels in a memfd as NUL-terminated strings:
  *   argc envc argv[0] ... argv[argc-1] env[0] ... env[envc-1] cwd
  * (counts in decimal, so empty arguments survive).  sr_exec_spec_encode

@@ -35,20 +35,30 @@
 #define NAMESPACE_FLAGS \
   (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
 
-struct sr_container
+/* A process the runner talks to and supervises: the container's init, or
+ * a joiner that runs one command inside a held container.  */
+struct proc
 {
   pid_t pid;
   int pidfd;
   int sync_fd;
   bool reaped;
+  pid_t command_pid;     /* joiner's command, for its process group */
+  struct sr_container *container;
+  uint64_t marks[SR_MARK_MAX];
+};
+
+struct sr_container
+{
+  struct proc init;
   bool started;
+  bool held;
   struct sr_mount_plan *mounts;
   struct sr_caps_plan caps;
   struct sr_idmap idmap;
   struct sr_cgroup *cgroup;
   struct sr_limit_report limits;
   uint64_t memory_limit;
-  uint64_t marks[SR_MARK_MAX];
   struct sr_child_args child;
 };
 
@@ -76,7 +86,7 @@ sr_run_result_done (struct sr_run_result *r)
 pid_t
 sr_container_pid (const struct sr_container *c)
 {
-  return c->pid;
+  return c->init.pid;
 }
 
 static int
@@ -85,26 +95,55 @@ pidfd_signal (int pidfd, int sig)
   return (int) syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
+/* Kills what the supervised process stands for: a whole container when it
+ * is the init, the command's process group when it is a joiner.  */
 static void
-kill_container (void *ctx)
+kill_proc (void *ctx)
 {
-  struct sr_container *c = ctx;
+  struct proc *p = ctx;
 
-  if (c->pidfd >= 0 && !c->reaped)
-    pidfd_signal (c->pidfd, SIGKILL);
-  if (c->cgroup)
-    sr_cgroup_kill (c->cgroup, NULL);
+  if (p->pidfd >= 0 && !p->reaped)
+    pidfd_signal (p->pidfd, SIGKILL);
+  if (p->command_pid > 0)
+    kill (-p->command_pid, SIGKILL);
+  else if (p->container->cgroup)
+    sr_cgroup_kill (p->container->cgroup, NULL);
 }
 
-/* Describes how the init ended, for a failure before it reported why.  */
+static void
+proc_reap (struct proc *p)
+{
+  siginfo_t si;
+
+  if (p->pidfd >= 0)
+    {
+      if (!p->reaped)
+        {
+          pidfd_signal (p->pidfd, SIGKILL);
+          waitid (P_PIDFD, (id_t) p->pidfd, &si, WEXITED);
+        }
+      close (p->pidfd);
+    }
+  else if (p->pid > 0 && !p->reaped)
+    {
+      kill (p->pid, SIGKILL);
+      waitpid (p->pid, NULL, 0);
+    }
+  if (p->sync_fd >= 0)
+    close (p->sync_fd);
+  p->pidfd = p->sync_fd = -1;
+  p->reaped = true;
+}
+
+/* Describes how the process ended, for a failure before it said why.  */
 static int
-init_died (struct sr_container *c, const char *when, sr_error_t *err)
+proc_died (struct proc *p, const char *when, sr_error_t *err)
 {
   siginfo_t si = { 0 };
 
-  if (waitid (P_PIDFD, (id_t) c->pidfd, &si, WEXITED) == 0)
+  if (waitid (P_PIDFD, (id_t) p->pidfd, &si, WEXITED) == 0)
     {
-      c->reaped = true;
+      p->reaped = true;
       if (si.si_code == CLD_EXITED)
         return sr_error_set (err, 0, "container init exited with status %d %s", si.si_status,
                              when);
@@ -114,21 +153,27 @@ init_died (struct sr_container *c, const char *when, sr_error_t *err)
   return sr_error_set (err, 0, "container init vanished %s", when);
 }
 
+static void
+merge_marks (struct proc *p, const struct sr_sync_msg *msg)
+{
+  for (int i = 0; i < SR_MARK_MAX; i++)
+    if (msg->marks[i])
+      p->marks[i] = msg->marks[i];
+}
+
 /* Receives the next message and turns an ERROR or EOF into an error.  */
 static int
-expect (struct sr_container *c, enum sr_sync_type type, const char *when, sr_error_t *err)
+expect (struct proc *p, enum sr_sync_type type, const char *when, sr_error_t *err)
 {
   struct sr_sync_msg msg;
   int r;
 
-  r = sr_sync_recv (c->sync_fd, &msg, NULL, 0, NULL);
+  r = sr_sync_recv (p->sync_fd, &msg, NULL, 0, NULL);
   if (r == 1)
-    return init_died (c, when, err);
+    return proc_died (p, when, err);
   if (r < 0)
     return sr_error_set (err, errno, "read from the container's sync socket");
-  for (int i = 0; i < SR_MARK_MAX; i++)
-    if (msg.marks[i])
-      c->marks[i] = msg.marks[i];
+  merge_marks (p, &msg);
   if (msg.type == SR_SYNC_ERROR)
     return sr_error_set (err, msg.errnum, "%s", msg.text);
   if (msg.type != type)
@@ -136,13 +181,48 @@ expect (struct sr_container *c, enum sr_sync_type type, const char *when, sr_err
   return 0;
 }
 
+/* After START: EXEC once the policy is in place, then EOF when execve
+ * succeeded (the socket is close-on-exec) or ERROR when it did not.  A
+ * joiner also reports its command's pid, in any order with the rest.  */
 static int
-send_msg (struct sr_container *c, enum sr_sync_type type, const int *fds, size_t n_fds,
-          sr_error_t *err)
+expect_exec (struct proc *p, int *ret_exit_code, sr_error_t *err)
+{
+  bool exec_seen = false;
+
+  for (;;)
+    {
+      struct sr_sync_msg msg;
+      int r = sr_sync_recv (p->sync_fd, &msg, NULL, 0, NULL);
+
+      if (r < 0)
+        return sr_error_set (err, errno, "read from the container's sync socket");
+      if (r == 1)
+        return exec_seen ? 0 : proc_died (p, "before exec", err);
+      merge_marks (p, &msg);
+      switch (msg.type)
+        {
+        case SR_SYNC_PID:
+          p->command_pid = msg.pid;
+          break;
+        case SR_SYNC_EXEC:
+          exec_seen = true;
+          break;
+        case SR_SYNC_ERROR:
+          if (exec_seen)
+            *ret_exit_code = msg.errnum == ENOENT ? 127 : 126;
+          return sr_error_set (err, msg.errnum, "%s", msg.text);
+        default:
+          return sr_error_set (err, EPROTO, "unexpected message %u from the container", msg.type);
+        }
+    }
+}
+
+static int
+send_msg (struct proc *p, enum sr_sync_type type, const int *fds, size_t n_fds, sr_error_t *err)
 {
   struct sr_sync_msg msg = { .type = type };
 
-  if (sr_sync_send (c->sync_fd, &msg, fds, n_fds) < 0)
+  if (sr_sync_send (p->sync_fd, &msg, fds, n_fds) < 0)
     return sr_error_set (err, errno, "write to the container's sync socket");
   return 0;
 }
@@ -201,15 +281,19 @@ plan_limits (struct sr_container *c, const struct sr_container_config *cfg, cons
   return 0;
 }
 
+/* Clones p's process: a new container's init (namespaces) or a joiner
+ * (no new namespaces; it enters the held container's).  */
 static int
-spawn (struct sr_container *c, sr_error_t *err)
+spawn (struct sr_container *c, struct proc *p, const struct sr_child_args *args, bool joiner,
+       sr_error_t *err)
 {
+  uint64_t ns_flags = joiner ? 0 : NAMESPACE_FLAGS;
   int cgroup_fd = c->cgroup ? sr_cgroup_clone_fd (c->cgroup) : -1;
   struct clone_args ca = { 0 };
   int pidfd = -1;
   long pid;
 
-  ca.flags = NAMESPACE_FLAGS | CLONE_PIDFD;
+  ca.flags = ns_flags | CLONE_PIDFD;
   ca.pidfd = (uint64_t) (uintptr_t) &pidfd;
   ca.exit_signal = SIGCHLD;
   if (cgroup_fd >= 0)
@@ -217,7 +301,7 @@ spawn (struct sr_container *c, sr_error_t *err)
       ca.flags |= CLONE_INTO_CGROUP;
       ca.cgroup = (uint64_t) cgroup_fd;
     }
-  c->marks[SR_MARK_CLONE] = sr_now_ns ();
+  p->marks[SR_MARK_CLONE] = sr_now_ns ();
   pid = syscall (SYS_clone3, &ca, sizeof ca);
   if (pid < 0 && cgroup_fd >= 0 && (errno == EINVAL || errno == E2BIG))
     {
@@ -232,7 +316,7 @@ spawn (struct sr_container *c, sr_error_t *err)
       /* clone3 filtered (as Docker's seccomp profile does): plain clone,
        * then a pidfd for the child.  */
       cgroup_fd = -1;
-      pid = syscall (SYS_clone, (unsigned long) (NAMESPACE_FLAGS | SIGCHLD), NULL, NULL, NULL, 0);
+      pid = syscall (SYS_clone, (unsigned long) (ns_flags | SIGCHLD), NULL, NULL, NULL, 0);
       if (pid > 0)
         {
           pidfd = (int) syscall (SYS_pidfd_open, (pid_t) pid, 0);
@@ -248,19 +332,37 @@ spawn (struct sr_container *c, sr_error_t *err)
     }
   if (pid < 0)
     {
-      if (errno == EPERM || errno == ENOSPC || errno == EUSERS)
+      if (!joiner && (errno == EPERM || errno == ENOSPC || errno == EUSERS))
         return sr_error_set (err, errno, "clone: cannot create the namespaces (are unprivileged "
                              "user namespaces disabled? see kernel.unprivileged_userns_clone and "
                              "user.max_user_namespaces)");
       return sr_error_set (err, errno, "clone");
     }
   if (pid == 0)
-    sr_child_main (&c->child);
+    {
+      if (joiner)
+        sr_joiner_main (args, c->init.pidfd);
+      sr_child_main (args);
+    }
 
-  c->pid = (pid_t) pid;
-  c->pidfd = pidfd;
-  if (c->cgroup && cgroup_fd < 0 && sr_cgroup_attach (c->cgroup, c->pid, err) < 0)
+  p->pid = (pid_t) pid;
+  p->pidfd = pidfd;
+  if (c->cgroup && cgroup_fd < 0 && sr_cgroup_attach (c->cgroup, p->pid, err) < 0)
     return -1;
+  return 0;
+}
+
+/* A socket pair for p; the child's end goes into args.  */
+static int
+proc_socket (struct proc *p, struct sr_child_args *args, sr_error_t *err)
+{
+  int sv[2];
+
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return sr_error_set (err, errno, "socketpair");
+  p->sync_fd = sv[0];
+  args->sync_fd = sv[1];
+  args->parent_sync_fd = sv[0];
   return 0;
 }
 
@@ -270,13 +372,14 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
 {
   static unsigned serial;
   struct sr_container *c;
-  int sv[2];
   char name[64];
+  int r;
 
   c = sr_xcalloc (1, sizeof *c);
-  c->pidfd = -1;
-  c->sync_fd = -1;
-  c->caps.final = NULL;
+  c->init.pidfd = -1;
+  c->init.sync_fd = -1;
+  c->init.container = c;
+  c->child.sync_fd = -1;
   snprintf (name, sizeof name, "sr-%ld-%u", (long) getpid (),
             __atomic_fetch_add (&serial, 1, __ATOMIC_RELAXED));
 
@@ -294,34 +397,26 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
   if (plan_limits (c, cfg, name, err) < 0)
     goto fail;
 
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    {
-      sr_error_set (err, errno, "socketpair");
-      goto fail;
-    }
-  c->sync_fd = sv[0];
-  c->child.sync_fd = sv[1];
-  c->child.parent_sync_fd = sv[0];
   c->child.mounts = c->mounts;
   c->child.hostname = cfg->hostname ? cfg->hostname : SR_DEFAULT_HOSTNAME;
   c->child.setgroups_allowed = sr_idmap_setgroups_allowed (&c->idmap);
   c->child.caps = &c->caps;
   c->child.seccomp = cfg->seccomp;
+  if (proc_socket (&c->init, &c->child, err) < 0)
+    goto fail;
 
-  if (spawn (c, err) < 0)
-    {
-      close (sv[1]);
-      goto fail;
-    }
-  close (sv[1]);
+  r = spawn (c, &c->init, &c->child, false, err);
+  close (c->child.sync_fd);
   c->child.sync_fd = -1;
+  if (r < 0)
+    goto fail;
 
-  if (sr_idmap_apply (&c->idmap, c->pid, err) < 0)
+  if (sr_idmap_apply (&c->idmap, c->init.pid, err) < 0)
     goto fail;
-  c->marks[SR_MARK_IDMAP] = sr_now_ns ();
-  if (send_msg (c, SR_SYNC_GO, NULL, 0, err) < 0)
+  c->init.marks[SR_MARK_IDMAP] = sr_now_ns ();
+  if (send_msg (&c->init, SR_SYNC_GO, NULL, 0, err) < 0)
     goto fail;
-  if (expect (c, SR_SYNC_READY, "while building the container", err) < 0)
+  if (expect (&c->init, SR_SYNC_READY, "while building the container", err) < 0)
     goto fail;
   *ret = c;
   return 0;
@@ -363,6 +458,8 @@ static void
 fill_status (struct sr_container *c, const struct sr_supervise_outcome *o,
              struct sr_run_result *res)
 {
+  res->cpu_ns = (uint64_t) (o->rusage.ru_utime.tv_sec + o->rusage.ru_stime.tv_sec) * 1000000000ull
+                + (uint64_t) (o->rusage.ru_utime.tv_usec + o->rusage.ru_stime.tv_usec) * 1000ull;
   if (o->exit.si_code == CLD_EXITED)
     res->exit_code = o->exit.si_status;
   else
@@ -382,10 +479,11 @@ fill_status (struct sr_container *c, const struct sr_supervise_outcome *o,
     res->memory_peak = sr_cgroup_memory_peak (c->cgroup);
 }
 
-int
-sr_container_start (struct sr_container *c, const struct sr_exec_spec *spec,
-                    const struct sr_run_options *opts, struct sr_run_result *result,
-                    sr_error_t *err)
+/* START for p (an init waiting after READY, or a joiner), then supervision
+ * to the end.  */
+static int
+run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *spec,
+             const struct sr_run_options *opts, struct sr_run_result *result, sr_error_t *err)
 {
   _cleanup_close_ int spec_fd = -1, null_fd = -1;
   int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
@@ -394,15 +492,8 @@ sr_container_start (struct sr_container *c, const struct sr_exec_spec *spec,
   uint64_t t0;
   int r = -1;
 
-  memset (result, 0, sizeof *result);
-  result->limits = c->limits;
-  result->memory_limit = c->memory_limit;
-  if (c->started)
-    return sr_error_set (err, EBUSY, "a container runs one command only");
-  c->started = true;
   if (spec->argv == NULL || spec->argv[0] == NULL)
     return sr_error_set (err, EINVAL, "no command given");
-
   spec_fd = make_spec_fd (spec, err);
   if (spec_fd < 0)
     goto out;
@@ -425,50 +516,33 @@ sr_container_start (struct sr_container *c, const struct sr_exec_spec *spec,
     int fds[4] = { spec_fd, opts->stdin_fd >= 0 ? opts->stdin_fd : null_fd, out[1], errp[1] };
 
     t0 = sr_now_ns ();
-    c->marks[SR_MARK_START] = t0;
-    if (send_msg (c, SR_SYNC_START, fds, 4, err) < 0)
+    p->marks[SR_MARK_START] = t0;
+    if (send_msg (p, SR_SYNC_START, fds, 4, err) < 0)
       goto out;
   }
   close (out[1]);
   close (errp[1]);
   out[1] = errp[1] = -1;
 
-  if (expect (c, SR_SYNC_EXEC, "before exec", err) < 0)
+  if (expect_exec (p, &result->exit_code, err) < 0)
     goto out;
-  /* The socket closes at a successful execve; a message means it failed.  */
-  {
-    struct sr_sync_msg msg;
-    int rr = sr_sync_recv (c->sync_fd, &msg, NULL, 0, NULL);
-
-    if (rr == 0 && msg.type == SR_SYNC_ERROR)
-      {
-        result->exit_code = msg.errnum == ENOENT ? 127 : 126;
-        sr_error_set (err, msg.errnum, "%s", msg.text);
-        goto out;
-      }
-    if (rr < 0)
-      {
-        sr_error_set (err, errno, "read from the container's sync socket");
-        goto out;
-      }
-  }
-  c->marks[SR_MARK_EXEC] = sr_now_ns ();
+  p->marks[SR_MARK_EXEC] = sr_now_ns ();
 
   fcntl (out[0], F_SETFL, O_NONBLOCK);
   fcntl (errp[0], F_SETFL, O_NONBLOCK);
   io.out_fd = out[0];
   io.err_fd = errp[0];
-  io.pidfd = c->pidfd;
+  io.pidfd = p->pidfd;
   io.cancel_fd = opts->cancel_fd;
   io.timeout_ms = opts->timeout_ms;
   io.max_output = opts->max_output ? opts->max_output : SR_DEFAULT_MAX_OUTPUT;
   io.on_output = opts->on_output;
   io.userdata = opts->userdata;
-  io.kill = kill_container;
-  io.kill_ctx = c;
+  io.kill = kill_proc;
+  io.kill_ctx = p;
   if (sr_supervise (&io, &outcome, err) < 0)
     goto out;
-  c->reaped = true;
+  p->reaped = true;
   result->duration_ns = sr_now_ns () - t0;
   fill_status (c, &outcome, result);
   result->out = outcome.out;
@@ -477,7 +551,7 @@ sr_container_start (struct sr_container *c, const struct sr_exec_spec *spec,
   r = 0;
 
 out:
-  memcpy (result->marks, c->marks, sizeof c->marks);
+  memcpy (result->marks, p->marks, sizeof p->marks);
   sr_captured_done (&outcome.out);
   sr_captured_done (&outcome.err);
   for (int i = 0; i < 2; i++)
@@ -490,29 +564,77 @@ out:
   return r;
 }
 
+static void
+result_init (const struct sr_container *c, struct sr_run_result *result)
+{
+  memset (result, 0, sizeof *result);
+  result->limits = c->limits;
+  result->memory_limit = c->memory_limit;
+}
+
+int
+sr_container_start (struct sr_container *c, const struct sr_exec_spec *spec,
+                    const struct sr_run_options *opts, struct sr_run_result *result,
+                    sr_error_t *err)
+{
+  result_init (c, result);
+  if (c->started || c->held)
+    return sr_error_set (err, EBUSY, "a container runs one command only");
+  c->started = true;
+  return run_command (c, &c->init, spec, opts, result, err);
+}
+
+int
+sr_container_hold (struct sr_container *c, sr_error_t *err)
+{
+  if (c->started || c->held)
+    return sr_error_set (err, EBUSY, "the container already runs a command");
+  if (send_msg (&c->init, SR_SYNC_HOLD, NULL, 0, err) < 0)
+    return -1;
+  if (expect (&c->init, SR_SYNC_READY, "while becoming a holding init", err) < 0)
+    return -1;
+  c->held = true;
+  return 0;
+}
+
+int
+sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
+                   const struct sr_run_options *opts, struct sr_run_result *result,
+                   sr_error_t *err)
+{
+  struct proc joiner = { .pidfd = -1, .sync_fd = -1, .container = c };
+  struct sr_child_args args = c->child;
+  int r = -1;
+
+  result_init (c, result);
+  if (!c->held)
+    return sr_error_set (err, EINVAL, "the container is not held");
+  if (c->init.reaped || pidfd_signal (c->init.pidfd, 0) < 0)
+    return sr_error_set (err, ESRCH, "the container's init is gone");
+  if (proc_socket (&joiner, &args, err) < 0)
+    return -1;
+  r = spawn (c, &joiner, &args, true, err);
+  close (args.sync_fd);
+  if (r < 0)
+    goto out;
+  r = -1;
+  if (send_msg (&joiner, SR_SYNC_GO, NULL, 0, err) < 0)
+    goto out;
+  if (expect (&joiner, SR_SYNC_READY, "while entering the container", err) < 0)
+    goto out;
+  r = run_command (c, &joiner, spec, opts, result, err);
+
+out:
+  proc_reap (&joiner);
+  return r;
+}
+
 void
 sr_container_destroy (struct sr_container *c)
 {
   if (c == NULL)
     return;
-  if (c->pidfd >= 0)
-    {
-      if (!c->reaped)
-        {
-          siginfo_t si;
-
-          pidfd_signal (c->pidfd, SIGKILL);
-          waitid (P_PIDFD, (id_t) c->pidfd, &si, WEXITED);
-        }
-      close (c->pidfd);
-    }
-  else if (c->pid > 0)
-    {
-      kill (c->pid, SIGKILL);
-      waitpid (c->pid, NULL, 0);
-    }
-  if (c->sync_fd >= 0)
-    close (c->sync_fd);
+  proc_reap (&c->init);
   sr_cgroup_destroy (c->cgroup, NULL);
   sr_mount_plan_free (c->mounts);
   sr_caps_plan_done (&c->caps);

@@ -85,6 +85,7 @@ struct sr_run_result
   int signal;            /* terminating signal, 0 if it exited */
   struct sr_captured out, err;
   uint64_t duration_ns;  /* start to the last process gone */
+  uint64_t cpu_ns;       /* user + system time of the init and what it reaped */
   uint64_t marks[SR_MARK_MAX];
   struct sr_limit_report limits;
   uint64_t memory_limit; /* what was asked, for messages */
@@ -107,6 +108,17 @@ pid_t sr_container_pid (const struct sr_container *c);
 int sr_container_start (struct sr_container *c, const struct sr_exec_spec *spec,
                         const struct sr_run_options *opts, struct sr_run_result *result,
                         sr_error_t *err);
+
+/* Sessions: instead of starting a command, the init of a created
+ * container becomes a holding init (pid 1, reaping) that keeps the
+ * namespaces, mounts and cgroup alive; each sr_container_exec then runs one
+ * command inside it, under the same policy, joining its namespaces through
+ * the init's pidfd.  When the command ends, what is left of its process
+ * group is killed; the container lives on until destroyed.  */
+int sr_container_hold (struct sr_container *c, sr_error_t *err);
+int sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
+                       const struct sr_run_options *opts, struct sr_run_result *result,
+                       sr_error_t *err);
 
 /* Kills what is left, waits for it, removes the cgroups.  Accepts NULL.  */
 void sr_container_destroy (struct sr_container *c);

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,7 +183,9 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
       if (pfd[WATCH_PID].revents)
         {
           memset (&ret->exit, 0, sizeof ret->exit);
-          if (waitid (P_PIDFD, (id_t) io->pidfd, &ret->exit, WEXITED) < 0)
+          /* The raw waitid also reports the resources the container's
+           * processes used (the init and every child it reaped).  */
+          if (syscall (SYS_waitid, P_PIDFD, io->pidfd, &ret->exit, WEXITED, &ret->rusage) < 0)
             {
               sr_error_set (err, errno, "wait for the container");
               goto out;

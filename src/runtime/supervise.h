@@ -5,6 +5,7 @@
 #define SR_SUPERVISE_H
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ struct sr_supervise_outcome
 {
   bool timed_out, cancelled;
   siginfo_t exit;           /* from waitid on the pidfd */
+  struct rusage rusage;
   struct sr_captured out, err;
 };
 

@@ -8,6 +8,10 @@
  *   sync 4  child  -> parent EXEC    policy applied, execve is next
  *           then EOF (the socket is O_CLOEXEC) once execve succeeded.
  *
+ * A container kept for a session gets HOLD instead of START: its init then
+ * only reaps, and each command joins it (see sr_joiner_main) with the same
+ * GO, READY, START, EXEC sequence on a socket of its own.
+ *
  * Any step that fails sends ERROR (errnum + which step) instead, and the
  * child exits.  */
 #ifndef SR_SYNC_H
@@ -23,6 +27,8 @@ enum sr_sync_type
   SR_SYNC_START,
   SR_SYNC_EXEC,
   SR_SYNC_ERROR,
+  SR_SYNC_HOLD,   /* parent -> child instead of START: become a holding init */
+  SR_SYNC_PID,    /* joiner -> parent: the command's host pid, in `pid` */
 };
 
 /* Timing points of the container setup, CLOCK_MONOTONIC ns.  The child's
@@ -50,6 +56,7 @@ struct sr_sync_msg
 {
   uint32_t type;
   int32_t errnum;
+  int32_t pid;
   uint64_t marks[SR_MARK_MAX];
   char text[SR_SYNC_TEXT_MAX];
 };

@@ -1,6 +1,12 @@
 integration_tests = \
 	tests/integration/isolation.sh \
-	tests/integration/supervision.sh
+	tests/integration/supervision.sh \
+	tests/integration/limits.sh \
+	tests/integration/session.sh
 
 TESTS += $(integration_tests)
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh
+
+# Test programs that drive the runtime directly.
+check_PROGRAMS += tests/helpers/session-driver
+tests_helpers_session_driver_LDADD = $(UNIT_LDADD)

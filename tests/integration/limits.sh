@@ -1,0 +1,76 @@
+#!/bin/sh
+# Resource limits seen from inside, and the report of what enforced them.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+require_busybox_rootfs
+
+# Which mechanism this host should use: cgroups as root (v1 here, v2 on a
+# pure v2 host or in the cgroup2 guest), rlimits for an ordinary user
+# without a delegated cgroup.
+if [ -n "${SR_EXPECT_LIMITS:-}" ]; then
+  expect=$SR_EXPECT_LIMITS
+elif [ "$(id -u)" -eq 0 ]; then
+  if grep -q '^0::/' /proc/self/cgroup && [ "$(grep -c . /proc/self/cgroup)" -eq 1 ]; then
+    expect=cgroup2
+  else
+    expect=cgroup1
+  fi
+else
+  expect=rlimit
+fi
+echo "# expecting limits enforced by: $expect"
+
+run_sr run --json --rootfs "$ROOTFS" -- true
+limits=$(json_field "$out" limits)
+if [ "$expect" = rlimit ]; then
+  is "$limits" '{"memory": "rlimit", "cpu": "none", "pids": "rlimit"}' "the result says rlimits enforce memory and pids, and nothing the CPU share"
+  run_sr run --strict-limits --rootfs "$ROOTFS" -- true
+  is "$rc" 125 "--strict-limits refuses a limit nothing can enforce"
+  like "$err" "the CPU limit cannot be enforced" "and says which"
+  run_sr run --strict-limits --cpus 0 --rootfs "$ROOTFS" -- true
+  is "$rc" 0 "--strict-limits runs when every asked limit is enforced"
+else
+  is "$limits" "{\"memory\": \"$expect\", \"cpu\": \"$expect\", \"pids\": \"$expect\"}" "the result says $expect enforced each limit"
+  run_sr run --strict-limits --rootfs "$ROOTFS" -- true
+  is "$rc" 0 "--strict-limits runs when every limit is enforced"
+fi
+
+# A memory balloon: dd's 96 MiB buffer, filled from /dev/zero.
+run_sr run --json --memory 32M --rootfs "$ROOTFS" -- dd if=/dev/zero of=/dev/null bs=96M count=1
+if [ "$expect" = rlimit ]; then
+  is "$(json_field "$out" status)" error "past the address-space rlimit the allocation fails"
+  like "$(json_field "$out" stderr)" "memory|Cannot allocate" "and the program says so"
+else
+  is "$(json_field "$out" status)" oom "a balloon past the memory limit is reported as oom"
+  is "$(json_field "$out" signal)" 9 "killed by the OOM killer"
+  is "$(json_field "$out" memory_limit_bytes)" 33554432 "the result carries the limit"
+fi
+run_sr run --json --memory 64M --rootfs "$ROOTFS" -- dd if=/dev/zero of=/dev/null bs=16M count=1
+is "$(json_field "$out" status)" success "an allocation within the limit works"
+
+# A fork bomb stops at the pids limit; the runner and host stay responsive.
+start=$(date +%s%N)
+run_sr run --json --pids 16 --timeout 5 --rootfs "$ROOTFS" -- sh -c \
+  'i=0; while [ $i -lt 200 ]; do sleep 3 & i=$((i+1)); done 2>/dev/null; echo started; ps | wc -l'
+end=$(date +%s%N)
+procs=$(json_field "$out" stdout | tail -1)
+like "$(json_field "$out" stdout)" "started" "the fork bomb ran"
+ok $([ "${procs:-999}" -le 20 ] && echo 0 || echo 1) "and stayed at the pids limit ($procs processes seen)"
+ok $([ $(( (end - start) / 1000000 )) -lt 8000 ] && echo 0 || echo 1) "the runner returned on time"
+run_sr run --rootfs "$ROOTFS" -- echo alive
+is "$out" alive "the next container runs normally"
+
+# CPU share: a busy loop for 2 s of wall time under half a CPU.
+if [ "$expect" != rlimit ]; then
+  run_sr run --json --cpus 0.5 --timeout 2 --rootfs "$ROOTFS" -- sh -c 'while :; do :; done'
+  ratio=$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.2f" % (d["cpu_ms"]/d["duration_ms"]))')
+  ok $(python3 -c "print(0 if 0.35 <= $ratio <= 0.65 else 1)") "CPU time over wall time follows the 0.5 CPU quota ($ratio)"
+else
+  skip "no CPU quota without a cgroup (rootless, no delegation)"
+fi
+
+# /tmp is capped.
+run_sr run --tmp-size 1M --rootfs "$ROOTFS" -- sh -c 'head -c 2000000 /dev/zero > /tmp/big; echo rc=$?'
+like "$err" "No space left on device" "a file larger than /tmp fails with ENOSPC"
+like "$out" "rc=1" "and the write fails"
+
+done_testing
