@@ -11,6 +11,12 @@
 
 int sr_cmd_run (int argc, char **argv);
 int sr_cmd_config (int argc, char **argv);
+int sr_cmd_ps (int argc, char **argv);
+int sr_cmd_kill (int argc, char **argv);
+
+struct sr_config;
+/* Where containers are registered for ps and kill (runtime_dir/containers).  */
+char *sr_cli_state_dir (const struct sr_config *cfg);
 
 /* Prints "sandbox-runner: " and the message to stderr.  */
 void sr_cli_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

@@ -16,6 +16,8 @@ struct command
 static const struct command commands[] = {
   { "run", sr_cmd_run, "run a command in a fresh container" },
   { "config", sr_cmd_config, "show the effective configuration" },
+  { "ps", sr_cmd_ps, "list running containers and sessions" },
+  { "kill", sr_cmd_kill, "kill a container or session" },
 };
 
 void

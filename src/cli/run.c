@@ -19,6 +19,7 @@
 #include "runtime/container.h"
 #include "runtime/mounts.h"
 #include "runtime/seccomp.h"
+#include "runtime/state.h"
 
 struct run_args
 {
@@ -356,6 +357,19 @@ cancel_signals_fd (void)
   return signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* The command line as ps shows it, cut short.  */
+static char *
+join_argv (char *const *argv)
+{
+  char buf[256];
+  size_t len = 0;
+
+  buf[0] = '\0';
+  for (; *argv && len + 1 < sizeof buf; argv++)
+    len += (size_t) snprintf (buf + len, sizeof buf - len, "%s%s", len ? " " : "", *argv);
+  return sr_xstrdup (buf);
+}
+
 static void
 print_json (cJSON *o)
 {
@@ -380,6 +394,7 @@ sr_cmd_run (int argc, char **argv)
 {
   struct run_args a = { 0 };
   struct sr_config config = { 0 };
+  _cleanup_free_ char *state_dir = NULL, *label = NULL;
   struct sr_seccomp_filter *filter = NULL;
   struct sr_container_config cfg = { 0 };
   struct sr_run_options opts = { .stdin_fd = -1, .cancel_fd = -1 };
@@ -419,6 +434,12 @@ sr_cmd_run (int argc, char **argv)
   cfg.strict_limits = a.strict_limits;
   cfg.seccomp = filter;
   cfg.keep_caps = a.keep_caps;
+  state_dir = sr_cli_state_dir (&config);
+  cfg.state_dir = state_dir;
+  /* Whatever a runner that died left behind goes before we add ours.  */
+  sr_state_reclaim (state_dir, NULL);
+  label = join_argv (argv + cmd_index);
+  cfg.label = label;
 
   spec.argv = argv + cmd_index;
   spec.env = a.env;

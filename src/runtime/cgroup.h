@@ -69,6 +69,10 @@ bool sr_cgroup_oom_killed (const struct sr_cgroup *cg);
 /* Peak memory use in bytes (memory.peak / max_usage_in_bytes), 0 if unknown.  */
 uint64_t sr_cgroup_memory_peak (const struct sr_cgroup *cg);
 
+/* Removes the cgroup(s) named `name` below this runner's own cgroups that a
+ * runner which died left behind, killing anything still in them.  */
+int sr_cgroup_reclaim (const char *name, sr_error_t *err);
+
 /* Kills what is left, removes the cgroup(s) and frees cg.  Accepts NULL.  */
 int sr_cgroup_destroy (struct sr_cgroup *cg, sr_error_t *err);
 

@@ -80,6 +80,10 @@ become_root (struct child_state *st)
     die (st, errno, "setgroups");
   if (setresuid (0, 0, 0) < 0)
     die (st, errno, "setresuid 0");
+  /* A change of credentials clears the parent death signal; a parent that
+   * died meanwhile shows as EOF on the sync socket at the next step.  */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    die (st, errno, "set the parent death signal");
 }
 
 /* Splits the spec in place; argv and env point into the mapping.  */

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/defaults.h"
@@ -22,6 +23,7 @@
 #include "runtime/container.h"
 #include "runtime/idmap.h"
 #include "runtime/mounts.h"
+#include "runtime/state.h"
 #include "runtime/supervise.h"
 #include "runtime/sync.h"
 
@@ -60,6 +62,9 @@ struct sr_container
   struct sr_limit_report limits;
   uint64_t memory_limit;
   struct sr_child_args child;
+  char name[64];
+  struct sr_state state;
+  char *state_dir;        /* set once the state entry is written */
 };
 
 const char *
@@ -352,6 +357,33 @@ spawn (struct sr_container *c, struct proc *p, const struct sr_child_args *args,
   return 0;
 }
 
+static int
+write_state (struct sr_container *c, const struct sr_container_config *cfg, sr_error_t *err)
+{
+  static uint64_t runner_start;
+  struct sr_state *st = &c->state;
+
+  if (runner_start == 0)
+    runner_start = sr_process_start_time (getpid ());
+  st->name = sr_xstrdup (c->name);
+  st->kind = sr_xstrdup ("run");
+  st->label = sr_xstrdup (cfg->label ? cfg->label : "");
+  st->runner_pid = getpid ();
+  st->runner_start = runner_start;
+  st->init_pid = c->init.pid;
+  st->init_start = sr_process_start_time (c->init.pid);
+  st->created = (int64_t) time (NULL);
+  st->memory = cfg->limits.memory;
+  st->cpus = cfg->limits.cpus;
+  st->pids = cfg->limits.pids;
+  st->limits = c->limits;
+  st->cgroup_name = sr_xstrdup (c->cgroup ? c->name : "");
+  if (sr_state_write (cfg->state_dir, st, err) < 0)
+    return -1;
+  c->state_dir = sr_xstrdup (cfg->state_dir);
+  return 0;
+}
+
 /* A socket pair for p; the child's end goes into args.  */
 static int
 proc_socket (struct proc *p, struct sr_child_args *args, sr_error_t *err)
@@ -372,7 +404,6 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
 {
   static unsigned serial;
   struct sr_container *c;
-  char name[64];
   int r;
 
   c = sr_xcalloc (1, sizeof *c);
@@ -380,7 +411,7 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
   c->init.sync_fd = -1;
   c->init.container = c;
   c->child.sync_fd = -1;
-  snprintf (name, sizeof name, "sr-%ld-%u", (long) getpid (),
+  snprintf (c->name, sizeof c->name, "sr-%ld-%u", (long) getpid (),
             __atomic_fetch_add (&serial, 1, __ATOMIC_RELAXED));
 
   if (!sr_is_dir (cfg->fs.rootfs))
@@ -394,7 +425,7 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
     goto fail;
   if (sr_idmap_plan (&c->idmap, "/etc/subuid", "/etc/subgid", err) < 0)
     goto fail;
-  if (plan_limits (c, cfg, name, err) < 0)
+  if (plan_limits (c, cfg, c->name, err) < 0)
     goto fail;
 
   c->child.mounts = c->mounts;
@@ -417,6 +448,8 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
   if (send_msg (&c->init, SR_SYNC_GO, NULL, 0, err) < 0)
     goto fail;
   if (expect (&c->init, SR_SYNC_READY, "while building the container", err) < 0)
+    goto fail;
+  if (cfg->state_dir && write_state (c, cfg, err) < 0)
     goto fail;
   *ret = c;
   return 0;
@@ -594,6 +627,13 @@ sr_container_hold (struct sr_container *c, sr_error_t *err)
   if (expect (&c->init, SR_SYNC_READY, "while becoming a holding init", err) < 0)
     return -1;
   c->held = true;
+  if (c->state_dir)
+    {
+      free (c->state.kind);
+      c->state.kind = sr_xstrdup ("session");
+      if (sr_state_write (c->state_dir, &c->state, err) < 0)
+        return -1;
+    }
   return 0;
 }
 
@@ -636,6 +676,10 @@ sr_container_destroy (struct sr_container *c)
     return;
   proc_reap (&c->init);
   sr_cgroup_destroy (c->cgroup, NULL);
+  if (c->state_dir)
+    sr_state_remove (c->state_dir, c->name);
+  free (c->state_dir);
+  sr_state_done (&c->state);
   sr_mount_plan_free (c->mounts);
   sr_caps_plan_done (&c->caps);
   free (c);

@@ -6,7 +6,8 @@ libsandbox_a_SOURCES += \
 	src/runtime/sync.c src/runtime/sync.h \
 	src/runtime/supervise.c src/runtime/supervise.h \
 	src/runtime/netlink.c src/runtime/netlink.h \
-	src/runtime/caps.c src/runtime/caps.h
+	src/runtime/caps.c src/runtime/caps.h \
+	src/runtime/state.c src/runtime/state.h
 
 # The default seccomp profile is assembled into the binary from its JSON.
 libsandbox_a_SOURCES += src/runtime/seccomp-default.c

@@ -2,7 +2,8 @@ integration_tests = \
 	tests/integration/isolation.sh \
 	tests/integration/supervision.sh \
 	tests/integration/limits.sh \
-	tests/integration/session.sh
+	tests/integration/session.sh \
+	tests/integration/operator.sh
 
 TESTS += $(integration_tests)
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh

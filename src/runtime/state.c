@@ -1,0 +1,321 @@
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/util.h"
+#include "runtime/state.h"
+
+void
+sr_state_done (struct sr_state *s)
+{
+  free (s->name);
+  free (s->kind);
+  free (s->label);
+  free (s->cgroup_name);
+  memset (s, 0, sizeof *s);
+}
+
+uint64_t
+sr_process_start_time (pid_t pid)
+{
+  char path[64], buf[1024], *p;
+  unsigned long long start = 0;
+  ssize_t n;
+  int fd;
+
+  snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  /* The command name may hold spaces and parentheses: fields count from
+   * the last ')'.  starttime is field 22, the 19th after the state.  */
+  p = strrchr (buf, ')');
+  if (p == NULL || p[1] != ' ')
+    return 0;
+  /* A zombie is dead, whoever has yet to reap it.  */
+  if (p[2] == 'Z' || p[2] == 'X')
+    return 0;
+  p++;
+  for (int field = 0; field < 19 && p; field++)
+    p = strchr (p + 1, ' ');
+  if (p == NULL || sscanf (p, " %llu", &start) != 1)
+    return 0;
+  return start;
+}
+
+bool
+sr_state_process_alive (pid_t pid, uint64_t start)
+{
+  return pid > 0 && start != 0 && sr_process_start_time (pid) == start;
+}
+
+static char *
+entry_path (const char *dir, const char *name)
+{
+  return sr_xasprintf ("%s/%s.json", dir, name);
+}
+
+static int
+mkdir_p (const char *dir, sr_error_t *err)
+{
+  _cleanup_free_ char *copy = sr_xstrdup (dir);
+
+  for (char *p = copy + 1; *p; p++)
+    if (*p == '/')
+      {
+        *p = '\0';
+        if (mkdir (copy, 0755) < 0 && errno != EEXIST)
+          return sr_error_set (err, errno, "mkdir %s", copy);
+        *p = '/';
+      }
+  if (mkdir (copy, 0700) < 0 && errno != EEXIST)
+    return sr_error_set (err, errno, "mkdir %s", copy);
+  return 0;
+}
+
+int
+sr_state_write (const char *dir, const struct sr_state *s, sr_error_t *err)
+{
+  _cleanup_free_ char *path = entry_path (dir, s->name), *tmp = NULL, *text = NULL;
+  _cleanup_close_ int fd = -1;
+  cJSON *o, *l;
+
+  if (mkdir_p (dir, err) < 0)
+    return -1;
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "name", s->name);
+  cJSON_AddStringToObject (o, "kind", s->kind ? s->kind : "run");
+  cJSON_AddStringToObject (o, "label", s->label ? s->label : "");
+  cJSON_AddNumberToObject (o, "runner_pid", s->runner_pid);
+  cJSON_AddNumberToObject (o, "runner_start", (double) s->runner_start);
+  cJSON_AddNumberToObject (o, "init_pid", s->init_pid);
+  cJSON_AddNumberToObject (o, "init_start", (double) s->init_start);
+  cJSON_AddNumberToObject (o, "created", (double) s->created);
+  cJSON_AddNumberToObject (o, "memory", (double) s->memory);
+  cJSON_AddNumberToObject (o, "cpus", s->cpus);
+  cJSON_AddNumberToObject (o, "pids", s->pids);
+  l = cJSON_AddObjectToObject (o, "limits");
+  cJSON_AddStringToObject (l, "memory", sr_limit_mechanism_name (s->limits.memory));
+  cJSON_AddStringToObject (l, "cpu", sr_limit_mechanism_name (s->limits.cpu));
+  cJSON_AddStringToObject (l, "pids", sr_limit_mechanism_name (s->limits.pids));
+  cJSON_AddStringToObject (o, "cgroup", s->cgroup_name ? s->cgroup_name : "");
+  text = cJSON_PrintUnformatted (o);
+  cJSON_Delete (o);
+
+  /* Written whole and renamed, so a reader never sees half an entry.  */
+  tmp = sr_xasprintf ("%s.tmp", path);
+  fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return sr_error_set (err, errno, "create %s", tmp);
+  if (sr_write_all (fd, text, strlen (text)) < 0)
+    {
+      sr_error_set (err, errno, "write %s", tmp);
+      unlink (tmp);
+      return -1;
+    }
+  if (rename (tmp, path) < 0)
+    {
+      sr_error_set (err, errno, "rename %s", tmp);
+      unlink (tmp);
+      return -1;
+    }
+  return 0;
+}
+
+int
+sr_state_remove (const char *dir, const char *name)
+{
+  _cleanup_free_ char *path = entry_path (dir, name);
+
+  return unlink (path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+static enum sr_limit_mechanism
+mechanism_from_name (const char *name)
+{
+  for (int m = SR_LIMIT_NONE; m <= SR_LIMIT_RLIMIT; m++)
+    if (name && strcmp (sr_limit_mechanism_name ((enum sr_limit_mechanism) m), name) == 0)
+      return (enum sr_limit_mechanism) m;
+  return SR_LIMIT_NONE;
+}
+
+static char *
+get_string (const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
+
+  return sr_xstrdup (cJSON_IsString (v) ? v->valuestring : "");
+}
+
+static double
+get_number (const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
+
+  return cJSON_IsNumber (v) ? v->valuedouble : 0;
+}
+
+static int
+read_entry (const char *path, struct sr_state *s)
+{
+  _cleanup_free_ char *text = NULL;
+  const cJSON *l;
+  cJSON *o;
+
+  if (sr_read_file (path, &text, NULL, NULL) < 0)
+    return -1;
+  o = cJSON_Parse (text);
+  if (o == NULL)
+    return -1;
+  s->name = get_string (o, "name");
+  s->kind = get_string (o, "kind");
+  s->label = get_string (o, "label");
+  s->cgroup_name = get_string (o, "cgroup");
+  s->runner_pid = (pid_t) get_number (o, "runner_pid");
+  s->runner_start = (uint64_t) get_number (o, "runner_start");
+  s->init_pid = (pid_t) get_number (o, "init_pid");
+  s->init_start = (uint64_t) get_number (o, "init_start");
+  s->created = (int64_t) get_number (o, "created");
+  s->memory = (uint64_t) get_number (o, "memory");
+  s->cpus = get_number (o, "cpus");
+  s->pids = (uint32_t) get_number (o, "pids");
+  l = cJSON_GetObjectItemCaseSensitive (o, "limits");
+  if (l)
+    {
+      _cleanup_free_ char *mem = get_string (l, "memory"), *cpu = get_string (l, "cpu"),
+                          *pids = get_string (l, "pids");
+
+      s->limits.memory = mechanism_from_name (mem);
+      s->limits.cpu = mechanism_from_name (cpu);
+      s->limits.pids = mechanism_from_name (pids);
+    }
+  cJSON_Delete (o);
+  return s->name[0] ? 0 : -1;
+}
+
+int
+sr_state_list (const char *dir, struct sr_state **ret, size_t *ret_n, sr_error_t *err)
+{
+  struct sr_state *list = NULL;
+  size_t n = 0;
+  struct dirent *de;
+  DIR *d;
+
+  *ret = NULL;
+  *ret_n = 0;
+  d = opendir (dir);
+  if (d == NULL)
+    return errno == ENOENT ? 0 : sr_error_set (err, errno, "open %s", dir);
+  while ((de = readdir (d)) != NULL)
+    {
+      size_t len = strlen (de->d_name);
+      _cleanup_free_ char *path = NULL;
+      struct sr_state s = { 0 };
+
+      if (len < 6 || strcmp (de->d_name + len - 5, ".json") != 0)
+        continue;
+      path = sr_xasprintf ("%s/%s", dir, de->d_name);
+      if (read_entry (path, &s) < 0)
+        {
+          sr_state_done (&s);
+          continue;
+        }
+      list = sr_xrealloc (list, (n + 1) * sizeof *list);
+      list[n++] = s;
+    }
+  closedir (d);
+  *ret = list;
+  *ret_n = n;
+  return 0;
+}
+
+void
+sr_state_list_free (struct sr_state *list, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    sr_state_done (&list[i]);
+  free (list);
+}
+
+/* Signals the init only if it is still the process the entry names:
+ * through a pidfd opened and then checked, so the pid cannot be recycled
+ * between check and kill.  */
+static int
+kill_init (const struct sr_state *s)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, s->init_pid, 0);
+  int r = 0;
+
+  if (pidfd < 0)
+    return errno == ESRCH ? 0 : -1;
+  if (sr_state_process_alive (s->init_pid, s->init_start))
+    r = (int) syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  close (pidfd);
+  return r;
+}
+
+int
+sr_state_kill (const char *dir, const char *name, sr_error_t *err)
+{
+  _cleanup_free_ char *path = NULL;
+  struct sr_state s = { 0 };
+  int r = 0;
+
+  for (const char *p = name; *p; p++)
+    if (*p == '/')
+      return sr_error_set (err, EINVAL, "invalid container name '%s'", name);
+  path = entry_path (dir, name);
+  if (read_entry (path, &s) < 0)
+    {
+      sr_state_done (&s);
+      return sr_error_set (err, ENOENT, "no container named '%s' (see 'sandbox-runner ps')",
+                           name);
+    }
+  if (!sr_state_process_alive (s.init_pid, s.init_start))
+    r = sr_error_set (err, ESRCH, "container '%s' is not running", name);
+  else if (kill_init (&s) < 0)
+    r = sr_error_set (err, errno, "kill container '%s'", name);
+  sr_state_done (&s);
+  return r;
+}
+
+int
+sr_state_reclaim (const char *dir, sr_error_t *err)
+{
+  struct sr_state *list;
+  size_t n;
+  int reclaimed = 0;
+
+  if (sr_state_list (dir, &list, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct sr_state *s = &list[i];
+
+      if (sr_state_process_alive (s->runner_pid, s->runner_start))
+        continue;
+      kill_init (s);
+      if (s->cgroup_name[0])
+        sr_cgroup_reclaim (s->cgroup_name, NULL);
+      sr_state_remove (dir, s->name);
+      reclaimed++;
+    }
+  sr_state_list_free (list, n);
+  return reclaimed;
+}
