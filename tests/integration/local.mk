@@ -2,6 +2,7 @@ integration_tests = \
 	tests/integration/isolation.sh \
 	tests/integration/supervision.sh \
 	tests/integration/limits.sh \
+	tests/integration/policy.sh \
 	tests/integration/session.sh \
 	tests/integration/operator.sh
 

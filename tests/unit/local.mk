@@ -15,3 +15,4 @@ tests_unit_test_mounts_LDADD = $(UNIT_LDADD)
 tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
 tests_unit_test_sync_LDADD = $(UNIT_LDADD)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
+include tests/unit/seccomp.mk
