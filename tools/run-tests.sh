@@ -24,6 +24,25 @@ fi
 SR_EXTRA_PACKAGES="${SR_EXTRA_PACKAGES:-} $(cat "$src"/tests/*/packages.txt 2>/dev/null | tr '\n' ' ')" \
   "$src/tools/deps.sh" || exit 1
 
+# The cgroup v2 tests boot a QEMU guest when this host has no v2
+# controllers; the guest script lives beside the project checkout.
+vm=${SR_CGROUP2_VM:-$src/../shared/cgroup2-vm/run-in-cgroup2-vm.sh}
+if [ -x "$vm" ]; then
+  vm=$(cd "$(dirname "$vm")" && pwd)/$(basename "$vm")
+  command -v qemu-system-x86_64 >/dev/null || "$vm" --setup || exit 1
+  export SR_CGROUP2_VM="$vm"
+fi
+
+# The unprivileged user of the rootless suite and of the delegation tests.
+if ! id "$test_user" >/dev/null 2>&1; then
+  useradd --create-home --shell /bin/sh "$test_user"
+fi
+uid=$(id -u "$test_user")
+grep -q "^$test_user:" /etc/subuid 2>/dev/null ||
+  usermod --add-subuids "$((uid * 65536))-$((uid * 65536 + 65535))" "$test_user"
+grep -q "^$test_user:" /etc/subgid 2>/dev/null ||
+  usermod --add-subgids "$((uid * 65536))-$((uid * 65536 + 65535))" "$test_user"
+
 rm -rf "$ci"
 mkdir -p "$ci"
 chmod 755 "$ci"
@@ -59,17 +78,9 @@ step "root: build and check" "$ci/root.log" \
 step "root: distcheck" "$ci/distcheck.log" \
   sh -c "cd '$ci/root' && make -j$jobs distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror"
 
-# 2. rootless: a user with subordinate id ranges, its own copy of the tree
-if ! id "$test_user" >/dev/null 2>&1; then
-  useradd --create-home --shell /bin/sh "$test_user"
-fi
-uid=$(id -u "$test_user")
-grep -q "^$test_user:" /etc/subuid 2>/dev/null ||
-  usermod --add-subuids "$((uid * 65536))-$((uid * 65536 + 65535))" "$test_user"
-grep -q "^$test_user:" /etc/subgid 2>/dev/null ||
-  usermod --add-subgids "$((uid * 65536))-$((uid * 65536 + 65535))" "$test_user"
+# 2. rootless: the test user, with its own copy of the tree
 mkdir -p "$ci/rootless/src"
-tar -C "$src" --exclude=./build --exclude='./build-*' -cf - . | tar -C "$ci/rootless/src" -xf -
+tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$ci/rootless/src" -xf -
 chown -R "$test_user:" "$ci/rootless"
 step "rootless: build and check" "$ci/rootless.log" \
   runuser -u "$test_user" -- env HOME="$ci/rootless" TMPDIR="$ci/rootless" sh -c \

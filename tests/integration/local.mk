@@ -1,4 +1,5 @@
 integration_tests = \
+	tests/integration/cgroup2-vm.sh \
 	tests/integration/isolation.sh \
 	tests/integration/supervision.sh \
 	tests/integration/limits.sh \
@@ -7,7 +8,7 @@ integration_tests = \
 	tests/integration/operator.sh
 
 TESTS += $(integration_tests)
-EXTRA_DIST += $(integration_tests) tests/integration/lib.sh
+EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh
 
 # Test programs that drive the runtime directly.
 check_PROGRAMS += tests/helpers/session-driver
