@@ -1,0 +1,5 @@
+dist_man_MANS += man/sandbox-runner.1
+
+# The page must lint clean: a warning is a test failure.
+TESTS += tests/man-lint.sh
+EXTRA_DIST += tests/man-lint.sh
