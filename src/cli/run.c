@@ -413,6 +413,12 @@ sr_cmd_run (int argc, char **argv)
   if (parse_run_args (argc, argv, &config, &a, &cmd_index) < 0)
     goto out;
 
+  {
+    _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", config.runtime_dir);
+    /* The runtime dir itself may not exist yet on a fresh boot.  */
+    mkdir (config.runtime_dir, 0755);
+    sr_seccomp_set_cache_dir (cache);
+  }
   if (a.seccomp == NULL)
     {
       if (sr_seccomp_filter_default (&filter, &err) < 0)

@@ -20,6 +20,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
@@ -683,14 +684,156 @@ parse_json (const char *json, size_t len, cJSON **ret, sr_error_t *err)
   return 0;
 }
 
+static char *cache_dir;
+
+void
+sr_seccomp_set_cache_dir (const char *dir)
+{
+  free (cache_dir);
+  cache_dir = dir ? sr_xstrdup (dir) : NULL;
+}
+
+#define CACHE_MAGIC "SRBPF01"
+
+/* The header of a cache file, followed by the instructions.  */
+struct cache_header
+{
+  char magic[8];
+  uint32_t flags;
+  uint32_t n_insns;
+  uint64_t json_len;
+  uint64_t check;          /* a second hash of the key, seeded differently */
+};
+
+static uint64_t
+fnv1a (uint64_t h, const void *data, size_t len)
+{
+  const unsigned char *p = data;
+
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* Everything the compiled program depends on, hashed with seed.  */
+static uint64_t
+cache_key (uint64_t seed, const char *json, size_t len)
+{
+  const struct scmp_version *v = seccomp_version ();
+  struct utsname uts;
+  uint64_t h = seed;
+
+  if (uname (&uts) == 0)
+    {
+      h = fnv1a (h, uts.release, strlen (uts.release) + 1);
+      h = fnv1a (h, uts.machine, strlen (uts.machine) + 1);
+    }
+  if (v)
+    h = fnv1a (h, v, sizeof *v);
+  return fnv1a (h, json, len);
+}
+
+/* Ours alone: owned by us and writable by nobody else.  */
+static bool
+private_to_us (const struct stat *st)
+{
+  return st->st_uid == geteuid () && (st->st_mode & 022) == 0;
+}
+
+static char *
+cache_path (const char *json, size_t len, uint64_t *check)
+{
+  struct stat st;
+
+  if (!cache_dir)
+    return NULL;
+  if (mkdir (cache_dir, 0700) < 0 && errno != EEXIST)
+    return NULL;
+  if (lstat (cache_dir, &st) < 0 || !S_ISDIR (st.st_mode) || !private_to_us (&st)
+      || (st.st_mode & 077) != 0)
+    return NULL;
+  *check = cache_key (0x9e3779b97f4a7c15ull, json, len);
+  return sr_xasprintf ("%s/%016llx.bpf", cache_dir,
+                       (unsigned long long) cache_key (0xcbf29ce484222325ull, json, len));
+}
+
+static int
+read_exact (int fd, void *buf, size_t len)
+{
+  size_t done = 0;
+
+  while (done < len)
+    {
+      ssize_t n = read (fd, (char *) buf + done, len - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+      done += (size_t) n;
+    }
+  return 0;
+}
+
+static struct sr_seccomp_filter *
+cache_load (const char *path, size_t json_len, uint64_t check)
+{
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_free_ struct sock_filter *insns = NULL;
+  struct cache_header h;
+  struct sr_seccomp_filter *f;
+  struct stat st;
+
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || !private_to_us (&st))
+    return NULL;
+  if (read_exact (fd, &h, sizeof h) < 0 || memcmp (h.magic, CACHE_MAGIC, sizeof h.magic) != 0
+      || h.json_len != json_len || h.check != check || h.n_insns == 0
+      || h.n_insns > BPF_MAXINSNS
+      || (uint64_t) st.st_size != sizeof h + (uint64_t) h.n_insns * sizeof *insns)
+    return NULL;
+  insns = sr_xmalloc (h.n_insns * sizeof *insns);
+  if (read_exact (fd, insns, h.n_insns * sizeof *insns) < 0)
+    return NULL;
+  f = sr_xmalloc (sizeof *f);
+  f->prog.len = (unsigned short) h.n_insns;
+  f->prog.filter = TAKE_PTR (insns);
+  f->flags = h.flags;
+  return f;
+}
+
+/* Best effort: a cache that cannot be written only costs the next runner
+ * a compile.  Written aside and renamed, so readers never see half.  */
+static void
+cache_store (const char *path, const struct sr_seccomp_filter *f, size_t json_len,
+             uint64_t check)
+{
+  _cleanup_free_ char *tmp = sr_xasprintf ("%s.XXXXXX", path);
+  struct cache_header h = { .flags = f->flags, .n_insns = f->prog.len, .json_len = json_len,
+                            .check = check };
+  int fd = mkostemp (tmp, O_CLOEXEC);
+
+  if (fd < 0)
+    return;
+  memcpy (h.magic, CACHE_MAGIC, sizeof h.magic);
+  bool written = sr_write_all (fd, &h, sizeof h) == 0
+                 && sr_write_all (fd, f->prog.filter, f->prog.len * sizeof *f->prog.filter) == 0;
+  if (close (fd) < 0 || !written || rename (tmp, path) < 0)
+    unlink (tmp);
+}
+
 int
 sr_seccomp_filter_from_json (const char *json, size_t len, const char *origin,
                              struct sr_seccomp_filter **ret, sr_error_t *err)
 {
   _cleanup_ (cjson_deletep) cJSON *root = NULL;
+  uint64_t check = 0;
+  _cleanup_free_ char *cached = cache_path (json, len, &check);
 
+  if (cached && (*ret = cache_load (cached, len, check)))
+    return 0;
   if (parse_json (json, len, &root, err) < 0 || compile_profile (root, ret, err) < 0)
     return sr_error_wrap (err, "seccomp profile %s", origin);
+  if (cached)
+    cache_store (cached, *ret, len, check);
   return 0;
 }
 

@@ -20,6 +20,15 @@ int sr_seccomp_filter_from_json (const char *json, size_t len, const char *origi
                                  struct sr_seccomp_filter **ret, sr_error_t *err);
 void sr_seccomp_filter_free (struct sr_seccomp_filter *f);
 
+/* Compiling a profile costs a few milliseconds, a large part of a
+ * container's start.  With a cache directory set, compiled programs are
+ * kept there, keyed by the profile's text, the kernel release, the machine
+ * and the libseccomp version, and reused by the next runner.  The
+ * directory is created 0700 and used only while it and its files belong
+ * to this user and nobody else may write them.  NULL (the default): no
+ * cache.  */
+void sr_seccomp_set_cache_dir (const char *dir);
+
 /* The built-in default profile: seccomp/default.json, embedded in the
  * binary at build time (src/runtime/seccomp-default.c).  */
 int sr_seccomp_filter_default (struct sr_seccomp_filter **ret, sr_error_t *err);

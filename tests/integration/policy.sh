@@ -75,4 +75,17 @@ run_sr run --seccomp "$sr_tmp/missing.json" --rootfs "$ROOTFS" -- true
 is "$rc" 125 "a missing profile is refused"
 like "$err" "missing.json.*No such file" "naming the file"
 
+# The compiled default filter is cached for the next runner, privately,
+# and a damaged cache file is recompiled rather than trusted.
+rt=$sr_tmp/runtime
+SANDBOX_RUNTIME_DIR=$rt run_in true
+cached=$(ls "$rt"/seccomp/*.bpf 2>/dev/null | head -1)
+ok $([ -n "$cached" ] && echo 0 || echo 1) "the compiled default filter is cached"
+is "$(stat -c %a "$rt/seccomp")" 700 "in a directory only its user can enter"
+head -c 40 "$cached" > "$cached.short" && mv "$cached.short" "$cached"
+SANDBOX_RUNTIME_DIR=$rt run_in probe syscalls
+wrong=$(printf '%s\n' "$out" | grep -v -e ' errno=EPERM$' -e '^clone3 errno=ENOSYS$')
+is "$wrong" "" "a truncated cache file is ignored: every call is still denied"
+ok $([ "$(stat -c %s "$cached")" -gt 40 ] && echo 0 || echo 1) "and the cache is rewritten"
+
 done_testing
