@@ -39,8 +39,8 @@ add_setup (cJSON *o, const struct sr_run_result *r)
   static const struct { const char *name; enum sr_mark from, to; } steps[] = {
     { "cgroup", SR_MARK_LIMITS, SR_MARK_CLONE },
     { "clone", SR_MARK_CLONE, SR_MARK_CHILD_START },
-    { "idmap", SR_MARK_CHILD_START, SR_MARK_IDMAP },
-    { "cgroup_attach", SR_MARK_IDMAP, SR_MARK_ATTACHED },
+    { "cgroup_attach", SR_MARK_CHILD_START, SR_MARK_ATTACHED },
+    { "idmap", SR_MARK_ATTACHED, SR_MARK_IDMAP },
     { "mounts", SR_MARK_IDMAP, SR_MARK_MOUNTS },
     { "pivot_root", SR_MARK_MOUNTS, SR_MARK_PIVOT },
     { "net", SR_MARK_PIVOT, SR_MARK_NET },

@@ -46,7 +46,6 @@ struct proc
   int sync_fd;
   bool reaped;
   pid_t command_pid;     /* joiner's command, for its process group */
-  bool needs_attach;     /* not cloned into the cgroup: attach by pid */
   struct sr_container *container;
   uint64_t marks[SR_MARK_MAX];
 };
@@ -353,33 +352,11 @@ spawn (struct sr_container *c, struct proc *p, const struct sr_child_args *args,
 
   p->pid = (pid_t) pid;
   p->pidfd = pidfd;
-  p->needs_attach = c->cgroup && cgroup_fd < 0;
-  /* A joiner execs soon after clone: attach it now.  A new container's
-   * init is attached later, while it builds its mounts, since a v1 attach
-   * waits out an RCU grace period.  */
-  if (joiner && p->needs_attach && sr_cgroup_attach (c->cgroup, p->pid, err) < 0)
+  /* Before GO: the child roots its cgroup namespace where it is then.  */
+  if (c->cgroup && cgroup_fd < 0 && sr_cgroup_attach (c->cgroup, p->pid, err) < 0)
     return -1;
+  p->marks[SR_MARK_ATTACHED] = sr_now_ns ();
   return 0;
-}
-
-/* A child that failed its setup may be gone before it is attached: then
- * its own error, read next, is the one to report.  */
-static int
-attach_init (struct sr_container *c, sr_error_t *err)
-{
-  sr_error_t e = NULL;
-
-  if (sr_cgroup_attach (c->cgroup, c->init.pid, &e) == 0)
-    return 0;
-  if (e->errnum == ESRCH)
-    {
-      sr_error_free (&e);
-      return 0;
-    }
-  if (err)
-    *err = TAKE_PTR (e);
-  sr_error_free (&e);
-  return -1;
 }
 
 static int
@@ -473,9 +450,6 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
   c->init.marks[SR_MARK_IDMAP] = sr_now_ns ();
   if (send_msg (&c->init, SR_SYNC_GO, NULL, 0, err) < 0)
     goto fail;
-  if (c->init.needs_attach && attach_init (c, err) < 0)
-    goto fail;
-  c->init.marks[SR_MARK_ATTACHED] = sr_now_ns ();
   if (expect (&c->init, SR_SYNC_READY, "while building the container", err) < 0)
     goto fail;
   if (cfg->state_dir && write_state (c, cfg, err) < 0)

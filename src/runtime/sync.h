@@ -38,8 +38,8 @@ enum sr_mark
   SR_MARK_LIMITS,       /* parent, before creating the cgroups */
   SR_MARK_CLONE,        /* parent, just before clone */
   SR_MARK_CHILD_START,  /* child, first instruction after clone */
+  SR_MARK_ATTACHED,     /* parent, the child is in its cgroups */
   SR_MARK_IDMAP,        /* parent, maps written */
-  SR_MARK_ATTACHED,     /* parent, init in its cgroups (beside the child's mounts) */
   SR_MARK_MOUNTS,       /* child, all mounts done */
   SR_MARK_PIVOT,        /* child, pivot_root done and old root detached */
   SR_MARK_NET,          /* child, lo up and hostname set */

@@ -49,7 +49,9 @@ like "$err" "no container named 'sr-0-0'" "kill of an unknown name says so"
 
 # A runner killed with SIGKILL leaves its entry behind (its container dies
 # with it); the next run reclaims it.
-"$SR_BIN" run --rootfs "$ROOTFS" -- sleep 20 >/dev/null 2>&1 &
+# A duration of our own, so no other test's sleep is mistaken for ours.
+nap=20.$$
+"$SR_BIN" run --rootfs "$ROOTFS" -- sleep "$nap" >/dev/null 2>&1 &
 bg=$!
 sleep 0.3
 kill -9 "$bg"
@@ -60,7 +62,7 @@ run_sr ps --json
 is "$out" "[]" "but ps does not list a dead container"
 run_sr run --rootfs "$ROOTFS" -- true
 is "$(ls "$state" | wc -l)" 0 "the next run reclaims it"
-left=$(pgrep -f "sleep 20" || true)
+left=$(pgrep -af "sleep $nap" || true)
 is "$left" "" "nothing of the killed runner's container is left"
 
 done_testing
