@@ -440,6 +440,12 @@ sr_cmd_run (int argc, char **argv)
   cfg.strict_limits = a.strict_limits;
   cfg.seccomp = filter;
   cfg.keep_caps = a.keep_caps;
+  /* Backstops that hold without any cgroup: no process burns more CPU
+   * than the run may last, writes a file larger than the scratch space,
+   * or hoards descriptors.  */
+  cfg.max_cpu_seconds = (uint32_t) ((a.timeout_ms + 999) / 1000 + 1);
+  cfg.max_file_size = config.scratch_size > a.tmp_size ? config.scratch_size : a.tmp_size;
+  cfg.max_open_files = SR_DEFAULT_MAX_OPEN_FILES;
   state_dir = sr_cli_state_dir (&config);
   cfg.state_dir = state_dir;
   /* Whatever a runner that died left behind goes before we add ours.  */

@@ -13,6 +13,7 @@
 #define SR_DEFAULT_MEMORY           (256ull << 20)
 #define SR_DEFAULT_CPUS             0.5
 #define SR_DEFAULT_PIDS             64u
+#define SR_DEFAULT_MAX_OPEN_FILES   1024u
 
 #define SR_DEFAULT_COMPILE_TIMEOUT_MS 60000u
 #define SR_DEFAULT_MAX_CODE_SIZE    (50u * 1024u)

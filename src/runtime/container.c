@@ -273,6 +273,8 @@ plan_limits (struct sr_container *c, const struct sr_container_config *cfg, cons
     add_rlimit (&c->child, RLIMIT_FSIZE, cfg->max_file_size);
   if (cfg->max_open_files)
     add_rlimit (&c->child, RLIMIT_NOFILE, cfg->max_open_files);
+  if (cfg->max_cpu_seconds)
+    add_rlimit (&c->child, RLIMIT_CPU, cfg->max_cpu_seconds);
   if (cfg->strict_limits)
     {
       if (l->memory && rep->memory == SR_LIMIT_NONE)

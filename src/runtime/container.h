@@ -35,6 +35,7 @@ struct sr_container_config
   uint64_t keep_caps;                      /* capability keep-list mask */
   uint64_t max_file_size;                  /* RLIMIT_FSIZE, 0: unlimited */
   uint32_t max_open_files;                 /* RLIMIT_NOFILE, 0: inherit */
+  uint32_t max_cpu_seconds;                /* RLIMIT_CPU per process, 0: unlimited */
   const char *state_dir;                   /* where ps and kill find it; NULL: nowhere */
   const char *label;                       /* what it runs, for ps */
 };

@@ -68,6 +68,12 @@ else
   skip "no CPU quota without a cgroup (rootless, no delegation)"
 fi
 
+# Backstops that need no cgroup: CPU seconds per process, open files and
+# file size.
+run_sr run --timeout 2 --tmp-size 1M --rootfs "$ROOTFS" -- sh -c 'ulimit -t; ulimit -n; ulimit -f'
+is "$(printf '%s' "$out" | tr '\n' ' ')" "3 1024 524288" \
+  "RLIMIT_CPU follows the timeout, RLIMIT_NOFILE is 1024, RLIMIT_FSIZE the scratch size"
+
 # /tmp is capped.
 run_sr run --tmp-size 1M --rootfs "$ROOTFS" -- sh -c 'dd if=/dev/zero of=/tmp/big bs=1k count=2000; echo rc=$?'
 like "$err" "No space left on device" "a file larger than /tmp fails with ENOSPC"
