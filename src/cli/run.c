@@ -415,8 +415,6 @@ sr_cmd_run (int argc, char **argv)
 
   {
     _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", config.runtime_dir);
-    /* The runtime dir itself may not exist yet on a fresh boot.  */
-    mkdir (config.runtime_dir, 0755);
     sr_seccomp_set_cache_dir (cache);
   }
   if (a.seccomp == NULL)

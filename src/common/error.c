@@ -68,3 +68,16 @@ sr_error_free (sr_error_t *err)
   free (*err);
   *err = NULL;
 }
+
+void
+sr_error_move (sr_error_t *err, sr_error_t *from)
+{
+  if (err)
+    {
+      sr_error_free (err);
+      *err = *from;
+      *from = NULL;
+    }
+  else
+    sr_error_free (from);
+}

@@ -30,4 +30,9 @@ int sr_error_wrap (sr_error_t *err, const char *fmt, ...)
 /* Frees *err and sets it to NULL; accepts NULL and an unset error.  */
 void sr_error_free (sr_error_t *err);
 
+/* Hands the error in *from over to *err, or frees it when err is NULL:
+ * for callers that inspect an error before passing it on.  *from ends
+ * empty.  */
+void sr_error_move (sr_error_t *err, sr_error_t *from);
+
 #endif

@@ -240,3 +240,21 @@ sr_is_dir (const char *path)
 
   return stat (path, &st) == 0 && S_ISDIR (st.st_mode);
 }
+
+int
+sr_mkdir_p (const char *dir, sr_error_t *err)
+{
+  _cleanup_free_ char *copy = sr_xstrdup (dir);
+
+  for (char *p = copy + 1; *p; p++)
+    if (*p == '/')
+      {
+        *p = '\0';
+        if (mkdir (copy, 0755) < 0 && errno != EEXIST)
+          return sr_error_set (err, errno, "mkdir %s", copy);
+        *p = '/';
+      }
+  if (mkdir (copy, 0700) < 0 && errno != EEXIST)
+    return sr_error_set (err, errno, "mkdir %s", copy);
+  return 0;
+}

@@ -69,5 +69,8 @@ int sr_parse_size (const char *s, uint64_t *ret);
 int sr_parse_seconds (const char *s, uint64_t *ret_ms);
 
 bool sr_is_dir (const char *path);
+/* Creates dir and any missing parents: parents 0755, dir itself 0700.
+ * Existing directories are left as they are.  */
+int sr_mkdir_p (const char *dir, sr_error_t *err);
 
 #endif

@@ -73,32 +73,17 @@ sr_limit_mechanism_name (enum sr_limit_mechanism m)
   return "none";
 }
 
-/* True when the comma-separated list contains word.  */
+/* True when word is one of the items of list, which are separated by any
+ * of the characters in seps (",": mount options, " \n": cgroup.controllers).  */
 static bool
-list_has (const char *list, const char *word)
+has_item (const char *list, const char *seps, const char *word)
 {
   size_t n = strlen (word);
 
   for (const char *p = list; p && *p;)
     {
-      const char *end = strchrnul (p, ',');
-      if ((size_t) (end - p) == n && strncmp (p, word, n) == 0)
-        return true;
-      p = *end ? end + 1 : end;
-    }
-  return false;
-}
-
-/* True when the space-separated list (cgroup.controllers) contains word.  */
-static bool
-words_have (const char *words, const char *word)
-{
-  size_t n = strlen (word);
-
-  for (const char *p = words; p && *p;)
-    {
-      p += strspn (p, " \n");
-      size_t len = strcspn (p, " \n");
+      p += strspn (p, seps);
+      size_t len = strcspn (p, seps);
       if (len == n && strncmp (p, word, n) == 0)
         return true;
       p += len;
@@ -175,7 +160,7 @@ read_self_paths (struct self_paths *sp)
           continue;
         }
       for (int c = 0; c < CTL_COUNT; c++)
-        if (list_has (ctrls, controller_names[c]))
+        if (has_item (ctrls, ",", controller_names[c]))
           {
             free (sp->v1[c]);
             sp->v1[c] = sr_xstrdup (path);
@@ -221,7 +206,7 @@ find_hierarchies (void)
       else if (strcmp (fstype, "cgroup") == 0)
         {
           for (int c = 0; c < CTL_COUNT; c++)
-            if (!hier.v1_base[c] && sp.v1[c] && list_has (super, controller_names[c]))
+            if (!hier.v1_base[c] && sp.v1[c] && has_item (super, ",", controller_names[c]))
               hier.v1_base[c] = join_cgroup_dir (mnt, root, sp.v1[c]);
         }
     }
@@ -308,10 +293,7 @@ move_procs (const char *from, const char *to, sr_error_t *err)
       sr_error_t e = NULL;
       if (sr_write_file (dest, pid, &e) < 0 && e->errnum != ESRCH)
         {
-          if (err)
-            *err = e;
-          else
-            sr_error_free (&e);
+          sr_error_move (err, &e);
           return sr_error_wrap (err, "move the runner's processes into %s", to);
         }
       sr_error_free (&e);
@@ -338,9 +320,9 @@ enable_v2_controllers (const char *base, bool enabled[CTL_COUNT], sr_error_t *er
   for (int c = 0; c < CTL_COUNT; c++)
     {
       const char *ctl = controller_names[c];
-      if (!words_have (available, ctl))
+      if (!has_item (available, " \n", ctl))
         continue;
-      if (subtree && words_have (subtree, ctl))
+      if (subtree && has_item (subtree, " \n", ctl))
         {
           enabled[c] = true;
           continue;
@@ -367,9 +349,7 @@ enable_v2_controllers (const char *base, bool enabled[CTL_COUNT], sr_error_t *er
         enabled[c] = true;
       else if (e->errnum != EACCES && e->errnum != EPERM && e->errnum != EROFS)
         {
-          if (err)
-            *err = TAKE_PTR (e);
-          sr_error_free (&e);
+          sr_error_move (err, &e);
           r = sr_error_wrap (err, "enable the %s controller in %s", ctl, base);
           goto out;
         }
@@ -501,6 +481,12 @@ limit_requested (const struct sr_cgroup_limits *l, enum controller c)
   return false;
 }
 
+static enum sr_limit_mechanism *
+report_entry (struct sr_limit_report *rep, enum controller c)
+{
+  return c == CTL_MEMORY ? &rep->memory : c == CTL_CPU ? &rep->cpu : &rep->pids;
+}
+
 int
 sr_cgroup_create (const struct sr_cgroup_limits *limits, const char *name,
                   struct sr_cgroup **ret, struct sr_limit_report *report, sr_error_t *err)
@@ -565,12 +551,7 @@ sr_cgroup_create (const struct sr_cgroup_limits *limits, const char *name,
       any = true;
       if (set_v1_limit (cg, c, limits, err) < 0)
         goto fail;
-      if (c == CTL_MEMORY)
-        report->memory = SR_LIMIT_CGROUP1;
-      else if (c == CTL_CPU)
-        report->cpu = SR_LIMIT_CGROUP1;
-      else
-        report->pids = SR_LIMIT_CGROUP1;
+      *report_entry (report, c) = SR_LIMIT_CGROUP1;
     }
 
   if (!any)
@@ -681,12 +662,10 @@ kill_dir (const char *dir, bool v2, sr_error_t *err)
       sr_error_t e = NULL;
       if (write_at (dir, "cgroup.kill", "1", &e) == 0)
         return 0;
-      bool old_kernel = e->errnum == ENOENT;
-      if (!old_kernel)
+      /* Before Linux 5.14 there is no cgroup.kill: kill pid by pid.  */
+      if (e->errnum != ENOENT)
         {
-          if (err)
-            *err = TAKE_PTR (e);
-          sr_error_free (&e);
+          sr_error_move (err, &e);
           return sr_error_wrap (err, "kill cgroup %s", dir);
         }
       sr_error_free (&e);
@@ -707,27 +686,30 @@ sr_cgroup_kill (struct sr_cgroup *cg, sr_error_t *err)
   return r;
 }
 
+/* A file of the memory controller, by its v2 or its v1 name, or NULL.  */
+static char *
+read_memory_file (const struct sr_cgroup *cg, const char *v2_file, const char *v1_file)
+{
+  if (cg->v2_dir && cg->v2_has[CTL_MEMORY])
+    return read_at (cg->v2_dir, v2_file);
+  if (cg->v1_dir[CTL_MEMORY])
+    return read_at (cg->v1_dir[CTL_MEMORY], v1_file);
+  return NULL;
+}
+
 bool
 sr_cgroup_oom_killed (const struct sr_cgroup *cg)
 {
-  _cleanup_free_ char *buf = NULL;
+  _cleanup_free_ char *buf = read_memory_file (cg, "memory.events", "memory.oom_control");
 
-  if (cg->v2_dir && cg->v2_has[CTL_MEMORY])
-    buf = read_at (cg->v2_dir, "memory.events");
-  else if (cg->v1_dir[CTL_MEMORY])
-    buf = read_at (cg->v1_dir[CTL_MEMORY], "memory.oom_control");
   return buf && keyed_value (buf, "oom_kill") > 0;
 }
 
 uint64_t
 sr_cgroup_memory_peak (const struct sr_cgroup *cg)
 {
-  _cleanup_free_ char *buf = NULL;
+  _cleanup_free_ char *buf = read_memory_file (cg, "memory.peak", "memory.max_usage_in_bytes");
 
-  if (cg->v2_dir && cg->v2_has[CTL_MEMORY])
-    buf = read_at (cg->v2_dir, "memory.peak");
-  else if (cg->v1_dir[CTL_MEMORY])
-    buf = read_at (cg->v1_dir[CTL_MEMORY], "memory.max_usage_in_bytes");
   return buf ? strtoull (buf, NULL, 10) : 0;
 }
 

@@ -565,6 +565,29 @@ compile_rules (struct compiler *c, const cJSON *root, sr_error_t *err)
   return 0;
 }
 
+/* Reads exactly len bytes at off; a file that ends early is EIO.  */
+static int
+pread_exact (int fd, void *buf, size_t len, off_t off)
+{
+  size_t done = 0;
+
+  while (done < len)
+    {
+      ssize_t n = pread (fd, (char *) buf + done, len - done, off + (off_t) done);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          if (n == 0)
+            errno = EIO;
+          return -1;
+        }
+      done += (size_t) n;
+    }
+  return 0;
+}
+
 /* libseccomp 2.5 exports only to a file descriptor: go through a memfd and
  * read the program back.  */
 static int
@@ -572,7 +595,7 @@ export_program (scmp_filter_ctx ctx, struct sock_fprog *ret, sr_error_t *err)
 {
   _cleanup_close_ int fd = memfd_create ("seccomp-bpf", MFD_CLOEXEC);
   _cleanup_free_ struct sock_filter *insns = NULL;
-  size_t size, done = 0;
+  size_t size;
   struct stat st;
   int r;
 
@@ -588,16 +611,8 @@ export_program (scmp_filter_ctx ctx, struct sock_fprog *ret, sr_error_t *err)
     return sr_error_set (err, 0, "the compiled filter has %zu bytes, more than the kernel's "
                          "%d instructions or not whole ones", size, BPF_MAXINSNS);
   insns = sr_xmalloc (size);
-  while (done < size)
-    {
-      ssize_t n = pread (fd, (char *) insns + done, size - done, (off_t) done);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return sr_error_set (err, n < 0 ? errno : EIO, "read the exported filter");
-      done += (size_t) n;
-    }
+  if (pread_exact (fd, insns, size, 0) < 0)
+    return sr_error_set (err, errno, "read the exported filter");
   ret->len = (unsigned short) (size / sizeof *insns);
   ret->filter = TAKE_PTR (insns);
   return 0;
@@ -705,32 +720,35 @@ struct cache_header
   uint64_t check;          /* a second hash of the key, seeded differently */
 };
 
-static uint64_t
-fnv1a (uint64_t h, const void *data, size_t len)
+/* Two FNV-1a hashes, differently seeded, over the same bytes: the first
+ * names the cache file, the second is checked inside it.  */
+static void
+fnv1a_pair (uint64_t h[2], const void *data, size_t len)
 {
   const unsigned char *p = data;
 
   for (size_t i = 0; i < len; i++)
-    h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
+    for (int k = 0; k < 2; k++)
+      h[k] = (h[k] ^ p[i]) * 0x100000001b3ull;
 }
 
-/* Everything the compiled program depends on, hashed with seed.  */
-static uint64_t
-cache_key (uint64_t seed, const char *json, size_t len)
+/* Everything the compiled program depends on.  */
+static void
+cache_keys (const char *json, size_t len, uint64_t keys[2])
 {
   const struct scmp_version *v = seccomp_version ();
   struct utsname uts;
-  uint64_t h = seed;
 
+  keys[0] = 0xcbf29ce484222325ull;
+  keys[1] = 0x9e3779b97f4a7c15ull;
   if (uname (&uts) == 0)
     {
-      h = fnv1a (h, uts.release, strlen (uts.release) + 1);
-      h = fnv1a (h, uts.machine, strlen (uts.machine) + 1);
+      fnv1a_pair (keys, uts.release, strlen (uts.release) + 1);
+      fnv1a_pair (keys, uts.machine, strlen (uts.machine) + 1);
     }
   if (v)
-    h = fnv1a (h, v, sizeof *v);
-  return fnv1a (h, json, len);
+    fnv1a_pair (keys, v, sizeof *v);
+  fnv1a_pair (keys, json, len);
 }
 
 /* Ours alone: owned by us and writable by nobody else.  */
@@ -747,31 +765,15 @@ cache_path (const char *json, size_t len, uint64_t *check)
 
   if (!cache_dir)
     return NULL;
-  if (mkdir (cache_dir, 0700) < 0 && errno != EEXIST)
+  if (sr_mkdir_p (cache_dir, NULL) < 0)
     return NULL;
   if (lstat (cache_dir, &st) < 0 || !S_ISDIR (st.st_mode) || !private_to_us (&st)
       || (st.st_mode & 077) != 0)
     return NULL;
-  *check = cache_key (0x9e3779b97f4a7c15ull, json, len);
-  return sr_xasprintf ("%s/%016llx.bpf", cache_dir,
-                       (unsigned long long) cache_key (0xcbf29ce484222325ull, json, len));
-}
-
-static int
-read_exact (int fd, void *buf, size_t len)
-{
-  size_t done = 0;
-
-  while (done < len)
-    {
-      ssize_t n = read (fd, (char *) buf + done, len - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return -1;
-      done += (size_t) n;
-    }
-  return 0;
+  uint64_t keys[2];
+  cache_keys (json, len, keys);
+  *check = keys[1];
+  return sr_xasprintf ("%s/%016llx.bpf", cache_dir, (unsigned long long) keys[0]);
 }
 
 static struct sr_seccomp_filter *
@@ -785,13 +787,13 @@ cache_load (const char *path, size_t json_len, uint64_t check)
 
   if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || !private_to_us (&st))
     return NULL;
-  if (read_exact (fd, &h, sizeof h) < 0 || memcmp (h.magic, CACHE_MAGIC, sizeof h.magic) != 0
+  if (pread_exact (fd, &h, sizeof h, 0) < 0 || memcmp (h.magic, CACHE_MAGIC, sizeof h.magic) != 0
       || h.json_len != json_len || h.check != check || h.n_insns == 0
       || h.n_insns > BPF_MAXINSNS
       || (uint64_t) st.st_size != sizeof h + (uint64_t) h.n_insns * sizeof *insns)
     return NULL;
   insns = sr_xmalloc (h.n_insns * sizeof *insns);
-  if (read_exact (fd, insns, h.n_insns * sizeof *insns) < 0)
+  if (pread_exact (fd, insns, h.n_insns * sizeof *insns, sizeof h) < 0)
     return NULL;
   f = sr_xmalloc (sizeof *f);
   f->prog.len = (unsigned short) h.n_insns;

@@ -71,24 +71,6 @@ entry_path (const char *dir, const char *name)
   return sr_xasprintf ("%s/%s.json", dir, name);
 }
 
-static int
-mkdir_p (const char *dir, sr_error_t *err)
-{
-  _cleanup_free_ char *copy = sr_xstrdup (dir);
-
-  for (char *p = copy + 1; *p; p++)
-    if (*p == '/')
-      {
-        *p = '\0';
-        if (mkdir (copy, 0755) < 0 && errno != EEXIST)
-          return sr_error_set (err, errno, "mkdir %s", copy);
-        *p = '/';
-      }
-  if (mkdir (copy, 0700) < 0 && errno != EEXIST)
-    return sr_error_set (err, errno, "mkdir %s", copy);
-  return 0;
-}
-
 int
 sr_state_write (const char *dir, const struct sr_state *s, sr_error_t *err)
 {
@@ -96,7 +78,7 @@ sr_state_write (const char *dir, const struct sr_state *s, sr_error_t *err)
   _cleanup_close_ int fd = -1;
   cJSON *o, *l;
 
-  if (mkdir_p (dir, err) < 0)
+  if (sr_mkdir_p (dir, err) < 0)
     return -1;
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "name", s->name);
