@@ -15,9 +15,7 @@ cmd="export SR_BIN='$SR_BIN' SR_BUILDDIR='$SR_BUILDDIR' SR_SRCDIR='$SR_SRCDIR' \
 SR_EXPECT_LIMITS=cgroup2 TMPDIR=/tmp; for t in $scripts; do echo \"# script \$t\"; \
 sh '$SR_SRCDIR'/tests/integration/\$t; echo \"# exit \$?\"; done"
 
-own=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
-if grep -q '^0::/' /proc/self/cgroup && [ "$(grep -c . /proc/self/cgroup)" -eq 1 ] &&
-   grep -qw memory "$own/cgroup.controllers" 2>/dev/null; then
+if pure_cgroup2 && grep -qw memory "$(own_cgroup2_dir)/cgroup.controllers" 2>/dev/null; then
   where="on this host"
   sh -c "$cmd" >"$sr_tmp/guest.out" 2>"$sr_tmp/guest.err"
   status=$?
@@ -41,8 +39,7 @@ while IFS= read -r line; do
     "# script "*) script=${line#\# script } ;;
     "# exit "*)
       [ "${line#\# exit }" = 0 ] || { ok 1 "$script exited with status ${line#\# exit }"; } ;;
-    "ok "*"# SKIP"*) skip "[$script] ${line#*\# SKIP }" ;;
-    "1..0 # SKIP"*) skip "[$script] ${line#*\# SKIP }" ;;
+    "ok "*"# SKIP"* | "1..0 # SKIP"*) skip "[$script] ${line#*\# SKIP }" ;;
     "ok "*) ok 0 "[$script] $(printf '%s' "$line" | sed 's/^ok [0-9]* - //')"; ran=$((ran + 1)) ;;
     "not ok "*) ok 1 "[$script] $(printf '%s' "$line" | sed 's/^not ok [0-9]* - //')"; ran=$((ran + 1)) ;;
     "#"*) echo "$line" ;;

@@ -7,9 +7,8 @@
 require_busybox_rootfs
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root to set up delegated cgroups"
-grep -q '^0::/' /proc/self/cgroup && [ "$(grep -c . /proc/self/cgroup)" -eq 1 ] ||
-  skip_all "not a pure cgroup v2 host"
-own=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+pure_cgroup2 || skip_all "not a pure cgroup v2 host"
+own=$(own_cgroup2_dir)
 for c in memory cpu pids; do
   grep -qw "$c" "$own/cgroup.controllers" 2>/dev/null ||
     skip_all "the $c controller is not available in $own"
@@ -65,12 +64,8 @@ if id "$test_user" >/dev/null 2>&1; then
   run_as () {
     cg=$1
     shift
-    sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec runuser -u "$0" -- env \
-      HOME=/tmp XDG_RUNTIME_DIR= "$@"' "$test_user" "$cg" "$SR_BIN" "$@" \
-      >"$sr_tmp/out" 2>"$sr_tmp/err" </dev/null
-    rc=$?
-    out=$(cat "$sr_tmp/out")
-    err=$(cat "$sr_tmp/err")
+    run_cmd sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec runuser -u "$0" -- env \
+      HOME=/tmp XDG_RUNTIME_DIR= "$@"' "$test_user" "$cg" "$SR_BIN" "$@"
   }
 
   run_as "$deleg" run --json --memory 32M --pids 16 --cpus 0.5 --rootfs "$rootfs_u" -- \

@@ -85,13 +85,28 @@ require_busybox_rootfs () {
   make_busybox_rootfs "$ROOTFS" || skip_all "busybox is not installed (apt-get install busybox-static)"
 }
 
-# Runs sandbox-runner with its stdout and stderr in $out and $err and its
-# exit status in $rc.
-run_sr () {
-  "$SR_BIN" "$@" >"$sr_tmp/out" 2>"$sr_tmp/err" </dev/null
+# Runs CMD with its stdout and stderr in $out and $err and its exit
+# status in $rc.
+run_cmd () {
+  "$@" >"$sr_tmp/out" 2>"$sr_tmp/err" </dev/null
   rc=$?
   out=$(cat "$sr_tmp/out")
   err=$(cat "$sr_tmp/err")
+}
+
+# The same for sandbox-runner.
+run_sr () {
+  run_cmd "$SR_BIN" "$@"
+}
+
+# True on a pure cgroup v2 host: the unified hierarchy is the only one.
+pure_cgroup2 () {
+  grep -q '^0::/' /proc/self/cgroup && [ "$(grep -c . /proc/self/cgroup)" -eq 1 ]
+}
+
+# The directory of this shell's own v2 cgroup.
+own_cgroup2_dir () {
+  echo "/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)"
 }
 
 # run_in CMD...: runs CMD in a default container on the busybox rootfs.

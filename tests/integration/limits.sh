@@ -9,7 +9,7 @@ require_busybox_rootfs
 if [ -n "${SR_EXPECT_LIMITS:-}" ]; then
   expect=$SR_EXPECT_LIMITS
 elif [ "$(id -u)" -eq 0 ]; then
-  if grep -q '^0::/' /proc/self/cgroup && [ "$(grep -c . /proc/self/cgroup)" -eq 1 ]; then
+  if pure_cgroup2; then
     expect=cgroup2
   else
     expect=cgroup1
