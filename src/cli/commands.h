@@ -13,10 +13,21 @@ int sr_cmd_run (int argc, char **argv);
 int sr_cmd_config (int argc, char **argv);
 int sr_cmd_ps (int argc, char **argv);
 int sr_cmd_kill (int argc, char **argv);
+int sr_cmd_image (int argc, char **argv);
+int sr_cmd_run_code (int argc, char **argv);
+/* image pull (src/cli/image_pull.c); argv[0] is "pull".  */
+int sr_cmd_image_pull (int argc, char **argv);
 
 struct sr_config;
+struct sr_store;
+/* Opens the image store the configuration names; prints the error.  */
+int sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret);
 /* Where containers are registered for ps and kill (runtime_dir/containers).  */
 char *sr_cli_state_dir (const struct sr_config *cfg);
+
+/* A signalfd that becomes readable on SIGINT, SIGTERM or SIGHUP (now
+ * blocked), for cancelling a run instead of dying and leaving it behind.  */
+int sr_cli_cancel_fd (void);
 
 /* Prints "sandbox-runner: " and the message to stderr.  */
 void sr_cli_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

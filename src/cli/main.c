@@ -15,9 +15,11 @@ struct command
 
 static const struct command commands[] = {
   { "run", sr_cmd_run, "run a command in a fresh container" },
+  { "run-code", sr_cmd_run_code, "run a code snippet in one of the configured languages" },
   { "config", sr_cmd_config, "show the effective configuration" },
   { "ps", sr_cmd_ps, "list running containers and sessions" },
   { "kill", sr_cmd_kill, "kill a container or session" },
+  { "image", sr_cmd_image, "import, pull, list and remove images" },
 };
 
 void

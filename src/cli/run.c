@@ -15,6 +15,7 @@
 #include "common/config.h"
 #include "common/defaults.h"
 #include "common/util.h"
+#include "image/store.h"
 #include "runtime/caps.h"
 #include "runtime/container.h"
 #include "runtime/mounts.h"
@@ -24,6 +25,7 @@
 struct run_args
 {
   const char *rootfs;
+  const char *image;
   uint64_t timeout_ms;
   size_t max_output;
   bool json;
@@ -47,12 +49,13 @@ struct live_output
 
 enum
 {
-  OPT_ROOTFS = 1000, OPT_TIMEOUT, OPT_BIND, OPT_ENV, OPT_WORKDIR, OPT_MAX_OUTPUT, OPT_JSON,
+  OPT_ROOTFS = 1000, OPT_IMAGE, OPT_TIMEOUT, OPT_BIND, OPT_ENV, OPT_WORKDIR, OPT_MAX_OUTPUT, OPT_JSON,
   OPT_MEMORY, OPT_CPUS, OPT_PIDS, OPT_TMP_SIZE, OPT_STRICT, OPT_SECCOMP, OPT_CAP_KEEP, OPT_HELP,
 };
 
 static const struct option run_options[] = {
   { "rootfs", required_argument, NULL, OPT_ROOTFS },
+  { "image", required_argument, NULL, OPT_IMAGE },
   { "timeout", required_argument, NULL, OPT_TIMEOUT },
   { "bind", required_argument, NULL, OPT_BIND },
   { "env", required_argument, NULL, OPT_ENV },
@@ -77,6 +80,8 @@ run_usage (FILE *f)
            "Usage: sandbox-runner run [OPTIONS] -- CMD [ARGS...]\n\n"
            "Runs CMD in a fresh container and exits with its status.\n\n"
            "  --rootfs DIR         root filesystem (mounted read-only)\n"
+           "  --image NAME         an image of the store instead (its Env and WorkingDir\n"
+           "                       apply; without CMD, its Entrypoint and Cmd run)\n"
            "  --timeout S          wall-clock limit in seconds (default %u, at most %u)\n"
            "  --bind SRC:DST[:ro]  bind a host path into the container (repeatable)\n"
            "  --env K=V            add to the environment (repeatable)\n"
@@ -107,6 +112,23 @@ run_args_done (struct run_args *a)
   sr_strv_free (a->env);
 }
 
+/* Sets KEY=VALUE in *env; a later value for a key replaces the earlier.  */
+static void
+set_env (char ***env, const char *kv)
+{
+  const char *eq = strchr (kv, '=');
+  size_t key_len = eq ? (size_t) (eq - kv) + 1 : strlen (kv);
+
+  for (char **e = *env; e && *e; e++)
+    if (strncmp (*e, kv, key_len) == 0)
+      {
+        free (*e);
+        *e = sr_xstrdup (kv);
+        return;
+      }
+  sr_strv_push (env, kv);
+}
+
 static int
 parse_env (struct run_args *a, const char *kv)
 {
@@ -117,15 +139,7 @@ parse_env (struct run_args *a, const char *kv)
       sr_cli_error ("invalid --env '%s': expected KEY=VALUE", kv);
       return -1;
     }
-  /* A later value for the same key replaces the earlier one.  */
-  for (char **e = a->env; e && *e; e++)
-    if (strncmp (*e, kv, (size_t) (eq - kv) + 1) == 0)
-      {
-        free (*e);
-        *e = sr_xstrdup (kv);
-        return 0;
-      }
-  sr_strv_push (&a->env, kv);
+    set_env (&a->env, kv);
   return 0;
 }
 
@@ -180,10 +194,6 @@ parse_run_args (int argc, char **argv, const struct sr_config *cfg, struct run_a
       sr_error_free (&err);
       return -1;
     }
-  sr_strv_push (&a->env, "PATH=" SR_DEFAULT_PATH);
-  sr_strv_push (&a->env, "HOME=" SR_DEFAULT_HOME);
-  sr_strv_push (&a->env, "LANG=" SR_DEFAULT_LANG);
-
   optind = 1;
   while ((c = getopt_long (argc, argv, "+h", run_options, NULL)) != -1)
     {
@@ -191,6 +201,9 @@ parse_run_args (int argc, char **argv, const struct sr_config *cfg, struct run_a
         {
         case OPT_ROOTFS:
           a->rootfs = optarg;
+          break;
+        case OPT_IMAGE:
+          a->image = optarg;
           break;
         case OPT_TIMEOUT:
           if (sr_parse_seconds (optarg, &a->timeout_ms) < 0 || a->timeout_ms == 0)
@@ -300,12 +313,12 @@ parse_run_args (int argc, char **argv, const struct sr_config *cfg, struct run_a
           return -1;
         }
     }
-  if (a->rootfs == NULL)
+  if ((a->rootfs == NULL) == (a->image == NULL))
     {
-      sr_cli_error ("run: --rootfs DIR is required");
+      sr_cli_error ("run: give one of --rootfs DIR and --image NAME");
       return -1;
     }
-  if (optind >= argc)
+  if (optind >= argc && a->image == NULL)
     {
       sr_cli_error ("run: no command given (usage: sandbox-runner run [OPTIONS] -- CMD [ARGS...])");
       return -1;
@@ -343,8 +356,8 @@ pick_stdin (void)
 
 /* SIGINT, SIGTERM and SIGHUP cancel the run (and kill the container)
  * instead of killing the runner and leaving it behind.  */
-static int
-cancel_signals_fd (void)
+int
+sr_cli_cancel_fd (void)
 {
   sigset_t set;
 
@@ -401,6 +414,9 @@ sr_cmd_run (int argc, char **argv)
   struct sr_run_result res = { 0 };
   struct live_output lo = { 0 };
   struct sr_exec_spec spec = { 0 };
+  struct sr_store *store = NULL;
+  struct sr_image_use image = { .lock_fd = -1 };
+  _cleanup_strv_ char **env = NULL, **image_argv = NULL;
   sr_error_t err = NULL;
   int cmd_index, status = SR_EXIT_RUNNER;
 
@@ -428,6 +444,40 @@ sr_cmd_run (int argc, char **argv)
         goto fail;
     }
 
+  /* The environment: our defaults, then the image's, then --env.  */
+  set_env (&env, "PATH=" SR_DEFAULT_PATH);
+  set_env (&env, "HOME=" SR_DEFAULT_HOME);
+  set_env (&env, "LANG=" SR_DEFAULT_LANG);
+  if (a.image)
+    {
+      if (sr_cli_open_store (&config, &store) < 0)
+        goto out;
+      if (sr_store_use (store, a.image, &image, &err) < 0)
+        goto fail;
+      for (char **e = image.info.env; e && *e; e++)
+        if (strchr (*e, '=') && **e != '=')
+          set_env (&env, *e);
+      if (a.workdir == NULL && image.info.working_dir && image.info.working_dir[0] == '/')
+        a.workdir = image.info.working_dir;
+      if (cmd_index >= argc)
+        {
+          image_argv = sr_xcalloc (1, sizeof *image_argv);
+          for (char **p = image.info.entrypoint; p && *p; p++)
+            sr_strv_push (&image_argv, *p);
+          for (char **p = image.info.cmd; p && *p; p++)
+            sr_strv_push (&image_argv, *p);
+          if (image_argv[0] == NULL)
+            {
+              sr_error_set (&err, 0, "run: no command given, and image %s has no Entrypoint or Cmd",
+                            a.image);
+              goto fail;
+            }
+        }
+      a.rootfs = image.rootfs;
+    }
+  for (char **e = a.env; e && *e; e++)
+    set_env (&env, *e);
+
   cfg.fs.rootfs = a.rootfs;
   cfg.fs.binds = a.binds;
   cfg.fs.n_binds = a.n_binds;
@@ -448,17 +498,16 @@ sr_cmd_run (int argc, char **argv)
   cfg.state_dir = state_dir;
   /* Whatever a runner that died left behind goes before we add ours.  */
   sr_state_reclaim (state_dir, NULL);
-  label = join_argv (argv + cmd_index);
+  spec.argv = image_argv ? image_argv : argv + cmd_index;
+  label = join_argv (spec.argv);
   cfg.label = label;
-
-  spec.argv = argv + cmd_index;
-  spec.env = a.env;
+  spec.env = env;
   spec.cwd = a.workdir;
 
   opts.timeout_ms = a.timeout_ms;
   opts.max_output = a.max_output;
   opts.stdin_fd = pick_stdin ();
-  opts.cancel_fd = cancel_signals_fd ();
+  opts.cancel_fd = sr_cli_cancel_fd ();
   if (!a.json)
     {
       lo.cap = a.max_output;
@@ -515,6 +564,8 @@ out:
   if (opts.cancel_fd >= 0)
     close (opts.cancel_fd);
   sr_run_result_done (&res);
+  sr_image_release (&image);
+  sr_store_close (store);
   sr_seccomp_filter_free (filter);
   run_args_done (&a);
   sr_config_done (&config);

@@ -176,6 +176,86 @@ parse_value (struct sr_config *cfg, const struct setting *s, const char *value, 
   return sr_error_set (err, EINVAL, "%s: unknown type", s->key);
 }
 
+static const struct
+{
+  const char *name, *image, *source, *compile, *run, *description;
+} default_languages[] = { SR_DEFAULT_LANGUAGES };
+
+static const char *const language_fields[] = { "image", "source", "compile", "run",
+                                               "description" };
+
+static char **
+language_field (struct sr_language *l, size_t field)
+{
+  char **fields[] = { &l->image, &l->source, &l->compile, &l->run, &l->description };
+
+  return fields[field];
+}
+
+const struct sr_language *
+sr_config_language (const struct sr_config *cfg, const char *name)
+{
+  for (size_t i = 0; i < cfg->n_languages; i++)
+    if (strcmp (cfg->languages[i].name, name) == 0)
+      return &cfg->languages[i];
+  return NULL;
+}
+
+static bool
+valid_language_name (const char *s, size_t n)
+{
+  if (n == 0 || n > 32)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(islower ((unsigned char) s[i]) || isdigit ((unsigned char) s[i]) || s[i] == '-'
+          || s[i] == '+'))
+      return false;
+  return true;
+}
+
+/* language.NAME.FIELD = value: changes an entry or starts a new one.  */
+static int
+set_language (struct sr_config *cfg, const char *name, size_t name_len, const char *field,
+              const char *value, enum sr_origin origin, const char *source, sr_error_t *err)
+{
+  struct sr_language *l = NULL;
+  size_t f;
+
+  if (!valid_language_name (name, name_len))
+    return sr_error_set (err, 0,
+                         "language name '%.*s': use 1 to 32 of a-z, 0-9, '-' and '+'",
+                         (int) name_len, name);
+  for (f = 0; f < SR_ARRAY_SIZE (language_fields); f++)
+    if (strcmp (field, language_fields[f]) == 0)
+      break;
+  if (f == SR_ARRAY_SIZE (language_fields))
+    return sr_error_set (err, 0, "unknown language field '%s' (image, source, compile, run, "
+                         "description)", field);
+  if (f == 1 && (strchr (value, '/') || *value == '\0' || *value == '.'))
+    return sr_error_set (err, 0, "language %.*s: source '%s' must be a plain file name",
+                         (int) name_len, name, value);
+  for (size_t i = 0; i < cfg->n_languages; i++)
+    if (strlen (cfg->languages[i].name) == name_len
+        && strncmp (cfg->languages[i].name, name, name_len) == 0)
+      l = &cfg->languages[i];
+  if (l == NULL)
+    {
+      cfg->languages = sr_xrealloc (cfg->languages,
+                                    (cfg->n_languages + 1) * sizeof *cfg->languages);
+      l = &cfg->languages[cfg->n_languages++];
+      memset (l, 0, sizeof *l);
+      l->name = sr_xasprintf ("%.*s", (int) name_len, name);
+      for (size_t i = 0; i < SR_ARRAY_SIZE (language_fields); i++)
+        *language_field (l, i) = sr_xstrdup ("");
+    }
+  free (*language_field (l, f));
+  *language_field (l, f) = sr_xstrdup (value);
+  l->origin = origin;
+  free (l->where);
+  l->where = source ? sr_xstrdup (source) : NULL;
+  return 0;
+}
+
 static const struct setting *
 find_setting (const char *key, size_t *ret_index)
 {
@@ -195,6 +275,15 @@ sr_config_set (struct sr_config *cfg, const char *key, const char *value, enum s
   size_t i;
   const struct setting *s = find_setting (key, &i);
 
+  if (strncmp (key, "language.", 9) == 0)
+    {
+      const char *name = key + 9, *dot = strchr (name, '.');
+
+      if (dot == NULL)
+        return sr_error_set (err, 0, "'%s': expected language.NAME.FIELD", key);
+      return set_language (cfg, name, (size_t) (dot - name), dot + 1, value, origin, source,
+                           err);
+    }
   if (s == NULL)
     return sr_error_set (err, 0, "unknown setting '%s' (see 'sandbox-runner config show')", key);
   if (parse_value (cfg, s, value, err) < 0)
@@ -271,6 +360,46 @@ load_file (struct sr_config *cfg, const char *path, enum sr_origin origin, sr_er
   return 0;
 }
 
+extern char **environ;
+
+/* SANDBOX_LANGUAGE_<NAME>_<FIELD>=value, NAME in upper case.  */
+static int
+load_language_env (struct sr_config *cfg, sr_error_t *err)
+{
+  static const char prefix[] = "SANDBOX_LANGUAGE_";
+
+  for (char **e = environ; e && *e; e++)
+    {
+      const char *eq = strchr (*e, '='), *name = *e + strlen (prefix);
+      _cleanup_free_ char *var = NULL, *lower = NULL;
+      size_t f, n;
+
+      if (strncmp (*e, prefix, strlen (prefix)) != 0 || eq == NULL)
+        continue;
+      var = sr_xasprintf ("%.*s", (int) (eq - *e), *e);
+      for (f = 0; f < SR_ARRAY_SIZE (language_fields); f++)
+        {
+          size_t fl = strlen (language_fields[f]);
+
+          n = (size_t) (eq - name);
+          if (n > fl + 1 && name[n - fl - 1] == '_'
+              && strncasecmp (name + n - fl, language_fields[f], fl) == 0)
+            break;
+        }
+      if (f == SR_ARRAY_SIZE (language_fields))
+        return sr_error_set (err, 0, "environment variable %s: expected "
+                             "SANDBOX_LANGUAGE_<NAME>_<IMAGE|SOURCE|COMPILE|RUN|DESCRIPTION>",
+                             var);
+      n = (size_t) (eq - name) - strlen (language_fields[f]) - 1;
+      lower = sr_xasprintf ("%.*s", (int) n, name);
+      for (char *p = lower; *p; p++)
+        *p = (char) tolower ((unsigned char) *p);
+      if (set_language (cfg, lower, n, language_fields[f], eq + 1, SR_ORIGIN_ENV, var, err) < 0)
+        return sr_error_wrap (err, "environment variable %s", var);
+    }
+  return 0;
+}
+
 static int
 load_env (struct sr_config *cfg, sr_error_t *err)
 {
@@ -318,6 +447,18 @@ set_defaults (struct sr_config *cfg)
           break;
         }
     }
+  cfg->n_languages = SR_ARRAY_SIZE (default_languages);
+  cfg->languages = sr_xcalloc (cfg->n_languages, sizeof *cfg->languages);
+  for (size_t i = 0; i < cfg->n_languages; i++)
+    cfg->languages[i] = (struct sr_language) {
+      .name = sr_xstrdup (default_languages[i].name),
+      .image = sr_xstrdup (default_languages[i].image),
+      .source = sr_xstrdup (default_languages[i].source),
+      .compile = sr_xstrdup (default_languages[i].compile),
+      .run = sr_xstrdup (default_languages[i].run),
+      .description = sr_xstrdup (default_languages[i].description),
+      .origin = SR_ORIGIN_DEFAULT,
+    };
 }
 
 int
@@ -343,8 +484,17 @@ sr_config_load (struct sr_config *cfg, const char *system_file, const char *user
     return -1;
   if (user_file && load_file (cfg, user_file, SR_ORIGIN_USER, err) < 0)
     return -1;
-  if (load_env (cfg, err) < 0)
+  if (load_env (cfg, err) < 0 || load_language_env (cfg, err) < 0)
     return -1;
+  for (size_t i = 0; i < cfg->n_languages; i++)
+    {
+      const struct sr_language *l = &cfg->languages[i];
+
+      if (!*l->image || !*l->source || !*l->run)
+        return sr_error_set (err, 0, "language %s%s%s%s: image, source and run must all be set",
+                             l->name, l->where ? " (" : "", l->where ? l->where : "",
+                             l->where ? ")" : "");
+    }
   if (cfg->timeout_ms == 0 || cfg->timeout_ms > cfg->max_timeout_ms)
     return sr_error_set (err, 0, "timeout %.3g s must be above 0 and at most max_timeout %.3g s",
                          (double) cfg->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000);
@@ -366,6 +516,16 @@ sr_config_done (struct sr_config *cfg)
         free (*FIELD (cfg, &settings[i], char *));
       free (cfg->source[i]);
     }
+  for (size_t i = 0; i < cfg->n_languages; i++)
+    {
+      struct sr_language *l = &cfg->languages[i];
+
+      free (l->name);
+      for (size_t f = 0; f < SR_ARRAY_SIZE (language_fields); f++)
+        free (*language_field (l, f));
+      free (l->where);
+    }
+  free (cfg->languages);
   memset (cfg, 0, sizeof *cfg);
 }
 
@@ -423,6 +583,36 @@ sr_config_print (const struct sr_config *cfg, FILE *f, bool json)
         fprintf (f, "%-22s = %-28s # %s (%s)\n", s->key, value, origin, cfg->source[i]);
       else
         fprintf (f, "%-22s = %-28s # %s\n", s->key, value, origin);
+    }
+  for (size_t i = 0; i < cfg->n_languages; i++)
+    {
+      struct sr_language *l = &cfg->languages[i];
+      cJSON *o = NULL;
+
+      if (root)
+        {
+          cJSON *langs = cJSON_GetObjectItemCaseSensitive (root, "languages");
+
+          if (langs == NULL)
+            langs = cJSON_AddObjectToObject (root, "languages");
+          o = cJSON_AddObjectToObject (langs, l->name);
+          cJSON_AddStringToObject (o, "origin", sr_origin_name (l->origin));
+          if (l->where)
+            cJSON_AddStringToObject (o, "source_of_setting", l->where);
+        }
+      for (size_t k = 0; k < SR_ARRAY_SIZE (language_fields); k++)
+        {
+          _cleanup_free_ char *key = sr_xasprintf ("language.%s.%s", l->name, language_fields[k]);
+          _cleanup_free_ char *quoted = sr_xasprintf ("\"%s\"", *language_field (l, k));
+
+          if (o)
+            cJSON_AddStringToObject (o, language_fields[k], *language_field (l, k));
+          else if (l->where)
+            fprintf (f, "%-22s = %-28s # %s (%s)\n", key, quoted, sr_origin_name (l->origin),
+                     l->where);
+          else
+            fprintf (f, "%-22s = %-28s # %s\n", key, quoted, sr_origin_name (l->origin));
+        }
     }
   if (root)
     {

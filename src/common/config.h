@@ -27,6 +27,20 @@ enum sr_origin
   SR_ORIGIN_FLAG,
 };
 
+/* An entry of the language table (keys language.NAME.FIELD).  Commands
+ * are split on blanks; no shell runs them.  */
+struct sr_language
+{
+  char *name;
+  char *image;        /* a name in the image store */
+  char *source;       /* file name of the code, in SR_CODE_DIR */
+  char *compile;      /* "" when the language has no compile stage */
+  char *run;
+  char *description;
+  enum sr_origin origin;
+  char *where;        /* file:line or variable of the last change, or NULL */
+};
+
 struct sr_config
 {
   /* runs */
@@ -66,6 +80,9 @@ struct sr_config
   char *backend;           /* native | docker */
   char *docker_host;
 
+  struct sr_language *languages;
+  size_t n_languages;
+
   enum sr_origin origin[64]; /* per setting, indexed as the table in config.c */
   char *source[64];          /* file:line or variable name, for config show */
 };
@@ -85,5 +102,8 @@ int sr_config_set (struct sr_config *cfg, const char *key, const char *value,
 void sr_config_print (const struct sr_config *cfg, FILE *f, bool json);
 
 const char *sr_origin_name (enum sr_origin o);
+
+/* The entry for name, or NULL.  */
+const struct sr_language *sr_config_language (const struct sr_config *cfg, const char *name);
 
 #endif

@@ -27,6 +27,17 @@
 #define SR_DEFAULT_MAX_ARTIFACT_SIZE (50ull << 20)
 #define SR_DEFAULT_BACKEND          "native"
 
+/* The built-in language table: name, image, source file, compile command
+ * (empty: none), run command, description.  The code lands in /scratch,
+ * writable while it compiles, read-only while it runs.  */
+#define SR_CODE_DIR                 "/scratch"
+#define SR_DEFAULT_LANGUAGES                                                          \
+  { "python", "python", "main.py", "", "python3 " SR_CODE_DIR "/main.py",             \
+    "Python 3 (CPython, standard library)" },                                        \
+  { "cpp", "cpp", "main.cpp",                                                         \
+    "g++ -std=c++17 -O2 -o " SR_CODE_DIR "/main " SR_CODE_DIR "/main.cpp",            \
+    SR_CODE_DIR "/main", "C++17, compiled with g++ -O2" }
+
 #define SR_DEFAULT_HOSTNAME         "sandbox"
 #define SR_DEFAULT_PATH             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define SR_DEFAULT_LANG             "C.UTF-8"

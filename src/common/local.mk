@@ -3,4 +3,5 @@ libsandbox_a_SOURCES += \
 	src/common/util.c src/common/util.h \
 	src/common/utf8.c src/common/utf8.h \
 	src/common/config.c src/common/config.h \
+	src/common/json.h \
 	src/common/defaults.h

@@ -1,11 +1,13 @@
 #include <config.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -257,4 +259,117 @@ sr_mkdir_p (const char *dir, sr_error_t *err)
   if (mkdir (copy, 0700) < 0 && errno != EEXIST)
     return sr_error_set (err, errno, "mkdir %s", copy);
   return 0;
+}
+
+/* Empties the directory open as dfd (which it takes over).  Directories
+ * without write or search permission for their owner get it first, so
+ * that a tree we own but locked (0555) can go.  Never leaves the file
+ * system it started on.  */
+static int
+empty_dir_fd (int dfd, dev_t dev, sr_error_t *err)
+{
+  DIR *d;
+  struct dirent *de;
+  int r = 0;
+
+  d = fdopendir (dfd);
+  if (d == NULL)
+    {
+      int e = errno;
+
+      close (dfd);
+      return sr_error_set (err, e, "fdopendir");
+    }
+  while ((errno = 0, de = readdir (d)) != NULL)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (sr_rm_rf_at_dev (dirfd (d), de->d_name, dev, err) < 0)
+        {
+          r = -1;
+          break;
+        }
+    }
+  if (r == 0 && errno != 0)
+    r = sr_error_set (err, errno, "readdir");
+  closedir (d);
+  return r;
+}
+
+int
+sr_rm_rf_at_dev (int dirfd, const char *name, dev_t dev, sr_error_t *err)
+{
+  struct stat sb;
+  int fd;
+
+  if (fstatat (dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : sr_error_set (err, errno, "stat %s", name);
+  if (!S_ISDIR (sb.st_mode))
+    {
+      if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
+        return sr_error_set (err, errno, "remove %s", name);
+      return 0;
+    }
+  if (dev != 0 && sb.st_dev != dev)
+    return sr_error_set (err, EXDEV, "remove %s: a mount point", name);
+  fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return sr_error_set (err, errno, "open %s", name);
+  if ((sb.st_mode & 0700) != 0700 && sb.st_uid == geteuid ())
+    (void) fchmod (fd, (sb.st_mode & 07777) | 0700);
+  if (empty_dir_fd (fd, sb.st_dev, err) < 0)
+    return sr_error_wrap (err, "%s", name);
+  if (unlinkat (dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return sr_error_set (err, errno, "remove %s", name);
+  return 0;
+}
+
+int
+sr_rm_rf_at (int dirfd, const char *name, sr_error_t *err)
+{
+  return sr_rm_rf_at_dev (dirfd, name, 0, err);
+}
+
+int
+sr_empty_dir_at (int dirfd, const char *name, sr_error_t *err)
+{
+  struct stat sb;
+  int fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd < 0)
+    return sr_error_set (err, errno, "open %s", name);
+  if (fstat (fd, &sb) < 0)
+    {
+      int e = errno;
+
+      close (fd);
+      return sr_error_set (err, e, "stat %s", name);
+    }
+  if ((sb.st_mode & 0700) != 0700 && sb.st_uid == geteuid ())
+    (void) fchmod (fd, (sb.st_mode & 07777) | 0700);
+  return empty_dir_fd (fd, sb.st_dev, err);
+}
+
+void
+sr_remove_unlocked (const char *dir, const char *prefix)
+{
+  DIR *d = opendir (dir);
+  struct dirent *de;
+
+  if (d == NULL)
+    return;
+  while ((de = readdir (d)) != NULL)
+    {
+      int fd;
+
+      if (strncmp (de->d_name, prefix, strlen (prefix)) != 0)
+        continue;
+      fd = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+        (void) sr_rm_rf_at (dirfd (d), de->d_name, NULL);
+      close (fd);
+    }
+  closedir (d);
 }

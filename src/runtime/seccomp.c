@@ -35,6 +35,7 @@
 #include <cJSON.h>
 #include <seccomp.h>
 
+#include "common/json.h"
 #include "common/util.h"
 #include "runtime/seccomp.h"
 
@@ -129,12 +130,6 @@ static const char *const rule_fields[] = {
 static const char *const arg_fields[] = { "index", "value", "valueTwo", "op", NULL };
 static const char *const arch_map_fields[] = { "architecture", "subArchitectures", NULL };
 static const char *const condition_fields[] = { "caps", "arches", "minKernel", NULL };
-
-static void
-cjson_deletep (cJSON **json)
-{
-  cJSON_Delete (*json);
-}
 
 /* JSON paths for messages: "syscalls[3]" + "names" -> "syscalls[3].names".
  * A path too long for the buffer ends in "..." rather than misleading.  */
@@ -826,7 +821,7 @@ int
 sr_seccomp_filter_from_json (const char *json, size_t len, const char *origin,
                              struct sr_seccomp_filter **ret, sr_error_t *err)
 {
-  _cleanup_ (cjson_deletep) cJSON *root = NULL;
+  _cleanup_json_ cJSON *root = NULL;
   uint64_t check = 0;
   _cleanup_free_ char *cached = cache_path (json, len, &check);
 

@@ -5,10 +5,12 @@ integration_tests = \
 	tests/integration/limits.sh \
 	tests/integration/policy.sh \
 	tests/integration/session.sh \
-	tests/integration/operator.sh
+	tests/integration/operator.sh \
+	tests/integration/images.sh
 
 TESTS += $(integration_tests)
-EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh
+EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh \
+	tests/helpers/oci-fixture.py
 
 # Test programs that drive the runtime directly.
 check_PROGRAMS += tests/helpers/session-driver

@@ -1,0 +1,52 @@
+/* Applying one image layer (a tar, plain or compressed) onto a rootfs
+ * directory, with the OCI whiteout rules: `.wh.NAME` deletes NAME of the
+ * layers below, `.wh..wh..opq` empties its directory of them.
+ *
+ * Hostile archives cannot reach outside the rootfs: every path is
+ * resolved inside it (openat2 RESOLVE_IN_ROOT, as the container will
+ * resolve it), `..` components are refused, absolute names made relative,
+ * hardlinks can only name files inside, and nothing is ever followed at
+ * the last component.  Device nodes and sockets are skipped (a container
+ * gets its own /dev); xattrs (file capabilities among them) are not
+ * applied; setuid and setgid bits are cleared unless kept.  */
+#ifndef SR_IMAGE_LAYER_H
+#define SR_IMAGE_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct sr_layer_options
+{
+  bool chown;        /* apply the entries' owners; false: files are the caller's */
+  bool keep_setid;   /* keep setuid and setgid bits */
+  void (*warn) (const char *msg, void *userdata);
+  void (*progress) (uint64_t bytes_read, void *userdata); /* compressed bytes */
+  void *userdata;
+};
+
+struct sr_layer_stats
+{
+  uint64_t entries;
+  uint64_t whiteouts;
+  uint64_t skipped;       /* device nodes, sockets */
+  uint64_t setid_cleared;
+  uint64_t made_relative; /* absolute names */
+};
+
+int sr_layer_apply (int rootfd, const char *layer_path, const struct sr_layer_options *o,
+                    struct sr_layer_stats *stats, sr_error_t *err);
+
+/* Creates directory path (0755) and its missing parents inside the
+ * rootfs, resolving as the container will.  */
+int sr_layer_mkdir_in_root (int rootfd, const char *path, sr_error_t *err);
+
+/* The name of an entry made safe: relative, without "." or empty
+ * components.  Returns 0 with "" for the root itself, -1 for a name with a
+ * ".." component or one longer than PATH_MAX.  *ret_absolute says whether
+ * a leading "/" was dropped.  */
+int sr_layer_clean_path (const char *name, char *out, size_t out_len, bool *ret_absolute);
+
+#endif

@@ -1,0 +1,363 @@
+#include "config.h"
+
+#include "sandbox/code.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "runtime/caps.h"
+#include "runtime/idmap.h"
+#include "runtime/mounts.h"
+#include "runtime/seccomp.h"
+#include "runtime/state.h"
+
+const char *
+sr_code_status_name (enum sr_code_status s)
+{
+  switch (s)
+    {
+    case SR_CODE_SUCCESS: return "success";
+    case SR_CODE_ERROR: return "error";
+    case SR_CODE_TIMEOUT: return "timeout";
+    case SR_CODE_COMPILE_ERROR: return "compile_error";
+    case SR_CODE_OOM: return "oom";
+    case SR_CODE_CANCELLED: return "cancelled";
+    }
+  return "unknown";
+}
+
+void
+sr_code_result_done (struct sr_code_result *r)
+{
+  free (r->language);
+  sr_run_result_done (&r->run);
+  memset (r, 0, sizeof *r);
+}
+
+/* An invalid request: EINVAL in errnum, the message without strerror.  */
+static int invalid (sr_error_t *err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+static int
+invalid (sr_error_t *err, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  sr_error_setv (err, 0, fmt, ap);
+  va_end (ap);
+  if (err && *err)
+    (*err)->errnum = EINVAL;
+  return -1;
+}
+
+static int
+validate (const struct sr_config *cfg, const struct sr_code_request *req,
+          const struct sr_language **ret, sr_error_t *err)
+{
+  const struct sr_language *l = NULL;
+
+  if (req->language == NULL || *req->language == '\0')
+    return invalid (err, "no language given");
+  l = sr_config_language (cfg, req->language);
+  if (l == NULL)
+    {
+      char known[256];
+      size_t len = 0;
+
+      known[0] = '\0';
+      for (size_t i = 0; i < cfg->n_languages && len + 1 < sizeof known; i++)
+        len += (size_t) snprintf (known + len, sizeof known - len, "%s%s", i ? ", " : "",
+                                  cfg->languages[i].name);
+      return invalid (err, "unknown language '%s' (supported: %s)", req->language, known);
+    }
+  if (req->code == NULL || req->code_len == 0)
+    return invalid (err, "the code is empty");
+  if (req->code_len > cfg->max_code_size)
+    return invalid (err, "the code is %zu bytes, over the limit of %llu", req->code_len,
+                    (unsigned long long) cfg->max_code_size);
+  if (req->timeout_ms > cfg->max_timeout_ms)
+    return invalid (err, "timeout %.3g s is over the ceiling of %.3g s",
+                    (double) req->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000);
+  *ret = l;
+  return 0;
+}
+
+/* "g++ -O2 -o x y" -> argv.  */
+static char **
+split_command (const char *cmd)
+{
+  char **argv = sr_xcalloc (1, sizeof *argv);
+  const char *p = cmd;
+
+  while (*p)
+    {
+      size_t n;
+
+      while (*p == ' ' || *p == '\t')
+        p++;
+      n = strcspn (p, " \t");
+      if (n)
+        {
+          _cleanup_free_ char *word = sr_xasprintf ("%.*s", (int) n, p);
+
+          sr_strv_push (&argv, word);
+        }
+      p += n;
+    }
+  return argv;
+}
+
+/* A scratch directory owned by the container's root, holding the code.
+ * The returned fd holds its lock.  */
+static int
+make_scratch (const struct sr_config *cfg, const struct sr_language *l,
+              const struct sr_code_request *req, char **ret_dir, int *ret_fd, sr_error_t *err)
+{
+  _cleanup_free_ char *base = sr_xasprintf ("%s/scratch", cfg->runtime_dir);
+  _cleanup_free_ char *dir = NULL;
+  _cleanup_close_ int dfd = -1, fd = -1;
+  struct sr_idmap map;
+  uid_t uid;
+  gid_t gid;
+
+  if (sr_idmap_plan (&map, "/etc/subuid", "/etc/subgid", err) < 0)
+    return -1;
+  uid = map.mode == SR_IDMAP_ROOT ? map.uid_base : map.caller_uid;
+  gid = map.mode == SR_IDMAP_ROOT ? map.gid_base : map.caller_gid;
+  if (sr_mkdir_p (base, err) < 0)
+    return -1;
+  /* The container's root, an unprivileged host uid, must reach its own
+   * directory through this one, and see nothing else in it.  */
+  (void) chmod (cfg->runtime_dir, 0755);
+  (void) chmod (base, 0711);
+  /* Those of runners that died.  */
+  sr_remove_unlocked (base, "code-");
+
+  dir = sr_xasprintf ("%s/code-XXXXXX", base);
+  if (mkdtemp (dir) == NULL)
+    return sr_error_set (err, errno, "mkdtemp %s", dir);
+  dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || flock (dfd, LOCK_EX) < 0)
+    {
+      sr_error_set (err, errno, "open %s", dir);
+      goto fail;
+    }
+  fd = openat (dfd, l->source, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 || sr_write_all (fd, req->code, req->code_len) < 0)
+    {
+      sr_error_set (err, errno, "write %s/%s", dir, l->source);
+      goto fail;
+    }
+  if ((geteuid () == 0 && (fchown (dfd, uid, gid) < 0 || fchown (fd, uid, gid) < 0))
+      || fchmod (dfd, 0755) < 0)
+    {
+      sr_error_set (err, errno, "chown %s", dir);
+      goto fail;
+    }
+  *ret_dir = TAKE_PTR (dir);
+  *ret_fd = TAKE_FD (dfd);
+  return 0;
+
+fail:
+  (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);
+  return -1;
+}
+
+struct stage
+{
+  const char *command;
+  bool code_writable;
+  uint64_t timeout_ms;
+};
+
+static int
+run_stage (const struct sr_config *cfg, const struct sr_image_use *image, const char *scratch,
+           const struct sr_seccomp_filter *filter, uint64_t keep_caps, const struct stage *st,
+           int cancel_fd, struct sr_run_result *res, sr_error_t *err)
+{
+  _cleanup_strv_ char **argv = split_command (st->command), **env = NULL;
+  _cleanup_free_ char *state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
+  struct sr_bind bind = {
+    .source = (char *) scratch, .target = (char *) SR_CODE_DIR, .readonly = !st->code_writable,
+  };
+  struct sr_container_config cc = { 0 };
+  struct sr_exec_spec spec = { 0 };
+  struct sr_run_options opts = {
+    .timeout_ms = st->timeout_ms, .max_output = cfg->max_output, .stdin_fd = -1,
+    .cancel_fd = cancel_fd,
+  };
+
+  if (argv[0] == NULL)
+    return sr_error_set (err, 0, "empty command");
+  sr_strv_push (&env, "PATH=" SR_DEFAULT_PATH);
+  sr_strv_push (&env, "HOME=" SR_DEFAULT_HOME);
+  sr_strv_push (&env, "LANG=" SR_DEFAULT_LANG);
+  for (char **e = image->info.env; e && *e; e++)
+    {
+      const char *eq = strchr (*e, '=');
+      bool replaced = false;
+
+      if (eq == NULL || eq == *e)
+        continue;
+      for (char **have = env; *have; have++)
+        if (strncmp (*have, *e, (size_t) (eq - *e) + 1) == 0)
+          {
+            free (*have);
+            *have = sr_xstrdup (*e);
+            replaced = true;
+          }
+      if (!replaced)
+        sr_strv_push (&env, *e);
+    }
+
+  (void) sr_mkdir_p (state_dir, NULL);
+  cc.fs.rootfs = image->rootfs;
+  cc.fs.binds = &bind;
+  cc.fs.n_binds = 1;
+  cc.fs.tmp_size = cfg->tmp_size;
+  cc.fs.shm_size = SR_DEFAULT_DEV_SHM_SIZE;
+  cc.fs.scratch_size = cfg->scratch_size;
+  cc.limits.memory = cfg->memory;
+  cc.limits.cpus = cfg->cpus;
+  cc.limits.pids = (uint32_t) cfg->pids;
+  cc.strict_limits = cfg->strict_limits;
+  cc.seccomp = filter;
+  cc.keep_caps = keep_caps;
+  cc.max_cpu_seconds = (uint32_t) ((st->timeout_ms + 999) / 1000 + 1);
+  cc.max_file_size = cfg->scratch_size > cfg->tmp_size ? cfg->scratch_size : cfg->tmp_size;
+  cc.max_open_files = SR_DEFAULT_MAX_OPEN_FILES;
+  cc.state_dir = state_dir;
+  cc.label = st->command;
+
+  spec.argv = argv;
+  spec.env = env;
+  spec.cwd = SR_DEFAULT_WORKDIR;
+  return sr_container_run (&cc, &spec, &opts, res, err);
+}
+
+static enum sr_code_status
+status_of (const struct sr_run_result *r)
+{
+  switch (r->status)
+    {
+    case SR_RUN_SUCCESS: return SR_CODE_SUCCESS;
+    case SR_RUN_ERROR: return SR_CODE_ERROR;
+    case SR_RUN_TIMEOUT: return SR_CODE_TIMEOUT;
+    case SR_RUN_OOM: return SR_CODE_OOM;
+    case SR_RUN_CANCELLED: return SR_CODE_CANCELLED;
+    }
+  return SR_CODE_ERROR;
+}
+
+static int
+load_policy (const struct sr_config *cfg, struct sr_seccomp_filter **filter, uint64_t *caps,
+             sr_error_t *err)
+{
+  _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", cfg->runtime_dir);
+
+  *filter = NULL;
+  *caps = 0;
+  sr_seccomp_set_cache_dir (cache);
+  if (cfg->cap_keep[0] && sr_caps_parse_list (cfg->cap_keep, caps, err) < 0)
+    return sr_error_wrap (err, "cap_keep");
+  if (cfg->seccomp_profile[0] == '\0')
+    return sr_seccomp_filter_default (filter, err);
+  if (strcmp (cfg->seccomp_profile, "unconfined") == 0)
+    return 0;
+  return sr_seccomp_filter_from_file (cfg->seccomp_profile, filter, err);
+}
+
+int
+sr_code_run (const struct sr_config *cfg, struct sr_store *store,
+             const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err)
+{
+  const struct sr_language *l = NULL;
+  struct sr_image_use image = { .lock_fd = -1 };
+  struct sr_seccomp_filter *filter = NULL;
+  _cleanup_free_ char *scratch = NULL;
+  _cleanup_close_ int scratch_fd = -1;
+  uint64_t caps;
+  int r = -1;
+
+  memset (res, 0, sizeof *res);
+  if (validate (cfg, req, &l, err) < 0)
+    return -1;
+  res->language = sr_xstrdup (l->name);
+  {
+    sr_error_t e = NULL;
+
+    if (sr_store_use (store, l->image, &image, &e) < 0)
+      {
+        if (e->errnum != ENOENT)
+          {
+            sr_error_move (err, &e);
+            return sr_error_wrap (err, "language %s", l->name);
+          }
+        sr_error_free (&e);
+        sr_error_set (err, 0,
+                      "language %s needs image '%s', which is not in the store %s; build the "
+                      "default images with rootfs/build-all.sh --import, or import one with "
+                      "`sandbox-runner image import --name %s PATH`",
+                      l->name, l->image, sr_store_dir (store), l->image);
+        (*err)->errnum = ENOENT;
+        return -1;
+      }
+  }
+  if (load_policy (cfg, &filter, &caps, err) < 0
+      || make_scratch (cfg, l, req, &scratch, &scratch_fd, err) < 0)
+    goto out;
+
+  if (l->compile[0])
+    {
+      struct stage compile = { .command = l->compile, .code_writable = true,
+                               .timeout_ms = cfg->compile_timeout_ms };
+
+      res->compiled = true;
+      if (run_stage (cfg, &image, scratch, filter, caps, &compile, req->cancel_fd, &res->run,
+                     err)
+          < 0)
+        {
+          sr_error_wrap (err, "compile stage");
+          goto out;
+        }
+      res->compile_ms = res->run.duration_ns / 1000000;
+      if (res->run.status != SR_RUN_SUCCESS)
+        {
+          /* A compiler killed by its ceiling or the memory limit failed to
+           * compile all the same; only a cancel stays a cancel.  */
+          res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
+                                                            : SR_CODE_COMPILE_ERROR;
+          res->duration_ms = res->compile_ms;
+          r = 0;
+          goto out;
+        }
+      sr_run_result_done (&res->run);
+      memset (&res->run, 0, sizeof res->run);
+    }
+
+  {
+    struct stage run = { .command = l->run, .code_writable = false,
+                         .timeout_ms = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms };
+
+    if (run_stage (cfg, &image, scratch, filter, caps, &run, req->cancel_fd, &res->run, err) < 0)
+      goto out;
+  }
+  res->status = status_of (&res->run);
+  res->duration_ms = res->run.duration_ns / 1000000;
+  r = 0;
+
+out:
+  if (scratch)
+    (void) sr_rm_rf_at (AT_FDCWD, scratch, NULL);
+  sr_seccomp_filter_free (filter);
+  sr_image_release (&image);
+  return r;
+}

@@ -1,0 +1,63 @@
+/* run_code: a snippet in one of the configured languages, run in a fresh
+ * container of the language's image, in one or two stages.
+ *
+ * The code is written to a private scratch directory bound at
+ * SR_CODE_DIR.  A language with a compile command compiles there first,
+ * in a container of its own with SR_CODE_DIR writable and the compile
+ * ceiling as its timeout; a failure there is status compile_error with the
+ * compiler's output.  The run stage then gets SR_CODE_DIR read-only, a
+ * fresh /work and the request's timeout.  Nothing of either container, nor
+ * the scratch directory, is left afterwards.  */
+#ifndef SR_SANDBOX_CODE_H
+#define SR_SANDBOX_CODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "image/store.h"
+#include "runtime/container.h"
+
+enum sr_code_status
+{
+  SR_CODE_SUCCESS,
+  SR_CODE_ERROR,
+  SR_CODE_TIMEOUT,
+  SR_CODE_COMPILE_ERROR,
+  SR_CODE_OOM,
+  SR_CODE_CANCELLED,
+};
+const char *sr_code_status_name (enum sr_code_status s);
+
+struct sr_code_request
+{
+  const char *language;
+  const char *code;
+  size_t code_len;
+  uint64_t timeout_ms;   /* 0: the configured default */
+  int cancel_fd;         /* readable cancels the run; -1: none */
+};
+
+struct sr_code_result
+{
+  enum sr_code_status status;
+  char *language;
+  /* The stage that decided the outcome: the compile stage when it
+   * failed, else the run stage.  */
+  struct sr_run_result run;
+  bool compiled;         /* a compile stage ran */
+  uint64_t compile_ms;
+  uint64_t duration_ms;  /* the run stage (the compile stage when it failed) */
+};
+void sr_code_result_done (struct sr_code_result *r);
+
+/* Runs the request.  Returns -1 without running anything when the request
+ * is invalid (errnum EINVAL: unknown language, empty code, code over
+ * max_code_size, timeout over max_timeout) or the language's image is not
+ * in the store (ENOENT), and when a container could not be set up.  */
+int sr_code_run (const struct sr_config *cfg, struct sr_store *store,
+                 const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err);
+
+#endif

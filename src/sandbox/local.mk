@@ -1,0 +1,2 @@
+libsandbox_a_SOURCES += \
+	src/sandbox/code.c src/sandbox/code.h

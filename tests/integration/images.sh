@@ -1,0 +1,189 @@
+#!/bin/sh
+# The image store: import of OCI layouts and docker-save archives, layer
+# semantics (whiteouts, opaque dirs, links), hostile archives, digests,
+# and list/inspect/rm/prune/run --image.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+require_busybox_rootfs
+command -v python3 >/dev/null || skip_all "python3 is not installed (it builds the fixtures)"
+
+export SANDBOX_IMAGE_STORE=$sr_tmp/store SANDBOX_RUNTIME_DIR=$sr_tmp/run
+fixture () { python3 "$SR_SRCDIR/tests/helpers/oci-fixture.py" "$@"; }
+store=$SANDBOX_IMAGE_STORE
+
+tar -C "$ROOTFS" -cf "$sr_tmp/base.tar" .
+
+# --- an OCI layout, as a directory and as a tar ---
+fixture tar "$sr_tmp/l2.tar" "f:etc/motd=hello from layer two" "f:etc/gone=x" "d:opq" "f:opq/old=1" \
+  "f:bin/setuid-tool=#!/bin/sh:4755"
+fixture tar "$sr_tmp/l3.tar" "f:etc/.wh.gone=" "f:opq/.wh..wh..opq=" "f:opq/new=2" \
+  "l:etc/link-motd>motd" "h:etc/hard-motd>etc/motd"
+fixture layout "$sr_tmp/layout" --env GREETING=hi --env PATH=/bin --workdir /etc \
+  --cmd=/bin/cat --cmd=motd "$sr_tmp/base.tar" "$sr_tmp/l2.tar" "$sr_tmp/l3.tar"
+
+run_sr image import --name test/busybox:1 "$sr_tmp/layout"
+is "$rc" 0 "an OCI layout imports"
+id=$(printf '%s' "$out" | cut -d' ' -f2)
+like "$id" "^[0-9a-f]{64}$" "import prints the image id"
+like "$err" "extracted layer 3/3" "import reports progress per layer"
+rootfs=$store/images/$id/rootfs
+
+run_sr image list
+like "$out" "test/busybox:1 +${id%"${id#????????????}"} .* 3 " "image list shows the name, id and layers"
+run_sr image inspect test/busybox:1
+is "$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["working_dir"])')" \
+  /etc "inspect shows the config"
+
+run_sr run --image test/busybox:1
+is "$out" "hello from layer two" "run --image runs the image's Cmd in its WorkingDir"
+run_sr run --image test/busybox:1 -- sh -c 'echo "$GREETING $PATH"'
+is "$out" "hi /bin" "run --image takes the image's Env"
+run_sr run --image test/busybox:1 --env GREETING=bye -- sh -c 'echo $GREETING'
+is "$out" "bye" "--env overrides the image's Env"
+
+[ ! -e "$rootfs/etc/gone" ]; ok $? "a whiteout deletes the file of a lower layer"
+[ ! -e "$rootfs/opq/old" ] && [ -f "$rootfs/opq/new" ]
+ok $? "an opaque dir hides the lower layer's entries, keeps its own"
+is "$(readlink "$rootfs/etc/link-motd")" motd "symlinks are kept as they are"
+is "$(stat -c %i "$rootfs/etc/hard-motd")" "$(stat -c %i "$rootfs/etc/motd")" "hardlinks are links"
+is "$(stat -c %a "$rootfs/bin/setuid-tool")" 755 "setuid bits are cleared"
+[ ! -e "$rootfs/etc/.wh.gone" ] && [ ! -e "$rootfs/opq/.wh..wh..opq" ]
+ok $? "whiteout markers are not extracted"
+for d in proc sys dev tmp work scratch mnt/data; do
+  [ -d "$rootfs/$d" ] || echo "# missing /$d"
+done
+[ -d "$rootfs/mnt/data" ] && [ -d "$rootfs/scratch" ]; ok $? "the runtime's mount points exist"
+
+tar -C "$sr_tmp/layout" -czf "$sr_tmp/layout.tar.gz" .
+run_sr image import "$sr_tmp/layout.tar.gz"
+is "$rc" 0 "a tar of an OCI layout imports"
+like "$out" "^layout $id\$" "it is the same image, named after the file"
+
+fixture layout "$sr_tmp/plain" --plain "$sr_tmp/base.tar"
+run_sr image import --name plain "$sr_tmp/plain"
+is "$rc" 0 "uncompressed layers import"
+
+# --- a docker-save archive ---
+fixture docker "$sr_tmp/docker.tar" --tag example/busybox:docker "$sr_tmp/base.tar" "$sr_tmp/l2.tar"
+run_sr image import "$sr_tmp/docker.tar"
+is "$rc" 0 "a docker-save archive imports"
+like "$out" "^example/busybox:docker " "and takes its RepoTags name"
+run_sr run --image example/busybox:docker -- sh -c 'echo "$(cat /etc/motd)"; echo $FROM_DOCKER'
+is "$out" "hello from layer two
+1" "its layers and Env apply"
+
+# --- digests ---
+cp -r "$sr_tmp/layout" "$sr_tmp/bad"
+layer=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]+"/index.json"))["manifests"][0]["digest"][7:]
+print(json.load(open(sys.argv[1]+"/blobs/sha256/"+m))["layers"][1]["digest"][7:])' "$sr_tmp/bad")
+printf 'X' | dd of="$sr_tmp/bad/blobs/sha256/$layer" bs=1 seek=100 conv=notrunc 2>/dev/null
+rm -rf "$store"
+run_sr image import --name bad "$sr_tmp/bad"
+is "$rc" 125 "a blob that does not match its digest is refused"
+like "$err" "blob sha256:$layer: digest mismatch: the content hashes to sha256:[0-9a-f]{64}" \
+  "the error names the blob and what it hashed to"
+[ ! -e "$store/blobs/sha256/$layer" ] && [ -z "$(ls "$store/images")" ] && [ -z "$(ls "$store/tmp" | grep -v partial)" ]
+ok $? "nothing of the bad import is left in the store"
+
+# --- hostile archives ---
+hostile () {
+  # hostile NAME ENTRY...: a layout with the busybox base and one hostile layer
+  name=$1
+  shift
+  fixture tar "$sr_tmp/$name.tar" "$@"
+  rm -rf "$sr_tmp/$name"
+  fixture layout "$sr_tmp/$name" "$sr_tmp/base.tar" "$sr_tmp/$name.tar"
+  run_sr image import --name "$name" "$sr_tmp/$name"
+}
+outside=$sr_tmp/outside
+mkdir -p "$outside"
+
+hostile dotdot "f:../../../../../../$outside/escaped=pwned"
+is "$rc" 125 "an entry with .. is refused"
+like "$err" "entry \.\./.*escaped: the path leaves the rootfs" "the error names the entry"
+[ ! -e "$outside/escaped" ]; ok $? "nothing was written outside"
+
+hostile absolute "f:/etc/absolute=inside"
+is "$rc" 0 "an absolute entry is made relative"
+like "$err" "warning: .*entry /etc/absolute has an absolute name; extracted as etc/absolute" \
+  "with a warning naming it"
+aid=$(printf '%s' "$out" | cut -d' ' -f2)
+[ -f "$store/images/$aid/rootfs/etc/absolute" ]; ok $? "and lands inside the rootfs"
+
+# /etc exists on the host and in the base: a symlink to it, absolute or
+# climbing with .., must lead to the rootfs's /etc.
+hostile symparent "l:escape>/etc" "f:escape/through-link=inside" "l:up>../../../../../.." \
+  "f:up/etc/through-up=inside"
+is "$rc" 0 "entries below symlinked parents import"
+sid=$(printf '%s' "$out" | cut -d' ' -f2)
+[ ! -e /etc/through-link ] && [ ! -e /etc/through-up ]
+ok $? "a symlinked parent never leads outside"
+[ -f "$store/images/$sid/rootfs/etc/through-link" ] && [ -f "$store/images/$sid/rootfs/etc/through-up" ]
+ok $? "it resolves inside the rootfs, as in the container"
+hostile dangling "l:escape>$outside" "f:escape/through-link=pwned"
+is "$rc" 125 "an entry below a symlink to a host-only directory is refused"
+like "$err" "entry escape/through-link: its parent escape is a symlink to nothing inside the rootfs" \
+  "naming the entry"
+[ ! -e "$outside/through-link" ]; ok $? "and nothing lands on the host"
+
+echo secret > "$outside/secret"
+hostile hardout "h:stolen>../../../../../../$outside/secret"
+is "$rc" 125 "a hardlink to a path with .. is refused"
+like "$err" "entry stolen: hardlink target .* leaves the rootfs" "naming the entry"
+hostile hardabs "h:stolen>$outside/secret"
+is "$rc" 125 "a hardlink to a host path resolves inside the rootfs and finds nothing"
+like "$err" "entry stolen: hardlink target" "naming the entry"
+
+hostile devices "c:dev-null-copy" "p:a-fifo"
+is "$rc" 0 "a layer with device nodes imports"
+did=$(printf '%s' "$out" | cut -d' ' -f2)
+[ ! -e "$store/images/$did/rootfs/dev-null-copy" ] && [ -p "$store/images/$did/rootfs/a-fifo" ]
+ok $? "device nodes are skipped, fifos made"
+like "$err" "skipped 1 device nodes" "the skip is reported"
+
+hostile replacedir "f:bin=not a dir any more"
+is "$rc" 0 "a file may replace a directory of a lower layer"
+[ -f "$store/images/$(printf '%s' "$out" | cut -d' ' -f2)/rootfs/bin" ]; ok $? "and does"
+
+[ -z "$(ls "$outside" | grep -v secret)" ]; ok $? "nothing at all appeared outside"
+
+run_sr image import "$sr_tmp/nonexistent"
+is "$rc" 125 "a missing path is an error"
+like "$err" "import .*nonexistent: No such file or directory" "naming it"
+mkdir -p "$sr_tmp/empty"
+run_sr image import "$sr_tmp/empty"
+like "$err" "neither an OCI image layout \(no index.json\) nor a docker-save archive" \
+  "a directory that is no image says what it lacks"
+
+# --- rm, prune, locking ---
+run_sr image import --name keep "$sr_tmp/layout"
+kid=$(printf '%s' "$out" | cut -d' ' -f2)
+run_sr image rm "${kid%"${kid#????????????}"}"
+is "$rc" 125 "rm by id of a named image needs --force"
+"$SR_BIN" run --image keep -- sleep 3 >/dev/null 2>&1 &
+bg=$!
+at_exit "kill $bg 2>/dev/null"
+sleep 0.5
+run_sr image rm keep
+is "$rc" 125 "rm of an image a container is running refuses"
+like "$err" "in use by a running container" "and says why"
+wait $bg
+run_sr image rm keep
+is "$rc" 0 "rm of its last name removes the image"
+[ ! -e "$store/images/$kid" ]; ok $? "its rootfs is gone"
+run_sr run --image keep -- true
+is "$rc" 125 "a removed image cannot run"
+like "$err" "no image keep in the store" "the error names it"
+
+blobs_before=$(ls "$store/blobs/sha256" | wc -l)
+run_sr image prune
+is "$rc" 0 "prune runs"
+like "$out" "removed [0-9]+ images without a name and [1-9][0-9]* unused blobs" "prune removes unused blobs"
+[ "$(ls "$store/blobs/sha256" | wc -l)" -lt "$blobs_before" ]; ok $? "fewer blobs afterwards"
+run_sr run --image absolute -- cat /etc/absolute
+is "$out" inside "named images survive prune"
+
+mkdir -p "$store/tmp/x-crashed-import/rootfs"
+run_sr image list
+[ ! -e "$store/tmp/x-crashed-import" ]; ok $? "what a crashed import left in tmp/ goes at the next open"
+
+done_testing
