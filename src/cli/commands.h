@@ -3,6 +3,8 @@
 #ifndef SR_COMMANDS_H
 #define SR_COMMANDS_H
 
+#include <stdbool.h>
+
 /* Exit statuses of the runner itself, as env(1) and timeout(1) use them.  */
 #define SR_EXIT_TIMEOUT 124
 #define SR_EXIT_RUNNER  125  /* bad usage or a container that could not be set up */
@@ -20,6 +22,9 @@ int sr_cmd_image_pull (int argc, char **argv);
 
 struct sr_config;
 struct sr_store;
+/* Draws the store's progress on stderr (a bar on a terminal, lines
+ * otherwise) unless quiet, and prints its warnings.  */
+void sr_cli_show_progress (struct sr_store *s, bool quiet);
 /* Opens the image store the configuration names; prints the error.  */
 int sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret);
 /* Where containers are registered for ps and kill (runtime_dir/containers).  */

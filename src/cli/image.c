@@ -39,7 +39,7 @@ static void
 show_progress (const struct sr_progress *p, void *userdata)
 {
   struct progress_view *v = userdata;
-  const char *verb = p->stage == SR_PROGRESS_FETCH ? "copy" : "extract";
+  const char *verb = p->stage == SR_PROGRESS_FETCH ? "fetch" : "extract";
   char done[32], total[32], what[64];
   bool new_step = strcmp (v->last_digest, p->digest) != 0 || v->last_stage != p->stage;
 
@@ -69,7 +69,7 @@ show_progress (const struct sr_progress *p, void *userdata)
   else if (new_step && p->stage == SR_PROGRESS_EXTRACT)
     fprintf (stderr, "extracting %s (%s)\n", what, total);
   else if (p->stage == SR_PROGRESS_FETCH && p->current == p->total)
-    fprintf (stderr, "copied %s (%s)\n", what, total);
+    fprintf (stderr, "fetched %s (%s)\n", what, total);
   v->last_stage = p->stage;
   snprintf (v->last_digest, sizeof v->last_digest, "%s", p->digest);
 }
@@ -80,6 +80,17 @@ show_warning (const char *msg, void *userdata)
   struct progress_view *v = userdata;
 
   fprintf (stderr, "%swarning: %s\n", v && v->tty ? "\r\033[K" : "", msg);
+}
+
+void
+sr_cli_show_progress (struct sr_store *s, bool quiet)
+{
+  static struct progress_view view;
+
+  view.tty = isatty (STDERR_FILENO);
+  if (!quiet)
+    sr_store_set_progress (s, show_progress, &view);
+  sr_store_set_warn (s, show_warning, &view);
 }
 
 int
@@ -127,7 +138,6 @@ cmd_import (int argc, char **argv, struct sr_store *s)
     { "help", no_argument, NULL, 'h' },
     { 0 },
   };
-  struct progress_view view = { .tty = isatty (STDERR_FILENO) };
   _cleanup_free_ char *id = NULL, *name = NULL;
   const char *want_name = NULL;
   bool quiet = false;
@@ -155,9 +165,7 @@ cmd_import (int argc, char **argv, struct sr_store *s)
       sr_cli_error ("image import: give exactly one PATH (an OCI layout or a docker-save archive)");
       return SR_EXIT_RUNNER;
     }
-  if (!quiet)
-    sr_store_set_progress (s, show_progress, &view);
-  sr_store_set_warn (s, show_warning, &view);
+  sr_cli_show_progress (s, quiet);
   if (sr_image_import (s, argv[optind], want_name, &id, &name, &err) < 0)
     return fail (&err);
   printf ("%s %s\n", name, id);

@@ -66,32 +66,6 @@ read_password (void)
   return buf;
 }
 
-static void
-show_progress (const struct sr_progress *p, void *userdata)
-{
-  bool tty = *(bool *) userdata;
-
-  if (p->stage == SR_PROGRESS_DONE)
-    {
-      if (p->layer)
-        fprintf (stderr, "%sextracted layer %zu/%zu %.19s\n", tty ? "\r\033[K" : "", p->layer,
-                 p->n_layers, p->digest);
-    }
-  else if (tty && p->stage == SR_PROGRESS_EXTRACT)
-    fprintf (stderr, "\r\033[Kextracting layer %zu/%zu %.19s %llu KiB", p->layer, p->n_layers,
-             p->digest, (unsigned long long) (p->current >> 10));
-  else if (tty && p->stage == SR_PROGRESS_FETCH)
-    fprintf (stderr, "\r\033[Kfetching %.19s %llu KiB", p->digest,
-             (unsigned long long) (p->current >> 10));
-  fflush (stderr);
-}
-
-static void
-show_warning (const char *msg, void *userdata)
-{
-  fprintf (stderr, "warning: %s\n", msg);
-}
-
 int
 sr_cmd_image_pull (int argc, char **argv)
 {
@@ -110,7 +84,7 @@ sr_cmd_image_pull (int argc, char **argv)
   struct sr_image_ref ref = { 0 };
   struct sr_store *s = NULL;
   _cleanup_free_ char *password = NULL, *id = NULL, *name = NULL;
-  bool password_stdin = false, quiet = false, tty = isatty (STDERR_FILENO);
+  bool password_stdin = false, quiet = false;
   sr_error_t err = NULL;
   int status = SR_EXIT_RUNNER;
   int c;
@@ -181,9 +155,7 @@ sr_cmd_image_pull (int argc, char **argv)
     }
   if (sr_cli_open_store (&config, &s) < 0)
     goto out;
-  if (!quiet)
-    sr_store_set_progress (s, show_progress, &tty);
-  sr_store_set_warn (s, show_warning, NULL);
+  sr_cli_show_progress (s, quiet);
   if (sr_registry_pull (s, argv[optind], &o, &id, &err) < 0)
     {
       sr_cli_error ("%s", err->msg);

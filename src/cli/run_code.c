@@ -169,6 +169,12 @@ sr_cmd_run_code (int argc, char **argv)
   if (read_code (optind < argc ? argv[optind] : NULL, config.max_code_size, &code, &req.code_len)
       < 0)
     goto out;
+  if (req.code_len > config.max_code_size)
+    {
+      sr_cli_error ("run-code: the code is over the limit of %llu bytes (max_code_size)",
+                    (unsigned long long) config.max_code_size);
+      goto out;
+    }
   req.code = code;
   req.cancel_fd = sr_cli_cancel_fd ();
   if (sr_cli_open_store (&config, &store) < 0)

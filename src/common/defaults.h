@@ -38,6 +38,9 @@
     "g++ -std=c++17 -O2 -o " SR_CODE_DIR "/main " SR_CODE_DIR "/main.cpp",            \
     SR_CODE_DIR "/main", "C++17, compiled with g++ -O2" }
 
+/* The largest image manifest, index or config we read.  */
+#define SR_MAX_IMAGE_DOCUMENT       (4u << 20)
+
 #define SR_DEFAULT_HOSTNAME         "sandbox"
 #define SR_DEFAULT_PATH             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define SR_DEFAULT_LANG             "C.UTF-8"

@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "common/json.h"
+#include "common/defaults.h"
 #include "common/util.h"
 #include "image/layer.h"
 #include "image/oci.h"
 
-#define MAX_DOCUMENT_SIZE (4u << 20)
 #define MAX_INDEX_DEPTH 4
 
 /* Where the image's files are: a directory, open as srcfd; every name in
@@ -60,7 +60,7 @@ read_in (const struct source *src, const char *name, char **ret, size_t *ret_len
       if (len + 4096 + 1 > cap)
         {
           cap = cap ? 2 * cap : 16384;
-          if (cap > MAX_DOCUMENT_SIZE + 1)
+          if (cap > SR_MAX_IMAGE_DOCUMENT + 1)
             return sr_error_set (err, EFBIG, "%s: %s is larger than a document may be",
                                  src->path, name);
           buf = sr_xrealloc (buf, cap);

@@ -68,20 +68,26 @@ open_in_root (int rootfd, const char *path, int flags)
   return (int) syscall (SYS_openat2, rootfd, *path ? path : ".", &how, sizeof how);
 }
 
-/* Splits "a/b/c" into "a/b" and "c" in place; "c" gives "" and "c".  */
-static const char *
-split_parent (char *path)
+/* Copies path, split into its parent ("" for a top-level name), which the
+ * returned buffer holds, and its last component (*ret_base).  */
+static char *
+split_path (const char *path, const char **ret_base)
 {
-  char *slash = strrchr (path, '/');
+  size_t n = strlen (path);
+  char *buf = sr_xmalloc (n + 2), *slash;
 
+  memcpy (buf, path, n + 1);
+  slash = strrchr (buf, '/');
   if (slash == NULL)
     {
-      memmove (path + 1, path, strlen (path) + 1);
-      path[0] = '\0';
-      return path + 1;
+      memmove (buf + 1, buf, n + 1);
+      buf[0] = '\0';
+      *ret_base = buf + 1;
+      return buf;
     }
   *slash = '\0';
-  return slash + 1;
+  *ret_base = slash + 1;
+  return buf;
 }
 
 /* What the extraction remembers across entries.  */
@@ -189,6 +195,9 @@ ensure_dir (struct extract *x, const char *path, const char *entry, sr_error_t *
   fd = open_in_root (x->rootfd, path, O_PATH | O_DIRECTORY);
   if (fd >= 0)
     return fd;
+  if (errno == ENOSYS)
+    return sr_error_set (err, ENOSYS, "openat2 (Linux 5.6 or newer) is needed to extract "
+                         "layers safely");
   if (errno == ENOTDIR)
     return sr_error_set (err, ENOTDIR, "entry %s: a parent of it is not a directory", entry);
   if (errno == EXDEV || errno == ELOOP)
@@ -197,8 +206,7 @@ ensure_dir (struct extract *x, const char *path, const char *entry, sr_error_t *
   if (errno != ENOENT || *path == '\0')
     return sr_error_set (err, errno, "entry %s: open %s", entry, *path ? path : "/");
 
-  parent = sr_xstrdup (path);
-  base = split_parent (parent);
+  parent = split_path (path, &base);
   pfd = ensure_dir (x, parent, entry, err);
   if (pfd < 0)
     return -1;
@@ -247,9 +255,9 @@ parent_of (struct extract *x, const char *parent, const char *entry, sr_error_t 
 static int
 apply_whiteout (struct extract *x, const char *path, sr_error_t *err)
 {
-  _cleanup_free_ char *parent = sr_xstrdup (path);
+  const char *base;
+  _cleanup_free_ char *parent = split_path (path, &base);
   _cleanup_close_ int pfd = -1;
-  const char *base = split_parent (parent);
 
   pfd = open_in_root (x->rootfd, parent, O_PATH | O_DIRECTORY);
   if (pfd < 0)
@@ -454,8 +462,7 @@ extract_hardlink (struct extract *x, struct archive_entry *e, int pfd, const cha
       || *target == '\0')
     return sr_error_set (err, 0, "layer %s: entry %s: hardlink target %s leaves the rootfs",
                          x->layer, entry, archive_entry_hardlink (e));
-  tparent = sr_xstrdup (target);
-  tbase = split_parent (tparent);
+  tparent = split_path (target, &tbase);
   tpfd = open_in_root (x->rootfd, tparent, O_PATH | O_DIRECTORY);
   if (tpfd < 0 || fstatat (tpfd, tbase, &sb, AT_SYMLINK_NOFOLLOW) < 0)
     return sr_error_set (err, errno, "layer %s: entry %s: hardlink target %s", x->layer, entry,
@@ -482,8 +489,8 @@ static int
 extract_entry (struct extract *x, struct archive *a, struct archive_entry *e,
                const char *path, sr_error_t *err)
 {
-  _cleanup_free_ char *parent = sr_xstrdup (path);
-  const char *base = split_parent (parent);
+  const char *base;
+  _cleanup_free_ char *parent = split_path (path, &base);
   int pfd;
 
   if (*path == '\0')

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "common/defaults.h"
 #include "common/util.h"
 #include "image/digest.h"
 #include "image/oci.h"
@@ -29,11 +30,12 @@
 #define LOW_SPEED_BYTES 1L
 #define LOW_SPEED_TIME_S 30L
 #define MAX_REDIRECTS 10
-/* Manifests, indexes and configs; the store refuses bigger documents.  */
-#define MAX_DOCUMENT_SIZE (4u << 20)
 #define MAX_TOKEN_RESPONSE (1u << 20)
 /* Of an error body, only the start is kept.  */
 #define MAX_ERROR_BODY (64u << 10)
+
+#define NEEDS_CREDENTIALS \
+  "the repository does not exist or needs a username and password (--username, --password-stdin)"
 
 #define MANIFEST_ACCEPT                                                   \
   "Accept: " SR_MT_OCI_INDEX ", " SR_MT_OCI_MANIFEST ", " SR_MT_DOCKER_LIST \
@@ -863,8 +865,7 @@ authenticate (struct pull *p, const struct xfer *x, sr_error_t *err)
     {
       _cleanup_free_ char *text = error_text (x);
 
-      r = sr_error_set (err, 0, "%s (%ld); the registry wants a username and password "
-                        "(--username, --password-stdin)", text, x->status);
+      r = sr_error_set (err, 0, "%s (%ld); " NEEDS_CREDENTIALS, text, x->status);
     }
   challenge_done (&c);
   return r;
@@ -893,9 +894,18 @@ registry_get (struct pull *p, const char *path, const char *accept, struct xfer 
       if (authenticate (p, x, err) < 0)
         return -1;
     }
-  if (x->status == 401 && p->basic_sent)
-    return sr_error_set (err, 0, "the registry refused the credentials of '%s' (401)",
-                         p->o->username);
+  if (x->status == 401)
+    {
+      _cleanup_free_ char *text = error_text (x);
+
+      if (p->basic_sent)
+        return sr_error_set (err, 0, "the registry refused the credentials of '%s' (401)",
+                             p->o->username);
+      if (p->o && p->o->username)
+        return sr_error_set (err, 0, "%s (401): '%s' may not pull %s", text, p->o->username,
+                             p->ref.repository);
+      return sr_error_set (err, 0, "%s (401); " NEEDS_CREDENTIALS, text);
+    }
   return 0;
 }
 
@@ -907,7 +917,7 @@ fetch_manifest (struct pull *p, const char *reference, const char *want_digest,
                 sr_error_t *err)
 {
   _cleanup_free_ char *path = sr_xasprintf ("%s/manifests/%s", p->ref.repository, reference);
-  struct xfer x = { .max = MAX_DOCUMENT_SIZE };
+  struct xfer x = { .max = SR_MAX_IMAGE_DOCUMENT };
   char got[SR_DIGEST_LEN + 1];
   int r = -1;
 
@@ -960,6 +970,7 @@ fetch_blob_once (struct pull *p, const struct sr_descriptor *d, const char *path
 
   if (sr_blob_writer_begin (p->s, d->digest, d->size, &x.w, &offset, err) < 0)
     return sr_error_wrap (err, "blob %s", d->digest);
+  sr_blob_writer_set_progress (x.w, 0, 0);
   *ret_offset = x.offset = offset;
   if (d->size == 0 || offset < d->size)
     {
@@ -1005,7 +1016,7 @@ fetch_blob (struct pull *p, const struct sr_descriptor *d, sr_error_t *err)
   /* A resumed blob that does not verify may have been spoilt by what was
    * kept of it: commit discarded that, so try once from the start.  */
   if (offset > 0 && !sr_store_has_blob (p->s, d->digest)
-      && strstr (e->msg, "digest mismatch") != NULL)
+      && e->errnum == EBADMSG)
     {
       sr_error_free (&e);
       if (fetch_blob_once (p, d, path, &offset, &e) == 0)

@@ -14,12 +14,11 @@
 #include <unistd.h>
 
 #include "common/json.h"
+#include "common/defaults.h"
 #include "common/util.h"
 #include "image/layer.h"
 #include "image/oci.h"
 
-/* Manifests and configs are small; anything bigger is not one.  */
-#define MAX_DOCUMENT_SIZE (4u << 20)
 #define EXTRACT_PREFIX "x-"
 #define PARTIAL_SUFFIX ".partial"
 
@@ -222,9 +221,19 @@ struct sr_blob_writer
   char digest[SR_DIGEST_LEN + 1];
   char *partial;   /* relative to the store */
   int fd;
-  uint64_t expected_size, written;
+  uint64_t expected_size, written, reported;
   struct sr_sha256 *hash;
+  bool progress;
+  size_t layer, n_layers;
 };
+
+void
+sr_blob_writer_set_progress (struct sr_blob_writer *w, size_t layer, size_t n_layers)
+{
+  w->progress = true;
+  w->layer = layer;
+  w->n_layers = n_layers;
+}
 
 int
 sr_blob_writer_begin (struct sr_store *s, const char *digest, uint64_t expected_size,
@@ -290,6 +299,12 @@ sr_blob_writer_write (struct sr_blob_writer *w, const void *buf, size_t len, sr_
     return sr_error_set (err, errno, "write blob %s", w->digest);
   sr_sha256_update (w->hash, buf, len);
   w->written += len;
+  if (w->progress && w->written - w->reported >= (1u << 20))
+    {
+      report (w->s, SR_PROGRESS_FETCH, w->digest, w->layer, w->n_layers, w->written,
+              w->expected_size);
+      w->reported = w->written;
+    }
   return 0;
 }
 
@@ -322,11 +337,16 @@ sr_blob_writer_commit (struct sr_blob_writer *w, sr_error_t *err)
   if (strcmp (got, w->digest) != 0)
     {
       (void) unlinkat (w->s->dirfd, w->partial, 0);
-      return sr_error_set (err, 0, "blob %s: digest mismatch: the content hashes to %s",
-                           w->digest, got);
+      sr_error_set (err, 0, "blob %s: digest mismatch: the content hashes to %s", w->digest, got);
+      if (err && *err)
+        (*err)->errnum = EBADMSG;
+      return -1;
     }
   if (fdatasync (w->fd) < 0 || renameat (w->s->dirfd, w->partial, w->s->dirfd, rel) < 0)
     return sr_error_set (err, errno, "store blob %s", w->digest);
+  if (w->progress)
+    report (w->s, SR_PROGRESS_FETCH, w->digest, w->layer, w->n_layers, w->written,
+            w->expected_size ? w->expected_size : w->written);
   return 0;
 }
 
@@ -582,7 +602,7 @@ sr_store_install (struct sr_store *s, const char *manifest_digest, const char *n
 
   if (name && (*name == '\0' || strlen (name) > 255))
     return sr_error_set (err, 0, "image name '%s': empty or longer than 255 bytes", name);
-  if (sr_store_read_blob (s, manifest_digest, MAX_DOCUMENT_SIZE, &text, &len, err) < 0)
+  if (sr_store_read_blob (s, manifest_digest, SR_MAX_IMAGE_DOCUMENT, &text, &len, err) < 0)
     return -1;
   if (sr_oci_parse_manifest (text, len, &m, err) < 0)
     return sr_error_wrap (err, "manifest %s", manifest_digest);
@@ -709,7 +729,7 @@ read_image (struct sr_store *s, const char *id, const cJSON *names, struct sr_im
   config = json_string (o, "config");
   if (!cJSON_IsObject (o) || config == NULL)
     return sr_error_set (err, 0, "%s: damaged", path);
-  if (sr_store_read_blob (s, config, MAX_DOCUMENT_SIZE, &config_text, &config_len, err) < 0
+  if (sr_store_read_blob (s, config, SR_MAX_IMAGE_DOCUMENT, &config_text, &config_len, err) < 0
       || sr_oci_parse_config (config_text, config_len, &c, err) < 0)
     return sr_error_wrap (err, "image %.12s", id);
 

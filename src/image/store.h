@@ -68,13 +68,16 @@ int sr_store_read_blob (struct sr_store *s, const char *digest, size_t max, char
  * bytes it already holds (the caller resumes from there, or calls
  * sr_blob_writer_restart to start over).  commit checks the size (when
  * expected_size is not 0) and the digest, then moves the blob into place;
- * a mismatch discards the bytes and names both digests.  abort keeps
- * the partial bytes for a later resume; free without commit does too.  */
+ * a mismatch discards the bytes and names both digests (errnum
+ * EBADMSG).  free without commit keeps the partial bytes for a later
+ * resume.  set_progress makes write and commit report SR_PROGRESS_FETCH
+ * (layer 0: not a layer).  */
 struct sr_blob_writer;
 int sr_blob_writer_begin (struct sr_store *s, const char *digest, uint64_t expected_size,
                           struct sr_blob_writer **ret, uint64_t *ret_offset, sr_error_t *err);
 int sr_blob_writer_write (struct sr_blob_writer *w, const void *buf, size_t len, sr_error_t *err);
 int sr_blob_writer_restart (struct sr_blob_writer *w, sr_error_t *err);
+void sr_blob_writer_set_progress (struct sr_blob_writer *w, size_t layer, size_t n_layers);
 int sr_blob_writer_commit (struct sr_blob_writer *w, sr_error_t *err);
 void sr_blob_writer_free (struct sr_blob_writer *w);
 

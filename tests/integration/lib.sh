@@ -120,3 +120,17 @@ json_field () {
 for p in k.split("."): v=v[p]
 print(json.dumps(v) if not isinstance(v,str) else v)' "$2"
 }
+
+# require_image NAME...: imports the default images NAME (built by
+# rootfs/build-all.sh into the image cache) into this test's store, or
+# skips the whole test when one was never built.
+require_image () {
+  local cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images} name
+  export SANDBOX_IMAGE_STORE=${SANDBOX_IMAGE_STORE:-$sr_tmp/store}
+  for name in "$@"; do
+    [ -f "$cache/$name/index.json" ] ||
+      skip_all "image $name is not built in $cache (run rootfs/build-all.sh)"
+    "$SR_BIN" image import --quiet --name "$name" "$cache/$name" >/dev/null 2>"$sr_tmp/import.err" ||
+      { cat "$sr_tmp/import.err"; echo "Bail out! import of image $name failed"; exit 1; }
+  done
+}

@@ -6,11 +6,13 @@ integration_tests = \
 	tests/integration/policy.sh \
 	tests/integration/session.sh \
 	tests/integration/operator.sh \
-	tests/integration/images.sh
+	tests/integration/images.sh \
+	tests/integration/run-code.sh \
+	tests/integration/image-pull.sh
 
 TESTS += $(integration_tests)
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh \
-	tests/helpers/oci-fixture.py
+	tests/helpers/oci-fixture.py tests/integration/packages.txt
 
 # Test programs that drive the runtime directly.
 check_PROGRAMS += tests/helpers/session-driver

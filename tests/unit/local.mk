@@ -4,7 +4,9 @@ unit_tests = \
 	tests/unit/test-mounts \
 	tests/unit/test-idmap \
 	tests/unit/test-sync \
-	tests/unit/test-config
+	tests/unit/test-config \
+	tests/unit/test-image \
+	tests/unit/test-registry
 
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
@@ -15,4 +17,6 @@ tests_unit_test_mounts_LDADD = $(UNIT_LDADD)
 tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
 tests_unit_test_sync_LDADD = $(UNIT_LDADD)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
+tests_unit_test_image_LDADD = $(UNIT_LDADD)
+tests_unit_test_registry_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk

@@ -1,0 +1,94 @@
+#!/bin/sh
+# run-code end to end on the real Debian images: python in one stage, C++
+# in two (compile with /scratch writable, run with it read-only).
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+export SANDBOX_RUNTIME_DIR=$sr_tmp/run
+require_image python cpp
+scratch=$SANDBOX_RUNTIME_DIR/scratch
+
+code () {
+  # code LANG CODE [ARGS...]: run-code with CODE on stdin, --json
+  lang=$1 src=$2
+  shift 2
+  printf '%s\n' "$src" > "$sr_tmp/code"
+  "$SR_BIN" run-code --json -l "$lang" "$@" < "$sr_tmp/code" > "$sr_tmp/out" 2>"$sr_tmp/err"
+  rc=$?
+  out=$(cat "$sr_tmp/out")
+  err=$(cat "$sr_tmp/err")
+}
+field () { json_field "$out" "$1"; }
+
+code python 'import sys; print("hello", sys.version_info[0]); print("to stderr", file=sys.stderr)'
+is "$rc" 0 "python: a snippet that succeeds exits 0"
+is "$(field status)" success "python: status success"
+is "$(field stdout)" "hello 3" "python: stdout captured"
+is "$(field stderr)" "to stderr" "python: stderr captured"
+is "$(field language)" python "python: the result names the language"
+
+code python 'raise ValueError("boom")'
+is "$(field status)" error "python: an exception is status error"
+is "$(field exit_code)" 1 "python: with the interpreter's exit code"
+like "$(field stderr)" "ValueError: boom" "python: and the traceback on stderr"
+
+code python 'import os; open("/work/out.txt", "w").write("x"); print(os.getcwd())'
+is "$(field stdout)" /work "python: runs in a writable /work"
+code python 'open("/scratch/main.py", "a").write("#")'
+like "$(field stderr)" "Read-only file system" "python: the code itself is read-only"
+
+code python 'while True: pass' --timeout 1
+is "$(field status)" timeout "python: an endless loop times out"
+is "$rc" 124 "python: exit status 124 on timeout"
+
+code python 'x = bytearray(1 << 30)'
+case $(field limits.memory) in
+  cgroup*) is "$(field status)" oom "python: a memory balloon is status oom" ;;
+  *) like "$(field status) $(field stderr | grep -c '^MemoryError')" "^error 1$" \
+       "python: a memory balloon fails with MemoryError under the rlimit (no cgroup here)" ;;
+esac
+
+code cpp '#include <iostream>
+int main() { std::cout << "hello c++" << std::endl; return 3; }'
+is "$(field status)" error "cpp: a non-zero exit is status error"
+is "$(field exit_code)" 3 "cpp: with the program's exit code"
+is "$(field stdout)" "hello c++" "cpp: compiled and ran"
+like "$(field compile_ms)" "^[0-9]+" "cpp: the result times the compile stage"
+
+code cpp '#include <cstdio>
+int main() { std::FILE *f = std::fopen("/scratch/main", "w"); std::puts(f ? "writable" : "read-only"); }'
+is "$(field stdout)" read-only "cpp: the run stage sees /scratch read-only"
+
+code cpp 'int main() { return undeclared; }'
+is "$(field status)" compile_error "cpp: a compile failure is compile_error"
+like "$(field stderr)" "main.cpp:1:.*undeclared.*was not declared" "cpp: with the compiler's message"
+is "$rc" 1 "cpp: exit status 1 on a compile error"
+
+code cpp '#include <thread>
+int main() { for (;;) {} }' --timeout 1
+is "$(field status)" timeout "cpp: the timeout covers the run stage"
+
+code ruby 'puts 1'
+is "$rc" 125 "an unknown language is refused"
+like "$(field error)" "unknown language 'ruby' \(supported: python, cpp\)" "naming the supported ones"
+is "$(field invalid_request)" true "as an invalid request"
+: > "$sr_tmp/empty"
+run_sr run-code -l python "$sr_tmp/empty"
+like "$err" "the code is empty" "empty code is refused"
+python3 -c 'print("#" * 60000)' > "$sr_tmp/big.py"
+run_sr run-code -l python "$sr_tmp/big.py"
+like "$err" "the code is over the limit of 51200 bytes" "code over 50 KiB is refused"
+printf 'print(1)\n' > "$sr_tmp/small.py"
+run_sr run-code -l python --timeout 999 "$sr_tmp/small.py"
+like "$err" "timeout 999 s is over the ceiling of 30 s" "a timeout over the ceiling is refused"
+[ -z "$(ls "$scratch" 2>/dev/null)" ]; ok $? "no scratch directory is left behind"
+[ -z "$(ls "$SANDBOX_RUNTIME_DIR/containers" 2>/dev/null)" ]; ok $? "no container is left behind"
+
+SANDBOX_LANGUAGE_PYTHON_IMAGE=missing run_sr run-code -l python "$sr_tmp/code"
+is "$rc" 125 "a language whose image is missing is refused"
+like "$err" "language python needs image 'missing', which is not in the store" \
+  "saying which image and how to get it"
+
+printf 'print(6 * 7)\n' > "$sr_tmp/a.py"
+run_sr run-code -l python "$sr_tmp/a.py"
+is "$out" 42 "run-code FILE prints the program's output"
+
+done_testing

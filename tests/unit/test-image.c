@@ -1,0 +1,175 @@
+/* Pure logic of the image code: entry-name sanitising, digests, and the
+ * OCI document parsers with their platform choice.  */
+#include <config.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "image/digest.h"
+#include "image/layer.h"
+#include "image/oci.h"
+#include "tap.h"
+
+static void
+clean_ok (const char *name, const char *want, bool want_absolute)
+{
+  char out[PATH_MAX];
+  bool absolute = !want_absolute;
+
+  ok (sr_layer_clean_path (name, out, sizeof out, &absolute) == 0 && strcmp (out, want) == 0
+          && absolute == want_absolute,
+      "entry '%s' is '%s'%s", name, want, want_absolute ? " (was absolute)" : "");
+}
+
+static void
+clean_bad (const char *name)
+{
+  char out[PATH_MAX];
+  bool absolute;
+
+  ok (sr_layer_clean_path (name, out, sizeof out, &absolute) < 0, "entry '%s' is refused", name);
+}
+
+#define DIGEST_A "sha256:" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define DIGEST_B "sha256:" "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+
+int
+main (void)
+{
+  char d[SR_DIGEST_LEN + 1];
+  sr_error_t err = NULL;
+
+  clean_ok ("./etc/passwd", "etc/passwd", false);
+  clean_ok ("etc//passwd/", "etc/passwd", false);
+  clean_ok ("/usr/./bin/sh", "usr/bin/sh", true);
+  clean_ok ("./", "", false);
+  clean_ok ("a/..b/c..", "a/..b/c..", false);
+  clean_bad ("../etc/passwd");
+  clean_bad ("usr/../../etc");
+  clean_bad ("/..");
+  clean_bad ("a/b/..");
+  {
+    char longname[PATH_MAX + 16];
+
+    memset (longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    {
+      char out[PATH_MAX];
+      bool absolute;
+
+      ok (sr_layer_clean_path (longname, out, sizeof out, &absolute) < 0,
+          "an entry name longer than PATH_MAX is refused");
+    }
+  }
+
+  ok (sr_digest_valid (DIGEST_A), "a sha256 digest is valid");
+  ok (!sr_digest_valid ("sha256:0123"), "a short digest is not");
+  ok (!sr_digest_valid ("sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+      "another algorithm is not");
+  ok (!sr_digest_valid ("sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"),
+      "upper-case hex is not");
+  ok (sr_digest_hex ("sha256:../../etc", &err) == NULL && strstr (err->msg, "not a sha256 digest"),
+      "a digest with a path in it is refused by name");
+  sr_error_free (&err);
+  sr_sha256_buf ("abc", 3, d);
+  is_str (d, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+          "sha256 of 'abc'");
+
+  {
+    const char *idx = "{\"schemaVersion\":2,\"manifests\":["
+                      "{\"mediaType\":\"" SR_MT_OCI_MANIFEST "\",\"digest\":\"" DIGEST_A "\","
+                      "\"size\":10,\"platform\":{\"os\":\"linux\",\"architecture\":\"s390x\"}},"
+                      "{\"mediaType\":\"" SR_MT_OCI_MANIFEST "\",\"digest\":\"" DIGEST_B "\","
+                      "\"size\":20,\"platform\":{\"os\":\"linux\",\"architecture\":\"amd64\"}}]}";
+    struct sr_oci_index index = { 0 };
+    const struct sr_descriptor *sel;
+
+    ok (sr_oci_sniff (idx, strlen (idx)) == SR_OCI_INDEX, "an index is sniffed as one");
+    ok (sr_oci_parse_index (idx, strlen (idx), &index, &err) == 0 && index.n_manifests == 2,
+        "an index with two platforms parses");
+    sel = sr_oci_index_select (&index, &err);
+    if (strcmp (sr_oci_host_arch (), "amd64") == 0)
+      ok (sel && strcmp (sel->digest, DIGEST_B) == 0 && sel->size == 20,
+          "the host's platform is chosen, whatever the order");
+    else
+      ok (sel == NULL, "no entry for this host's architecture");
+    sr_error_free (&err);
+    sr_oci_index_done (&index);
+  }
+  {
+    const char *idx = "{\"schemaVersion\":2,\"manifests\":[{\"digest\":\"" DIGEST_A "\","
+                      "\"size\":1,\"platform\":{\"os\":\"windows\",\"architecture\":\"amd64\"}}]}";
+    struct sr_oci_index index = { 0 };
+
+    ok (sr_oci_parse_index (idx, strlen (idx), &index, &err) == 0
+            && sr_oci_index_select (&index, &err) == NULL && strstr (err->msg, "windows/amd64"),
+        "an index without linux says which platforms it offers");
+    sr_error_free (&err);
+    sr_oci_index_done (&index);
+  }
+  {
+    const char *m = "{\"schemaVersion\":2,\"config\":{\"digest\":\"" DIGEST_A "\",\"size\":5},"
+                    "\"layers\":[{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\","
+                    "\"digest\":\"" DIGEST_B "\",\"size\":7}]}";
+    struct sr_oci_manifest man = { 0 };
+
+    ok (sr_oci_sniff (m, strlen (m)) == SR_OCI_MANIFEST, "a manifest without mediaType is sniffed");
+    ok (sr_oci_parse_manifest (m, strlen (m), &man, &err) == 0 && man.n_layers == 1
+            && man.layers[0].size == 7,
+        "a manifest parses");
+    sr_oci_manifest_done (&man);
+  }
+  {
+    const char *m = "{\"schemaVersion\":2,\"config\":{\"digest\":\"" DIGEST_A "\",\"size\":5},"
+                    "\"layers\":[{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+encrypted\","
+                    "\"digest\":\"" DIGEST_B "\",\"size\":7}]}";
+    struct sr_oci_manifest man = { 0 };
+
+    ok (sr_oci_parse_manifest (m, strlen (m), &man, &err) < 0
+            && strstr (err->msg, "layers[0]: media type application/vnd.oci.image.layer.v1.tar+encrypted"),
+        "a layer type we cannot apply is refused by name");
+    sr_error_free (&err);
+  }
+  {
+    const char *m = "{\"schemaVersion\":1,\"name\":\"x\"}";
+    struct sr_oci_manifest man = { 0 };
+
+    ok (sr_oci_parse_manifest (m, strlen (m), &man, &err) < 0 && strstr (err->msg, "schema 1"),
+        "a schema 1 manifest is refused");
+    sr_error_free (&err);
+  }
+  {
+    const char *m = "{\"schemaVersion\":2,\"config\":{\"digest\":\"sha256:zz\",\"size\":5},\"layers\":[]}";
+    struct sr_oci_manifest man = { 0 };
+
+    ok (sr_oci_parse_manifest (m, strlen (m), &man, &err) < 0
+            && strstr (err->msg, "config: digest 'sha256:zz'"),
+        "a malformed digest is refused, naming the field");
+    sr_error_free (&err);
+  }
+  {
+    const char *c = "{\"os\":\"linux\",\"config\":{\"Env\":[\"A=1\",\"B=2\"],\"Cmd\":[\"sh\"],"
+                    "\"WorkingDir\":\"/w\"},\"rootfs\":{\"diff_ids\":[\"" DIGEST_A "\"]}}";
+    struct sr_oci_config cfg = { 0 };
+
+    ok (sr_oci_parse_config (c, strlen (c), &cfg, &err) == 0 && sr_strv_length (cfg.env) == 2
+            && strcmp (cfg.working_dir, "/w") == 0 && cfg.n_diff_ids == 1,
+        "a config parses with Env, Cmd, WorkingDir");
+    sr_oci_config_done (&cfg);
+  }
+  {
+    const char *c = "{\"config\":{\"Env\":\"A=1\"}}";
+    struct sr_oci_config cfg = { 0 };
+
+    ok (sr_oci_parse_config (c, strlen (c), &cfg, &err) < 0 && strstr (err->msg, "Env is not an array"),
+        "a config with a wrong type is refused, naming the field");
+    sr_error_free (&err);
+  }
+  ok (sr_oci_parse_index ("{", 1, &(struct sr_oci_index) { 0 }, &err) < 0
+          && strstr (err->msg, "not valid JSON"),
+      "broken JSON is refused");
+  sr_error_free (&err);
+  return done_testing ();
+}
