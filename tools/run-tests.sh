@@ -72,6 +72,11 @@ build_and_check () {
 
 cd "$src" && autoreconf -fi >"$ci/autoreconf.log" 2>&1 || { cat "$ci/autoreconf.log"; exit 1; }
 
+# The default images, built once from Debian packages and cached outside
+# the checkout; the language tests of every suite import them from there.
+export SR_IMAGE_CACHE=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
+step "images: build the default images" "$ci/images.log" "$src/rootfs/build-all.sh"
+
 # 1. root
 step "root: build and check" "$ci/root.log" \
   build_and_check "$src" "$ci/root" --enable-werror
@@ -83,7 +88,8 @@ mkdir -p "$ci/rootless/src"
 tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$ci/rootless/src" -xf -
 chown -R "$test_user:" "$ci/rootless"
 step "rootless: build and check" "$ci/rootless.log" \
-  runuser -u "$test_user" -- env HOME="$ci/rootless" TMPDIR="$ci/rootless" sh -c \
+  runuser -u "$test_user" -- env HOME="$ci/rootless" TMPDIR="$ci/rootless" \
+  SR_IMAGE_CACHE="$SR_IMAGE_CACHE" sh -c \
   "cd '$ci/rootless' && \
    mkdir -p build && cd build && ../src/configure --enable-werror && \
    make -j$jobs && make -j$jobs check"

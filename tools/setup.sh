@@ -19,20 +19,17 @@ cd "$build"
 make -j"$jobs"
 make install
 
-if [ -x "$src/rootfs/build-all.sh" ]; then
-  "$src/rootfs/build-all.sh" --import
-fi
+# The default images (python, cpp, python-data) from Debian packages,
+# built once into /var/cache/sandbox-runner/images and imported into the
+# store.
+SR_BIN="$prefix/bin/sandbox-runner" "$src/rootfs/build-all.sh" --import
+"$prefix/bin/sandbox-runner" image list
 
-# The main job: a first command in a fresh container.
-demo=$(mktemp -d /tmp/sandbox-runner-demo.XXXXXX)
-trap 'rm -rf "$demo"' EXIT
-mkdir -p "$demo"/bin "$demo"/work "$demo"/mnt/data "$demo"/scratch "$demo"/proc "$demo"/sys \
-  "$demo"/dev "$demo"/tmp
-cp /bin/busybox "$demo"/bin/busybox
-ln -s busybox "$demo"/bin/sh
-echo "Running a first command in a container:"
-"$prefix/bin/sandbox-runner" run --rootfs "$demo" -- \
-  /bin/busybox sh -c 'echo "hello from pid $$ on $(/bin/busybox hostname)"'
-if "$prefix/bin/sandbox-runner" image list >/dev/null 2>&1; then
-  "$prefix/bin/sandbox-runner" image list
-fi
+# The main job: a snippet in each language, each in fresh containers.
+echo "Running a Python snippet:"
+echo 'import platform; print("hello from Python", platform.python_version())' |
+  "$prefix/bin/sandbox-runner" run-code --language python
+echo "Compiling and running a C++ snippet:"
+printf '%s\n' '#include <iostream>' \
+  'int main() { std::cout << "hello from C++ " << __cplusplus << std::endl; }' |
+  "$prefix/bin/sandbox-runner" run-code --language cpp
