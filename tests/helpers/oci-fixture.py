@@ -11,7 +11,7 @@ archives made of them.
       c:NAME               character device 1,3
       p:NAME               fifo
   oci-fixture.py layout OUT_DIR [--env K=V]... [--cmd ARG]... [--workdir D]
-                        [--ref NAME] [--gzip|--plain] LAYER.tar...
+                        [--ref NAME] [--plain|--zstd] LAYER.tar...
   oci-fixture.py docker OUT.tar [--tag NAME] LAYER.tar...
 """
 import argparse
@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import os
+import subprocess
 import sys
 import tarfile
 
@@ -75,6 +76,10 @@ def cmd_layout(args):
         diff_ids.append("sha256:" + sha256(raw))
         if args.plain:
             data, mt = raw, "application/vnd.oci.image.layer.v1.tar"
+        elif args.zstd:
+            data = subprocess.run(["zstd", "-q", "-c"], input=raw, stdout=subprocess.PIPE,
+                                  check=True).stdout
+            mt = "application/vnd.oci.image.layer.v1.tar+zstd"
         else:
             data, mt = gzip.compress(raw, mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip"
         layers.append({"mediaType": mt, "digest": "sha256:" + write_blob(args.out, data),
@@ -140,6 +145,7 @@ def main():
     lay.add_argument("--workdir")
     lay.add_argument("--ref")
     lay.add_argument("--plain", action="store_true")
+    lay.add_argument("--zstd", action="store_true")
     d = sub.add_parser("docker")
     d.add_argument("out")
     d.add_argument("layers", nargs="+")

@@ -61,6 +61,26 @@ like "$out" "^layout $id\$" "it is the same image, named after the file"
 fixture layout "$sr_tmp/plain" --plain "$sr_tmp/base.tar"
 run_sr image import --name plain "$sr_tmp/plain"
 is "$rc" 0 "uncompressed layers import"
+if command -v zstd >/dev/null; then
+  fixture layout "$sr_tmp/zstd" --zstd "$sr_tmp/base.tar" "$sr_tmp/l2.tar"
+  run_sr image import --name zstd "$sr_tmp/zstd"
+  is "$rc" 0 "zstd layers import"
+  run_sr run --image zstd -- cat /etc/motd
+  is "$out" "hello from layer two" "and apply"
+else
+  skip "zstd is not installed (apt-get install zstd)"
+fi
+
+# Two imports of one image at once: both succeed, one rootfs is made.
+"$SR_BIN" image import -q --name twin-a "$sr_tmp/layout" > "$sr_tmp/twin-a" 2>&1 &
+twin=$!
+run_sr image import -q --name twin-b "$sr_tmp/layout"
+wait $twin
+twin_rc=$?
+is "$rc $twin_rc" "0 0" "concurrent imports of one image both succeed"
+is "$(ls "$store/images" | grep -c "^$id\$")" 1 "and make one image"
+run_sr image inspect twin-a
+like "$out" '"twin-b"' "which carries both names"
 
 # --- a docker-save archive ---
 fixture docker "$sr_tmp/docker.tar" --tag example/busybox:docker "$sr_tmp/base.tar" "$sr_tmp/l2.tar"
@@ -185,5 +205,29 @@ is "$out" inside "named images survive prune"
 mkdir -p "$store/tmp/x-crashed-import/rootfs"
 run_sr image list
 [ ! -e "$store/tmp/x-crashed-import" ]; ok $? "what a crashed import left in tmp/ goes at the next open"
+
+# kill -9 in the middle of a real extraction: no half image, and the
+# next command clears what it left.
+big=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}/cpp
+if [ -f "$big/index.json" ]; then
+  "$SR_BIN" image import -q --name half "$big" >/dev/null 2>&1 &
+  victim=$!
+  for i in $(seq 1 100); do
+    [ -n "$(ls "$store/tmp" | grep '^x-')" ] && [ -n "$(ls "$store/tmp"/x-*/rootfs 2>/dev/null)" ] && break
+    sleep 0.05
+  done
+  kill -9 $victim
+  wait $victim 2>/dev/null
+  run_sr image inspect half
+  is "$rc" 125 "an import killed mid-extraction leaves no image"
+  run_sr image list
+  [ -z "$(ls "$store/tmp" | grep '^x-')" ]; ok $? "and its half extraction goes at the next open"
+  run_sr image import -q --name half "$big"
+  is "$rc" 0 "the import then succeeds"
+else
+  skip "the cpp image is not built (rootfs/build-all.sh): no large import to kill"
+  skip "the cpp image is not built"
+  skip "the cpp image is not built"
+fi
 
 done_testing
