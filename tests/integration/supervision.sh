@@ -70,7 +70,7 @@ like "$err" "rootfs $sr_tmp/missing: No such file or directory" "and names it"
 run_sr run --rootfs "$ROOTFS"
 like "$err" "no command given" "no command"
 run_sr run -- true
-like "$err" "--rootfs DIR is required" "no rootfs"
+like "$err" "give one of --rootfs DIR and --image NAME" "no rootfs and no image"
 run_sr run --timeout abc --rootfs "$ROOTFS" -- true
 like "$err" "invalid --timeout 'abc'" "a bad timeout"
 run_sr run --timeout 31 --rootfs "$ROOTFS" -- true
