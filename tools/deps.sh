@@ -8,7 +8,7 @@ build="build-essential autoconf automake pkg-config
   libseccomp-dev libcap-dev libcjson-dev libsqlite3-dev libmnl-dev libarchive-dev
   libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev"
 runtime="uidmap busybox-static ca-certificates"
-tests="python3 bubblewrap mandoc xz-utils git procps psmisc"
+tests="python3 bubblewrap mandoc xz-utils git procps psmisc nodejs"
 images="mmdebstrap debian-archive-keyring"
 extra=${SR_EXTRA_PACKAGES:-}
 
@@ -20,6 +20,9 @@ for pkg in $build $runtime $tests $images $extra; do
     *) want="$want $pkg" ;;
   esac
 done
+
+# npm comes with nodesource's nodejs, as a package of its own with Debian's.
+command -v npm >/dev/null 2>&1 || want="$want npm"
 
 if [ -n "$want" ]; then
   if [ "$(id -u)" -ne 0 ]; then

@@ -76,6 +76,9 @@ cd "$src" && autoreconf -fi >"$ci/autoreconf.log" 2>&1 || { cat "$ci/autoreconf.
 # the checkout; the language tests of every suite import them from there.
 export SR_IMAGE_CACHE=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
 step "images: build the default images" "$ci/images.log" "$src/rootfs/build-all.sh"
+# The official MCP client, conformance suite and Node.js 22, from npm.
+export SR_NODE_CACHE=${SR_NODE_CACHE:-/var/cache/sandbox-runner/node}
+step "npm: the MCP test clients" "$ci/npm.log" "$src/tools/mcp-deps.sh"
 
 # 1. root
 step "root: build and check" "$ci/root.log" \
@@ -89,7 +92,7 @@ tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$ci/rootless/
 chown -R "$test_user:" "$ci/rootless"
 step "rootless: build and check" "$ci/rootless.log" \
   runuser -u "$test_user" -- env HOME="$ci/rootless" TMPDIR="$ci/rootless" \
-  SR_IMAGE_CACHE="$SR_IMAGE_CACHE" sh -c \
+  SR_IMAGE_CACHE="$SR_IMAGE_CACHE" SR_NODE_CACHE="$SR_NODE_CACHE" sh -c \
   "cd '$ci/rootless' && \
    mkdir -p build && cd build && ../src/configure --enable-werror && \
    make -j$jobs && make -j$jobs check"

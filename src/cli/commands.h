@@ -17,6 +17,7 @@ int sr_cmd_ps (int argc, char **argv);
 int sr_cmd_kill (int argc, char **argv);
 int sr_cmd_image (int argc, char **argv);
 int sr_cmd_run_code (int argc, char **argv);
+int sr_cmd_history (int argc, char **argv);
 /* image pull (src/cli/image_pull.c); argv[0] is "pull".  */
 int sr_cmd_image_pull (int argc, char **argv);
 
@@ -25,6 +26,8 @@ struct sr_store;
 /* Draws the store's progress on stderr (a bar on a terminal, lines
  * otherwise) unless quiet, and prints its warnings.  */
 void sr_cli_show_progress (struct sr_store *s, bool quiet);
+/* Loads the configuration; prints the error.  */
+int sr_cli_load_config (struct sr_config *cfg);
 /* Opens the image store the configuration names; prints the error.  */
 int sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret);
 /* Where containers are registered for ps and kill (runtime_dir/containers).  */

@@ -107,8 +107,8 @@ sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret)
   return 0;
 }
 
-static int
-load_config (struct sr_config *cfg)
+int
+sr_cli_load_config (struct sr_config *cfg)
 {
   sr_error_t err = NULL;
 
@@ -388,7 +388,7 @@ sr_cmd_image (int argc, char **argv)
   for (size_t i = 0; i < SR_ARRAY_SIZE (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
       {
-        if (load_config (&config) == 0 && sr_cli_open_store (&config, &s) == 0)
+        if (sr_cli_load_config (&config) == 0 && sr_cli_open_store (&config, &s) == 0)
           {
             optind = 1;
             status = commands[i].fn (argc - 1, argv + 1, s);

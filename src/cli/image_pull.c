@@ -147,12 +147,8 @@ sr_cmd_image_pull (int argc, char **argv)
       o.password = password;
     }
 
-  if (sr_config_load (&config, NULL, NULL, &err) < 0)
-    {
-      sr_cli_error ("%s", err->msg);
-      sr_error_free (&err);
-      goto out;
-    }
+  if (sr_cli_load_config (&config) < 0)
+    goto out;
   if (sr_cli_open_store (&config, &s) < 0)
     goto out;
   sr_cli_show_progress (s, quiet);

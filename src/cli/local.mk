@@ -5,4 +5,5 @@ sandbox_runner_SOURCES += \
 	src/cli/ps.c \
 	src/cli/image.c src/cli/image_pull.c \
 	src/cli/run_code.c \
+	src/cli/history.c \
 	src/cli/result_json.c src/cli/result_json.h

@@ -20,6 +20,7 @@ static const struct command commands[] = {
   { "ps", sr_cmd_ps, "list running containers and sessions" },
   { "kill", sr_cmd_kill, "kill a container or session" },
   { "image", sr_cmd_image, "import, pull, list and remove images" },
+  { "history", sr_cmd_history, "list past runs" },
 };
 
 void

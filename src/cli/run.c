@@ -420,12 +420,8 @@ sr_cmd_run (int argc, char **argv)
   sr_error_t err = NULL;
   int cmd_index, status = SR_EXIT_RUNNER;
 
-  if (sr_config_load (&config, NULL, NULL, &err) < 0)
-    {
-      sr_cli_error ("%s", err->msg);
-      sr_error_free (&err);
-      goto out;
-    }
+  if (sr_cli_load_config (&config) < 0)
+    goto out;
   if (parse_run_args (argc, argv, &config, &a, &cmd_index) < 0)
     goto out;
 

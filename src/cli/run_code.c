@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "image/store.h"
 #include "sandbox/code.h"
+#include "store/history.h"
 
 static void
 usage (FILE *f, const struct sr_config *cfg)
@@ -90,6 +91,28 @@ code_result_json (const struct sr_code_result *r)
   return o;
 }
 
+/* A run that happened goes into the history; a failure to record it is
+ * only a warning and leaves the run's exit status alone.  */
+static void
+record_history (const struct sr_config *cfg, const struct sr_code_request *req,
+                const struct sr_code_result *res)
+{
+  struct sr_history *h = NULL;
+  struct sr_history_entry e;
+  sr_error_t err = NULL;
+
+  if (cfg->history_db == NULL || *cfg->history_db == '\0')
+    return;
+  sr_history_entry_from_code (&e, req, res, "cli");
+  if (sr_history_open (cfg->history_db, &h, &err) < 0 || sr_history_add (h, &e, &err) < 0)
+    {
+      fprintf (stderr, "sandbox-runner: warning: history: %s\n", err->msg);
+      sr_error_free (&err);
+    }
+  sr_history_close (h);
+  sr_history_entry_done (&e);
+}
+
 static int
 exit_status_of (const struct sr_code_result *r)
 {
@@ -125,12 +148,8 @@ sr_cmd_run_code (int argc, char **argv)
   bool json = false;
   int c, status = SR_EXIT_RUNNER;
 
-  if (sr_config_load (&config, NULL, NULL, &err) < 0)
-    {
-      sr_cli_error ("%s", err->msg);
-      sr_error_free (&err);
-      return SR_EXIT_RUNNER;
-    }
+  if (sr_cli_load_config (&config) < 0)
+    return SR_EXIT_RUNNER;
   optind = 1;
   while ((c = getopt_long (argc, argv, "l:h", options, NULL)) != -1)
     switch (c)
@@ -229,6 +248,8 @@ sr_cmd_run_code (int argc, char **argv)
         sr_cli_error ("out of memory: killed at the %llu MiB limit",
                       (unsigned long long) (res.run.memory_limit >> 20));
     }
+  fflush (stdout);
+  record_history (&config, &req, &res);
   status = exit_status_of (&res);
 
 out:

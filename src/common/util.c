@@ -62,17 +62,24 @@ sr_xstrdup (const char *s)
 }
 
 char *
+sr_xvasprintf (const char *fmt, va_list ap)
+{
+  char *s;
+
+  if (vasprintf (&s, fmt, ap) < 0)
+    sr_oom ();
+  return s;
+}
+
+char *
 sr_xasprintf (const char *fmt, ...)
 {
   va_list ap;
   char *s;
-  int r;
 
   va_start (ap, fmt);
-  r = vasprintf (&s, fmt, ap);
+  s = sr_xvasprintf (fmt, ap);
   va_end (ap);
-  if (r < 0)
-    sr_oom ();
   return s;
 }
 
@@ -360,6 +367,7 @@ sr_remove_unlocked (const char *dir, const char *prefix)
     return;
   while ((de = readdir (d)) != NULL)
     {
+      struct stat sb;
       int fd;
 
       if (strncmp (de->d_name, prefix, strlen (prefix)) != 0)
@@ -367,7 +375,10 @@ sr_remove_unlocked (const char *dir, const char *prefix)
       fd = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
         continue;
-      if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+      /* A writer creates its directory, then locks it: one that is
+       * younger than a minute may be between the two.  */
+      if (fstat (fd, &sb) == 0 && time (NULL) - sb.st_mtime >= SR_UNLOCKED_MIN_AGE_S
+          && flock (fd, LOCK_EX | LOCK_NB) == 0)
         (void) sr_rm_rf_at (dirfd (d), de->d_name, NULL);
       close (fd);
     }

@@ -3,6 +3,7 @@
 #ifndef SR_UTIL_H
 #define SR_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,7 @@ void *sr_xcalloc (size_t n, size_t size);
 void *sr_xrealloc (void *p, size_t n);
 char *sr_xstrdup (const char *s);
 char *sr_xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+char *sr_xvasprintf (const char *fmt, va_list ap) __attribute__ ((format (printf, 1, 0)));
 
 /* Write all of buf, retrying on EINTR and short writes.  */
 int sr_write_all (int fd, const void *buf, size_t len);
@@ -83,6 +85,9 @@ int sr_rm_rf_at_dev (int dirfd, const char *name, dev_t dev, sr_error_t *err);
  * flock nobody holds: the work dirs of writers that died.  A live writer
  * holds a lock on its directory for as long as it works in it.  */
 void sr_remove_unlocked (const char *dir, const char *prefix);
+/* Directories younger than this are left alone: their writer may not
+ * have locked them yet.  */
+#define SR_UNLOCKED_MIN_AGE_S 60
 /* Removes everything inside the directory name under dirfd.  */
 int sr_empty_dir_at (int dirfd, const char *name, sr_error_t *err);
 

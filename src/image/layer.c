@@ -132,8 +132,7 @@ warn (struct extract *x, const char *fmt, ...)
   if (x->o->warn == NULL)
     return;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    sr_oom ();
+  msg = sr_xvasprintf (fmt, ap);
   va_end (ap);
   x->o->warn (msg, x->o->userdata);
 }

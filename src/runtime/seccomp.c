@@ -160,8 +160,7 @@ path_error (sr_error_t *err, const char *path, const char *fmt, ...)
   va_list ap;
 
   va_start (ap, fmt);
-  if (vasprintf (&text, fmt, ap) < 0)
-    sr_oom ();
+  text = sr_xvasprintf (fmt, ap);
   va_end (ap);
   if (*path)
     return sr_error_set (err, 0, "%s: %s", path, text);
@@ -699,6 +698,10 @@ static char *cache_dir;
 void
 sr_seccomp_set_cache_dir (const char *dir)
 {
+  /* Setting the same directory again is a no-op, so that threads that
+   * each set it after the first did never touch it.  */
+  if ((dir == NULL && cache_dir == NULL) || (dir && cache_dir && strcmp (dir, cache_dir) == 0))
+    return;
   free (cache_dir);
   cache_dir = dir ? sr_xstrdup (dir) : NULL;
 }

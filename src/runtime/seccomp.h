@@ -26,7 +26,8 @@ void sr_seccomp_filter_free (struct sr_seccomp_filter *f);
  * and the libseccomp version, and reused by the next runner.  The
  * directory is created 0700 and used only while it and its files belong
  * to this user and nobody else may write them.  NULL (the default): no
- * cache.  */
+ * cache.  Set it before threads start; setting the same directory again
+ * is a no-op.  */
 void sr_seccomp_set_cache_dir (const char *dir);
 
 /* The built-in default profile: seccomp/default.json, embedded in the

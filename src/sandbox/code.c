@@ -58,12 +58,16 @@ invalid (sr_error_t *err, const char *fmt, ...)
   return -1;
 }
 
-static int
-validate (const struct sr_config *cfg, const struct sr_code_request *req,
-          const struct sr_language **ret, sr_error_t *err)
+int
+sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req,
+                  const struct sr_language **ret, const char **ret_reason, sr_error_t *err)
 {
   const struct sr_language *l = NULL;
+  const char *unused;
 
+  if (ret_reason == NULL)
+    ret_reason = &unused;
+  *ret_reason = "unknown_language";
   if (req->language == NULL || *req->language == '\0')
     return invalid (err, "no language given");
   l = sr_config_language (cfg, req->language);
@@ -78,14 +82,18 @@ validate (const struct sr_config *cfg, const struct sr_code_request *req,
                                   cfg->languages[i].name);
       return invalid (err, "unknown language '%s' (supported: %s)", req->language, known);
     }
+  *ret_reason = "empty_code";
   if (req->code == NULL || req->code_len == 0)
     return invalid (err, "the code is empty");
+  *ret_reason = "code_too_large";
   if (req->code_len > cfg->max_code_size)
     return invalid (err, "the code is %zu bytes, over the limit of %llu", req->code_len,
                     (unsigned long long) cfg->max_code_size);
+  *ret_reason = "timeout_too_large";
   if (req->timeout_ms > cfg->max_timeout_ms)
     return invalid (err, "timeout %.3g s is over the ceiling of %.3g s",
                     (double) req->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000);
+  *ret_reason = NULL;
   *ret = l;
   return 0;
 }
@@ -173,14 +181,26 @@ fail:
 
 struct stage
 {
+  const char *name;
   const char *command;
   bool code_writable;
   uint64_t timeout_ms;
+  const struct sr_code_request *req;
+  uint64_t output_bytes;
 };
+
+static void
+count_output (enum sr_stream stream, const char *buf, size_t len, void *userdata)
+{
+  struct stage *st = userdata;
+
+  st->output_bytes += len;
+  st->req->on_progress (st->name, st->output_bytes, st->req->userdata);
+}
 
 static int
 run_stage (const struct sr_config *cfg, const struct sr_image_use *image, const char *scratch,
-           const struct sr_seccomp_filter *filter, uint64_t keep_caps, const struct stage *st,
+           const struct sr_seccomp_filter *filter, uint64_t keep_caps, struct stage *st,
            int cancel_fd, struct sr_run_result *res, sr_error_t *err)
 {
   _cleanup_strv_ char **argv = split_command (st->command), **env = NULL;
@@ -240,6 +260,12 @@ run_stage (const struct sr_config *cfg, const struct sr_image_use *image, const 
   spec.argv = argv;
   spec.env = env;
   spec.cwd = SR_DEFAULT_WORKDIR;
+  if (st->req->on_progress)
+    {
+      st->req->on_progress (st->name, 0, st->req->userdata);
+      opts.on_output = count_output;
+      opts.userdata = st;
+    }
   return sr_container_run (&cc, &spec, &opts, res, err);
 }
 
@@ -288,9 +314,10 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
   int r = -1;
 
   memset (res, 0, sizeof *res);
-  if (validate (cfg, req, &l, err) < 0)
+  if (sr_code_validate (cfg, req, &l, NULL, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
+  res->failure = "sandbox_error";
   {
     sr_error_t e = NULL;
 
@@ -308,6 +335,7 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
                       "`sandbox-runner image import --name %s PATH`",
                       l->name, l->image, sr_store_dir (store), l->image);
         (*err)->errnum = ENOENT;
+        res->failure = "image_missing";
         return -1;
       }
   }
@@ -317,8 +345,8 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
 
   if (l->compile[0])
     {
-      struct stage compile = { .command = l->compile, .code_writable = true,
-                               .timeout_ms = cfg->compile_timeout_ms };
+      struct stage compile = { .name = "compile", .command = l->compile, .code_writable = true,
+                               .timeout_ms = cfg->compile_timeout_ms, .req = req };
 
       res->compiled = true;
       if (run_stage (cfg, &image, scratch, filter, caps, &compile, req->cancel_fd, &res->run,
@@ -336,6 +364,7 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
           res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
                                                             : SR_CODE_COMPILE_ERROR;
           res->duration_ms = res->compile_ms;
+          res->failure = NULL;
           r = 0;
           goto out;
         }
@@ -344,14 +373,16 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
     }
 
   {
-    struct stage run = { .command = l->run, .code_writable = false,
-                         .timeout_ms = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms };
+    struct stage run = { .name = "run", .command = l->run, .code_writable = false,
+                         .timeout_ms = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms,
+                         .req = req };
 
     if (run_stage (cfg, &image, scratch, filter, caps, &run, req->cancel_fd, &res->run, err) < 0)
       goto out;
   }
   res->status = status_of (&res->run);
   res->duration_ms = res->run.duration_ns / 1000000;
+  res->failure = NULL;
   r = 0;
 
 out:

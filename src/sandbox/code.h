@@ -38,6 +38,10 @@ struct sr_code_request
   size_t code_len;
   uint64_t timeout_ms;   /* 0: the configured default */
   int cancel_fd;         /* readable cancels the run; -1: none */
+  /* Called, on the calling thread, when a stage starts (output_bytes 0)
+   * and as its output arrives (bytes of stdout and stderr so far).  */
+  void (*on_progress) (const char *stage, uint64_t output_bytes, void *userdata);
+  void *userdata;
 };
 
 struct sr_code_result
@@ -50,8 +54,18 @@ struct sr_code_result
   bool compiled;         /* a compile stage ran */
   uint64_t compile_ms;
   uint64_t duration_ms;  /* the run stage (the compile stage when it failed) */
+  /* When sr_code_run fails: image_missing or sandbox_error.  */
+  const char *failure;
 };
 void sr_code_result_done (struct sr_code_result *r);
+
+/* Checks a request without running it.  On failure *ret_reason (when not
+ * NULL) names the problem for machines: unknown_language, empty_code,
+ * code_too_large, timeout_too_large; the error says it for people
+ * (errnum EINVAL).  *ret_language gets the table entry.  */
+int sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req,
+                      const struct sr_language **ret_language, const char **ret_reason,
+                      sr_error_t *err);
 
 /* Runs the request.  Returns -1 without running anything when the request
  * is invalid (errnum EINVAL: unknown language, empty code, code over

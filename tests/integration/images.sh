@@ -202,9 +202,12 @@ like "$out" "removed [0-9]+ images without a name and [1-9][0-9]* unused blobs" 
 run_sr run --image absolute -- cat /etc/absolute
 is "$out" inside "named images survive prune"
 
-mkdir -p "$store/tmp/x-crashed-import/rootfs"
+mkdir -p "$store/tmp/x-crashed-import/rootfs" "$store/tmp/x-just-made"
+touch -d '2 minutes ago' "$store/tmp/x-crashed-import"
 run_sr image list
 [ ! -e "$store/tmp/x-crashed-import" ]; ok $? "what a crashed import left in tmp/ goes at the next open"
+[ -d "$store/tmp/x-just-made" ]; ok $? "a directory made a moment ago may be a live writer's and stays"
+rm -rf "$store/tmp/x-just-made"
 
 # kill -9 in the middle of a real extraction: no half image, and the
 # next command clears what it left.
@@ -220,6 +223,7 @@ if [ -f "$big/index.json" ]; then
   wait $victim 2>/dev/null
   run_sr image inspect half
   is "$rc" 125 "an import killed mid-extraction leaves no image"
+  for d in "$store"/tmp/x-*; do touch -d '2 minutes ago' "$d"; done
   run_sr image list
   [ -z "$(ls "$store/tmp" | grep '^x-')" ]; ok $? "and its half extraction goes at the next open"
   run_sr image import -q --name half "$big"

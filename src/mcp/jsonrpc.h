@@ -1,0 +1,43 @@
+/* JSON-RPC 2.0 framing for MCP: classifying a received message and
+ * building replies.  Only single messages: MCP dropped batches in
+ * 2025-06-18, so an array is an invalid request.  */
+#ifndef SR_MCP_JSONRPC_H
+#define SR_MCP_JSONRPC_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#define SR_RPC_PARSE_ERROR      (-32700)
+#define SR_RPC_INVALID_REQUEST  (-32600)
+#define SR_RPC_METHOD_NOT_FOUND (-32601)
+#define SR_RPC_INVALID_PARAMS   (-32602)
+#define SR_RPC_INTERNAL_ERROR   (-32603)
+
+enum sr_rpc_kind
+{
+  SR_RPC_REQUEST,       /* method and id */
+  SR_RPC_NOTIFICATION,  /* method, no id */
+  SR_RPC_RESPONSE,      /* result or error, with id */
+};
+
+struct sr_rpc_message
+{
+  cJSON *root;          /* owns everything below */
+  enum sr_rpc_kind kind;
+  const cJSON *id;      /* string or number; NULL for notifications */
+  const char *method;
+  const cJSON *params;  /* object, or NULL */
+};
+
+/* Parses and checks one message.  On failure returns -1 and puts in
+ * *ret_error the error response to send (id null when none could be
+ * read).  */
+int sr_rpc_parse (const char *json, size_t len, struct sr_rpc_message *ret, char **ret_error);
+void sr_rpc_message_done (struct sr_rpc_message *m);
+
+/* Serialised replies and notifications; they take result/params/data. */
+char *sr_rpc_result (const cJSON *id, cJSON *result);
+char *sr_rpc_error (const cJSON *id, int code, const char *message, cJSON *data);
+char *sr_rpc_notification (const char *method, cJSON *params);
+
+#endif

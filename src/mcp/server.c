@@ -1,0 +1,595 @@
+#include "config.h"
+
+#include "mcp/server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "image/store.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/tools.h"
+#include "runtime/seccomp.h"
+#include "store/history.h"
+
+const char *const sr_mcp_protocol_versions[] = {
+  SR_MCP_PROTOCOL_LATEST, "2025-06-18", "2025-03-26", "2024-11-05", NULL,
+};
+
+static const char *const log_levels[] = {
+  "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL,
+};
+#define LOG_DEFAULT 3 /* warning */
+
+/* Progress notifications of one call come at most this often, but every
+ * stage change is sent.  */
+#define PROGRESS_INTERVAL_NS (100u * 1000u * 1000u)
+
+struct sr_mcp_server
+{
+  const struct sr_config *cfg;
+  struct sr_store *store;
+  struct sr_history *history;
+  char *history_problem;
+  pthread_mutex_t lock;
+  pthread_cond_t slot_freed;
+  uint64_t running;            /* runs holding a slot */
+};
+
+/* A tools/call in flight, on its own thread.  */
+struct call
+{
+  struct sr_mcp_conn *conn;
+  cJSON *id, *params, *progress_token;
+  int cancel_fd;               /* eventfd, written to cancel */
+  bool cancelled;              /* under conn->lock */
+  uint64_t progress;
+  uint64_t last_progress_ns;
+  const char *last_stage;
+  struct call *next;
+};
+
+struct sr_mcp_conn
+{
+  struct sr_mcp_server *s;
+  sr_mcp_send_fn send;
+  void *transport;
+  pthread_mutex_t lock;
+  pthread_cond_t idle;
+  struct call *calls;
+  bool initialized;
+  bool closing;
+  char protocol[16];
+  int log_level;
+};
+
+/* --- the server --- */
+
+int
+sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, sr_error_t *err)
+{
+  struct sr_mcp_server *s = sr_xcalloc (1, sizeof *s);
+  _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", cfg->runtime_dir);
+  sr_error_t e = NULL;
+
+  s->cfg = cfg;
+  if (sr_store_open (cfg->image_store, &s->store, err) < 0)
+    {
+      free (s);
+      return -1;
+    }
+  /* A history that cannot open costs the history, never the runs.  */
+  if (sr_history_open (cfg->history_db, &s->history, &e) < 0)
+    {
+      s->history_problem = sr_xstrdup (e->msg);
+      sr_error_free (&e);
+    }
+  /* Set once, before any worker thread reads it.  */
+  sr_seccomp_set_cache_dir (cache);
+  pthread_mutex_init (&s->lock, NULL);
+  pthread_cond_init (&s->slot_freed, NULL);
+  *ret = s;
+  return 0;
+}
+
+void
+sr_mcp_server_free (struct sr_mcp_server *s)
+{
+  if (s == NULL)
+    return;
+  sr_history_close (s->history);
+  sr_store_close (s->store);
+  free (s->history_problem);
+  pthread_mutex_destroy (&s->lock);
+  pthread_cond_destroy (&s->slot_freed);
+  free (s);
+}
+
+char *
+sr_mcp_oversized_error (size_t limit)
+{
+  _cleanup_free_ char *msg = sr_xasprintf (
+      "Invalid Request: the message is larger than the limit of %zu bytes (max_message_size)",
+      limit);
+
+  return sr_rpc_error (NULL, SR_RPC_INVALID_REQUEST, msg, NULL);
+}
+
+/* --- sending --- */
+
+static void
+send_text (struct sr_mcp_conn *c, const cJSON *related_id, char *json)
+{
+  c->send (c->transport, related_id, json);
+  free (json);
+}
+
+static void
+send_error (struct sr_mcp_conn *c, const cJSON *id, int code, const char *fmt, ...)
+  __attribute__ ((format (printf, 4, 5)));
+static void
+send_error (struct sr_mcp_conn *c, const cJSON *id, int code, const char *fmt, ...)
+{
+  _cleanup_free_ char *msg = NULL;
+  va_list ap;
+
+  va_start (ap, fmt);
+  msg = sr_xvasprintf (fmt, ap);
+  va_end (ap);
+  send_text (c, id, sr_rpc_error (id, code, msg, NULL));
+}
+
+static int
+level_index (const char *name)
+{
+  for (int i = 0; log_levels[i]; i++)
+    if (strcmp (log_levels[i], name) == 0)
+      return i;
+  return -1;
+}
+
+/* notifications/message, when the client asked for this level.  */
+static void
+log_message (struct sr_mcp_conn *c, int level, const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
+static void
+log_message (struct sr_mcp_conn *c, int level, const char *fmt, ...)
+{
+  _cleanup_free_ char *msg = NULL;
+  cJSON *params;
+  va_list ap;
+  int wanted;
+
+  pthread_mutex_lock (&c->lock);
+  wanted = c->log_level;
+  pthread_mutex_unlock (&c->lock);
+  if (level < wanted)
+    return;
+  va_start (ap, fmt);
+  msg = sr_xvasprintf (fmt, ap);
+  va_end (ap);
+  params = cJSON_CreateObject ();
+  cJSON_AddStringToObject (params, "level", log_levels[level]);
+  cJSON_AddStringToObject (params, "logger", "sandbox-runner");
+  cJSON_AddStringToObject (params, "data", msg);
+  send_text (c, NULL, sr_rpc_notification ("notifications/message", params));
+}
+
+/* --- calls --- */
+
+static void
+call_free (struct call *call)
+{
+  cJSON_Delete (call->id);
+  cJSON_Delete (call->params);
+  cJSON_Delete (call->progress_token);
+  if (call->cancel_fd >= 0)
+    close (call->cancel_fd);
+  free (call);
+}
+
+static void
+on_progress (const char *stage, uint64_t output_bytes, void *userdata)
+{
+  struct call *call = userdata;
+  uint64_t now = sr_now_ns ();
+  _cleanup_free_ char *message = NULL;
+  cJSON *params;
+
+  if (call->progress_token == NULL)
+    return;
+  if (call->last_stage == stage && now - call->last_progress_ns < PROGRESS_INTERVAL_NS)
+    return;
+  call->last_stage = stage;
+  call->last_progress_ns = now;
+  call->progress++;
+  message = output_bytes ? sr_xasprintf ("%s: %llu bytes of output", stage,
+                                         (unsigned long long) output_bytes)
+                         : sr_xasprintf ("%s", stage);
+  params = cJSON_CreateObject ();
+  cJSON_AddItemToObject (params, "progressToken", cJSON_Duplicate (call->progress_token, 1));
+  cJSON_AddNumberToObject (params, "progress", (double) call->progress);
+  cJSON_AddStringToObject (params, "message", message);
+  send_text (call->conn, call->id, sr_rpc_notification ("notifications/progress", params));
+}
+
+static bool
+call_cancelled (struct call *call)
+{
+  bool cancelled;
+
+  pthread_mutex_lock (&call->conn->lock);
+  cancelled = call->cancelled;
+  pthread_mutex_unlock (&call->conn->lock);
+  return cancelled;
+}
+
+/* Waits for one of the max_concurrent run slots; false when the call was
+ * cancelled while it queued.  */
+static bool
+take_slot (struct call *call)
+{
+  struct sr_mcp_server *s = call->conn->s;
+  bool got = false;
+
+  pthread_mutex_lock (&s->lock);
+  for (;;)
+    {
+      if (call_cancelled (call))
+        break;
+      if (s->running < s->cfg->max_concurrent)
+        {
+          s->running++;
+          got = true;
+          break;
+        }
+      pthread_cond_wait (&s->slot_freed, &s->lock);
+    }
+  pthread_mutex_unlock (&s->lock);
+  return got;
+}
+
+static void
+give_slot (struct sr_mcp_server *s)
+{
+  pthread_mutex_lock (&s->lock);
+  s->running--;
+  pthread_cond_broadcast (&s->slot_freed);
+  pthread_mutex_unlock (&s->lock);
+}
+
+static void *
+call_main (void *arg)
+{
+  struct call *call = arg;
+  struct sr_mcp_conn *c = call->conn;
+  struct sr_mcp_server *s = c->s;
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive (call->params, "name");
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (call->params, "arguments");
+  struct sr_mcp_tool_ctx ctx = {
+    .cfg = s->cfg, .store = s->store, .history = s->history,
+    .history_problem = s->history_problem, .cancel_fd = call->cancel_fd,
+    .on_progress = on_progress, .userdata = call,
+  };
+  bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
+  cJSON *result = NULL;
+
+  if (!slot || take_slot (call))
+    {
+      uint64_t start = sr_now_ns ();
+
+      result = sr_mcp_tool_call (&ctx, name->valuestring, args, &cancelled);
+      if (slot)
+        give_slot (s);
+      log_message (c, 0, "tools/call %s took %.1f ms", name->valuestring,
+                   (double) (sr_now_ns () - start) / 1e6);
+    }
+  /* A cancelled request gets no response, as the protocol asks.  */
+  if (result && !cancelled && !call_cancelled (call))
+    send_text (c, call->id, sr_rpc_result (call->id, result));
+  else
+    cJSON_Delete (result);
+
+  pthread_mutex_lock (&c->lock);
+  for (struct call **p = &c->calls; *p; p = &(*p)->next)
+    if (*p == call)
+      {
+        *p = call->next;
+        break;
+      }
+  pthread_cond_broadcast (&c->idle);
+  pthread_mutex_unlock (&c->lock);
+  call_free (call);
+  return NULL;
+}
+
+static bool
+same_id (const cJSON *a, const cJSON *b)
+{
+  if (cJSON_IsString (a) && cJSON_IsString (b))
+    return strcmp (a->valuestring, b->valuestring) == 0;
+  return cJSON_IsNumber (a) && cJSON_IsNumber (b) && a->valuedouble == b->valuedouble;
+}
+
+bool
+sr_mcp_conn_pending (struct sr_mcp_conn *c, const cJSON *id)
+{
+  bool found = false;
+
+  pthread_mutex_lock (&c->lock);
+  for (struct call *call = c->calls; call && !found; call = call->next)
+    found = same_id (call->id, id);
+  pthread_mutex_unlock (&c->lock);
+  return found;
+}
+
+size_t
+sr_mcp_conn_in_flight (struct sr_mcp_conn *c)
+{
+  size_t n = 0;
+
+  pthread_mutex_lock (&c->lock);
+  for (struct call *call = c->calls; call; call = call->next)
+    n++;
+  pthread_mutex_unlock (&c->lock);
+  return n;
+}
+
+/* Marks a call cancelled and kills its run.  conn->lock held.  */
+static void
+cancel_locked (struct call *call)
+{
+  uint64_t one = 1;
+
+  call->cancelled = true;
+  (void) !write (call->cancel_fd, &one, sizeof one);
+}
+
+static void
+start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+{
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive (m->params, "name");
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m->params, "_meta");
+  const cJSON *token = cJSON_GetObjectItemCaseSensitive (meta, "progressToken");
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive (m->params, "arguments");
+  struct call *call;
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool duplicate;
+
+  if (!cJSON_IsString (name))
+    return send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: name must be a string");
+  if (!sr_mcp_tool_exists (name->valuestring))
+    return send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Unknown tool: %s", name->valuestring);
+  if (args && !cJSON_IsObject (args) && !cJSON_IsNull (args))
+    return send_error (c, m->id, SR_RPC_INVALID_PARAMS,
+                       "Invalid params: arguments must be an object");
+  if (token && !cJSON_IsString (token) && !cJSON_IsNumber (token))
+    return send_error (c, m->id, SR_RPC_INVALID_PARAMS,
+                       "Invalid params: _meta.progressToken must be a string or a number");
+  duplicate = sr_mcp_conn_pending (c, m->id);
+  if (duplicate)
+    return send_error (c, m->id, SR_RPC_INVALID_REQUEST,
+                       "Invalid Request: a request with this id is still in flight");
+
+  call = sr_xcalloc (1, sizeof *call);
+  call->conn = c;
+  call->id = cJSON_Duplicate (m->id, 1);
+  call->params = cJSON_Duplicate (m->params, 1);
+  call->progress_token = token ? cJSON_Duplicate (token, 1) : NULL;
+  call->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (call->cancel_fd < 0)
+    {
+      send_error (c, m->id, SR_RPC_INTERNAL_ERROR, "eventfd: %s", strerror (errno));
+      call_free (call);
+      return;
+    }
+
+  pthread_mutex_lock (&c->lock);
+  if (c->closing)
+    {
+      pthread_mutex_unlock (&c->lock);
+      call_free (call);
+      return;
+    }
+  call->next = c->calls;
+  c->calls = call;
+  pthread_mutex_unlock (&c->lock);
+
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize (&attr, 256u << 10);
+  if (pthread_create (&thread, &attr, call_main, call) != 0)
+    {
+      pthread_mutex_lock (&c->lock);
+      c->calls = call->next;
+      pthread_mutex_unlock (&c->lock);
+      send_error (c, m->id, SR_RPC_INTERNAL_ERROR, "could not start a worker thread");
+      call_free (call);
+    }
+  pthread_attr_destroy (&attr);
+}
+
+static void
+cancel_request (struct sr_mcp_conn *c, const cJSON *params)
+{
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive (params, "requestId");
+
+  if (id == NULL)
+    return;
+  pthread_mutex_lock (&c->lock);
+  for (struct call *call = c->calls; call; call = call->next)
+    if (same_id (call->id, id))
+      cancel_locked (call);
+  pthread_mutex_unlock (&c->lock);
+  /* A queued call waits on the slot condition: wake it to see.  */
+  pthread_mutex_lock (&c->s->lock);
+  pthread_cond_broadcast (&c->s->slot_freed);
+  pthread_mutex_unlock (&c->s->lock);
+}
+
+/* --- methods --- */
+
+static void
+do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+{
+  const cJSON *version = cJSON_GetObjectItemCaseSensitive (m->params, "protocolVersion");
+  const char *chosen = SR_MCP_PROTOCOL_LATEST;
+  cJSON *result, *caps, *info;
+
+  if (!cJSON_IsString (version))
+    return send_error (c, m->id, SR_RPC_INVALID_PARAMS,
+                       "Invalid params: protocolVersion must be a string");
+  /* The client's version when we speak it, else our latest: the client
+   * then decides whether it can go on.  */
+  for (const char *const *v = sr_mcp_protocol_versions; *v; v++)
+    if (strcmp (*v, version->valuestring) == 0)
+      chosen = *v;
+
+  result = cJSON_CreateObject ();
+  cJSON_AddStringToObject (result, "protocolVersion", chosen);
+  caps = cJSON_AddObjectToObject (result, "capabilities");
+  cJSON_AddBoolToObject (cJSON_AddObjectToObject (caps, "tools"), "listChanged", false);
+  cJSON_AddObjectToObject (caps, "logging");
+  info = cJSON_AddObjectToObject (result, "serverInfo");
+  cJSON_AddStringToObject (info, "name", "sandbox-runner");
+  cJSON_AddStringToObject (info, "title", "sandbox-runner");
+  cJSON_AddStringToObject (info, "version", PACKAGE_VERSION);
+  cJSON_AddStringToObject (result, "instructions",
+                           "Runs code snippets in disposable sandboxes without network access. "
+                           "Call list_supported_languages for the languages, run_code to run "
+                           "one snippet; each run starts from a clean filesystem.");
+  pthread_mutex_lock (&c->lock);
+  c->initialized = true;
+  snprintf (c->protocol, sizeof c->protocol, "%s", chosen);
+  pthread_mutex_unlock (&c->lock);
+  send_text (c, m->id, sr_rpc_result (m->id, result));
+  if (c->s->history == NULL)
+    log_message (c, 3, "the run history is unavailable: %s", c->s->history_problem);
+}
+
+static void
+do_set_level (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+{
+  const cJSON *level = cJSON_GetObjectItemCaseSensitive (m->params, "level");
+  int i = cJSON_IsString (level) ? level_index (level->valuestring) : -1;
+
+  if (i < 0)
+    return send_error (c, m->id, SR_RPC_INVALID_PARAMS,
+                       "Invalid params: level must be one of debug, info, notice, warning, "
+                       "error, critical, alert, emergency");
+  pthread_mutex_lock (&c->lock);
+  c->log_level = i;
+  pthread_mutex_unlock (&c->lock);
+  send_text (c, m->id, sr_rpc_result (m->id, NULL));
+}
+
+static void
+handle_request (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+{
+  if (strcmp (m->method, "initialize") == 0)
+    do_initialize (c, m);
+  else if (strcmp (m->method, "ping") == 0)
+    send_text (c, m->id, sr_rpc_result (m->id, NULL));
+  else if (strcmp (m->method, "tools/list") == 0)
+    send_text (c, m->id, sr_rpc_result (m->id, sr_mcp_tools_list ()));
+  else if (strcmp (m->method, "tools/call") == 0)
+    {
+      if (m->params == NULL)
+        send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: tools/call needs params");
+      else
+        start_call (c, m);
+    }
+  else if (strcmp (m->method, "logging/setLevel") == 0)
+    do_set_level (c, m);
+  else
+    send_error (c, m->id, SR_RPC_METHOD_NOT_FOUND, "Method not found: %s", m->method);
+}
+
+static void
+handle_notification (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+{
+  if (strcmp (m->method, "notifications/cancelled") == 0)
+    cancel_request (c, m->params);
+  /* notifications/initialized and anything unknown need nothing.  */
+}
+
+/* --- connections --- */
+
+struct sr_mcp_conn *
+sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn send, void *transport)
+{
+  struct sr_mcp_conn *c = sr_xcalloc (1, sizeof *c);
+
+  c->s = s;
+  c->send = send;
+  c->transport = transport;
+  c->log_level = LOG_DEFAULT;
+  pthread_mutex_init (&c->lock, NULL);
+  pthread_cond_init (&c->idle, NULL);
+  return c;
+}
+
+void
+sr_mcp_conn_handle (struct sr_mcp_conn *c, const char *json, size_t len)
+{
+  struct sr_rpc_message m;
+  char *error = NULL;
+
+  if (len > c->s->cfg->max_message_size)
+    return send_text (c, NULL, sr_mcp_oversized_error (c->s->cfg->max_message_size));
+  if (sr_rpc_parse (json, len, &m, &error) < 0)
+    return send_text (c, NULL, error);
+  switch (m.kind)
+    {
+    case SR_RPC_REQUEST:
+      handle_request (c, &m);
+      break;
+    case SR_RPC_NOTIFICATION:
+      handle_notification (c, &m);
+      break;
+    case SR_RPC_RESPONSE:
+      break; /* we send no requests */
+    }
+  sr_rpc_message_done (&m);
+}
+
+bool
+sr_mcp_conn_initialized (const struct sr_mcp_conn *c)
+{
+  return c->initialized;
+}
+
+const char *
+sr_mcp_conn_protocol (const struct sr_mcp_conn *c)
+{
+  return c->initialized ? c->protocol : NULL;
+}
+
+void
+sr_mcp_conn_close (struct sr_mcp_conn *c)
+{
+  if (c == NULL)
+    return;
+  pthread_mutex_lock (&c->lock);
+  c->closing = true;
+  for (struct call *call = c->calls; call; call = call->next)
+    cancel_locked (call);
+  pthread_mutex_unlock (&c->lock);
+  pthread_mutex_lock (&c->s->lock);
+  pthread_cond_broadcast (&c->s->slot_freed);
+  pthread_mutex_unlock (&c->s->lock);
+
+  pthread_mutex_lock (&c->lock);
+  while (c->calls)
+    pthread_cond_wait (&c->idle, &c->lock);
+  pthread_mutex_unlock (&c->lock);
+  pthread_mutex_destroy (&c->lock);
+  pthread_cond_destroy (&c->idle);
+  free (c);
+}

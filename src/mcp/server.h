@@ -1,0 +1,63 @@
+/* The MCP server, independent of its transport.
+ *
+ * One sr_mcp_server holds what every client shares: the configuration,
+ * the image store, the history and the limit of concurrent runs.  Each
+ * client session (a stdio stream, an HTTP Mcp-Session-Id) is an
+ * sr_mcp_conn.  The transport hands every JSON-RPC message it receives
+ * to sr_mcp_conn_handle, which answers cheap requests at once and runs
+ * tools/call on worker threads; everything the server says, replies and
+ * notifications alike, goes out through the connection's send callback,
+ * which may be called from any thread (the transport serialises).  */
+#ifndef SR_MCP_SERVER_H
+#define SR_MCP_SERVER_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/config.h"
+#include "common/error.h"
+
+/* The protocol versions we speak, newest first.  */
+#define SR_MCP_PROTOCOL_LATEST "2025-11-25"
+extern const char *const sr_mcp_protocol_versions[];
+
+struct sr_mcp_server;
+struct sr_mcp_conn;
+
+/* Sends one message.  related_id is the id of the request the message
+ * belongs to (its response, or a progress notification of it), NULL for
+ * messages of the session itself (logging); HTTP uses it to pick the
+ * stream.  json is a complete message without a trailing newline.  */
+typedef void (*sr_mcp_send_fn) (void *transport, const cJSON *related_id, const char *json);
+
+/* cfg must outlive the server.  */
+int sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, sr_error_t *err);
+/* Cancels whatever still runs, waits for it and frees the server; every
+ * connection must be closed first.  */
+void sr_mcp_server_free (struct sr_mcp_server *s);
+
+struct sr_mcp_conn *sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn send,
+                                     void *transport);
+/* Handles one message (a JSON text of len bytes).  Malformed input is
+ * answered with the JSON-RPC error it deserves; nothing here fails.  */
+void sr_mcp_conn_handle (struct sr_mcp_conn *c, const char *json, size_t len);
+/* True once the client has completed initialize.  */
+bool sr_mcp_conn_initialized (const struct sr_mcp_conn *c);
+/* The protocol version negotiated at initialize (NULL before).  */
+const char *sr_mcp_conn_protocol (const struct sr_mcp_conn *c);
+/* Whether the request with this id is still in flight (HTTP keeps its
+ * stream open until it is not).  */
+bool sr_mcp_conn_pending (struct sr_mcp_conn *c, const cJSON *id);
+/* How many tools/call requests are in flight.  */
+size_t sr_mcp_conn_in_flight (struct sr_mcp_conn *c);
+/* Cancels the connection's calls in flight (their containers are
+ * killed), waits for their threads, and frees it.  No send happens after
+ * it returns.  */
+void sr_mcp_conn_close (struct sr_mcp_conn *c);
+
+/* The JSON-RPC error message for a message over max_message_size, for
+ * transports that refuse it before parsing.  */
+char *sr_mcp_oversized_error (size_t limit);
+
+#endif

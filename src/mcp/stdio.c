@@ -1,0 +1,124 @@
+#include "config.h"
+
+#include "mcp/stdio.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+struct stdio_out
+{
+  int fd;
+  pthread_mutex_t lock;
+  bool broken;   /* the client went away: drop what is left */
+};
+
+/* Called from any thread: one message, one line, never interleaved.  */
+static void
+send_line (void *transport, const cJSON *related_id, const char *json)
+{
+  struct stdio_out *out = transport;
+
+  pthread_mutex_lock (&out->lock);
+  if (!out->broken
+      && (sr_write_all (out->fd, json, strlen (json)) < 0 || sr_write_all (out->fd, "\n", 1) < 0))
+    out->broken = true;
+  pthread_mutex_unlock (&out->lock);
+}
+
+int
+sr_mcp_stdio_run (struct sr_mcp_server *s, int in_fd, int out_fd, int stop_fd,
+                  size_t max_message_size, sr_error_t *err)
+{
+  struct stdio_out out = { .fd = out_fd };
+  struct sr_mcp_conn *c;
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0, cap = 0;
+  bool discarding = false;   /* inside a line that was too long */
+  int r = 0;
+
+  pthread_mutex_init (&out.lock, NULL);
+  c = sr_mcp_conn_new (s, send_line, &out);
+  for (;;)
+    {
+      struct pollfd fds[2] = { { .fd = in_fd, .events = POLLIN }, { .fd = stop_fd, .events = POLLIN } };
+      ssize_t n;
+      char *nl, *start;
+
+      if (poll (fds, stop_fd >= 0 ? 2 : 1, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          r = sr_error_set (err, errno, "poll");
+          break;
+        }
+      if (stop_fd >= 0 && (fds[1].revents & POLLIN))
+        break;
+      if (len + 65536 + 1 > cap)
+        {
+          cap = len + 65536 + 1;
+          buf = sr_xrealloc (buf, cap);
+        }
+      n = read (in_fd, buf + len, cap - len - 1);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (n < 0)
+        {
+          r = sr_error_set (err, errno, "read stdin");
+          break;
+        }
+      if (n == 0)
+        break; /* the client closed its end: we are done */
+      len += (size_t) n;
+
+      start = buf;
+      while ((nl = memchr (start, '\n', len - (size_t) (start - buf))) != NULL)
+        {
+          size_t line = (size_t) (nl - start);
+
+          if (line && start[line - 1] == '\r')
+            line--;
+          if (discarding)
+            discarding = false;
+          else if (line > 0)
+            sr_mcp_conn_handle (c, start, line);
+          start = nl + 1;
+        }
+      len -= (size_t) (start - buf);
+      memmove (buf, start, len);
+      /* A line past the limit is refused once and skipped to its end.  */
+      if (len > max_message_size)
+        {
+          if (!discarding)
+            {
+              char *msg = sr_mcp_oversized_error (max_message_size);
+
+              send_line (&out, NULL, msg);
+              free (msg);
+            }
+          discarding = true;
+          len = 0;
+        }
+    }
+  if (r == 0 && len && !discarding)
+    sr_mcp_conn_handle (c, buf, len);
+  /* End of input is the client's goodbye: what it asked for still runs to
+   * its end and is answered, unless the client is gone (its end of
+   * stdout closed) or we are told to stop; then closing cancels it.  */
+  while (r == 0 && sr_mcp_conn_in_flight (c) > 0)
+    {
+      struct pollfd fds[2] = { { .fd = out_fd, .events = 0 }, { .fd = stop_fd, .events = POLLIN } };
+
+      if (poll (fds, stop_fd >= 0 ? 2 : 1, 50) < 0 && errno != EINTR)
+        break;
+      if ((fds[0].revents & (POLLERR | POLLHUP)) || (stop_fd >= 0 && (fds[1].revents & POLLIN)))
+        break;
+    }
+  sr_mcp_conn_close (c);
+  pthread_mutex_destroy (&out.lock);
+  return r;
+}

@@ -1,0 +1,38 @@
+/* The MCP tools: their schemas and their calls.  A call returns a
+ * CallToolResult object: content (a text block) and structuredContent,
+ * with isError for a request the tool refuses, whose text block is
+ * {"error": {"code": MACHINE-READABLE, "message": ...}}.  */
+#ifndef SR_MCP_TOOLS_H
+#define SR_MCP_TOOLS_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "image/store.h"
+#include "store/history.h"
+
+struct sr_mcp_tool_ctx
+{
+  const struct sr_config *cfg;
+  struct sr_store *store;
+  struct sr_history *history;   /* NULL: history unavailable */
+  const char *history_problem;  /* why, when it is */
+  int cancel_fd;                /* readable: cancel the run */
+  /* Progress of a run (stage, output bytes), from the calling thread.  */
+  void (*on_progress) (const char *stage, uint64_t output_bytes, void *userdata);
+  void *userdata;
+};
+
+/* {"tools": [...]}, the answer of tools/list.  */
+cJSON *sr_mcp_tools_list (void);
+bool sr_mcp_tool_exists (const char *name);
+/* Whether the tool takes a run slot (max_concurrent).  */
+bool sr_mcp_tool_runs_code (const char *name);
+/* Runs tool name with args (an object or NULL); never NULL.  *ret_cancelled
+ * says the run was cancelled (no reply is due then).  */
+cJSON *sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
+                         bool *ret_cancelled);
+
+#endif

@@ -1,0 +1,610 @@
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "common/utf8.h"
+#include "common/util.h"
+#include "image/digest.h"
+#include "sandbox/code.h"
+#include "store/history.h"
+
+struct sr_history
+{
+  sqlite3 *db;
+  char *path;
+  pthread_mutex_t lock;  /* serializes every use of db */
+};
+
+/* Migration N takes the schema from version N to N + 1, and ends by
+ * recording the version it reached.  Each runs in the transaction that
+ * read the old version, so concurrent openers migrate once.  */
+static const char *const migrations[] = {
+  "CREATE TABLE runs ("
+  "  id TEXT PRIMARY KEY NOT NULL,"
+  "  timestamp_ms INTEGER NOT NULL,"
+  "  language TEXT NOT NULL,"
+  "  code_preview TEXT,"
+  "  code_sha256 TEXT,"
+  "  status TEXT NOT NULL,"
+  "  exit_code INTEGER NOT NULL,"
+  "  duration_ms INTEGER NOT NULL,"
+  "  stdout_size INTEGER NOT NULL,"
+  "  stderr_size INTEGER NOT NULL,"
+  "  session_id TEXT,"
+  "  source TEXT NOT NULL);"
+  "CREATE INDEX runs_by_time ON runs (timestamp_ms);"
+  "CREATE INDEX runs_by_session ON runs (session_id, timestamp_ms);"
+  "PRAGMA user_version = 1;",
+};
+_Static_assert (SR_ARRAY_SIZE (migrations) == SR_HISTORY_SCHEMA_VERSION,
+                "one migration per schema version");
+
+/* An error with errnum set but without strerror in the message, for
+ * failures that did not come from a system call.  */
+static int plain_error (sr_error_t *err, int errnum, const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
+static int
+plain_error (sr_error_t *err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  sr_error_setv (err, 0, fmt, ap);
+  va_end (ap);
+  if (err && *err)
+    (*err)->errnum = errnum;
+  return -1;
+}
+
+/* The errno that best describes a failed SQLite call, 0 when none does.  */
+static int
+errno_of (sqlite3 *db, int rc)
+{
+  int sys = db ? sqlite3_system_errno (db) : 0;
+
+  switch (rc & 0xff)
+    {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return EBUSY;
+    case SQLITE_NOMEM:
+      return ENOMEM;
+    case SQLITE_FULL:
+      return sys ? sys : ENOSPC;
+    case SQLITE_IOERR:
+      return sys ? sys : EIO;
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      return sys;
+    default:
+      return 0;
+    }
+}
+
+static int
+db_error (struct sr_history *h, int rc, const char *what, sr_error_t *err)
+{
+  return sr_error_set (err, errno_of (h->db, rc), "%s: %s: %s", h->path, what,
+                       sqlite3_errmsg (h->db));
+}
+
+/* For constant SQL without parameters only.  */
+static int
+exec_sql (struct sr_history *h, const char *sql, const char *what, sr_error_t *err)
+{
+  int rc = sqlite3_exec (h->db, sql, NULL, NULL, NULL);
+
+  if (rc != SQLITE_OK)
+    return db_error (h, rc, what, err);
+  return 0;
+}
+
+static void
+rollback (struct sr_history *h)
+{
+  if (!sqlite3_get_autocommit (h->db))
+    sqlite3_exec (h->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int
+prepare (struct sr_history *h, const char *sql, sqlite3_stmt **ret, const char *what,
+         sr_error_t *err)
+{
+  int rc = sqlite3_prepare_v2 (h->db, sql, -1, ret, NULL);
+
+  if (rc != SQLITE_OK)
+    return db_error (h, rc, what, err);
+  return 0;
+}
+
+static int
+read_version (struct sr_history *h, int *ret, sr_error_t *err)
+{
+  sqlite3_stmt *st = NULL;
+  int rc;
+
+  if (prepare (h, "PRAGMA user_version", &st, "read the schema version", err) < 0)
+    return -1;
+  rc = sqlite3_step (st);
+  if (rc != SQLITE_ROW)
+    {
+      db_error (h, rc, "read the schema version", err);
+      sqlite3_finalize (st);
+      return -1;
+    }
+  *ret = sqlite3_column_int (st, 0);
+  sqlite3_finalize (st);
+  return 0;
+}
+
+static int
+too_new (struct sr_history *h, int version, sr_error_t *err)
+{
+  return plain_error (err, ENOTSUP,
+                      "%s: the history database has schema version %d, newer than this "
+                      "sandbox-runner knows (%d); upgrade sandbox-runner or set history_db "
+                      "to another file",
+                      h->path, version, SR_HISTORY_SCHEMA_VERSION);
+}
+
+static int
+migrate (struct sr_history *h, sr_error_t *err)
+{
+  int version;
+
+  if (read_version (h, &version, err) < 0)
+    return -1;
+  if (version > SR_HISTORY_SCHEMA_VERSION)
+    return too_new (h, version, err);
+  if (version == SR_HISTORY_SCHEMA_VERSION)
+    return 0;
+
+  /* Another runner may be migrating too: read again under the write lock.  */
+  if (exec_sql (h, "BEGIN IMMEDIATE", "begin the schema migration", err) < 0)
+    return -1;
+  if (read_version (h, &version, err) < 0)
+    goto fail;
+  if (version > SR_HISTORY_SCHEMA_VERSION)
+    {
+      too_new (h, version, err);
+      goto fail;
+    }
+  for (; version < SR_HISTORY_SCHEMA_VERSION; version++)
+    if (exec_sql (h, migrations[version], "migrate the schema", err) < 0)
+      {
+        sr_error_wrap (err, "to version %d", version + 1);
+        goto fail;
+      }
+  if (exec_sql (h, "COMMIT", "commit the schema migration", err) < 0)
+    goto fail;
+  return 0;
+
+fail:
+  rollback (h);
+  return -1;
+}
+
+/* Switching a new database to WAL needs it to itself, and SQLite does not
+ * wait for that through the busy handler: when other runners are opening
+ * it too, try again until the busy timeout.  Once one has switched it,
+ * the pragma is a no-op for the others.  */
+static int
+set_journal_wal (struct sr_history *h, sr_error_t *err)
+{
+  const struct timespec pause = { 0, 5 * 1000 * 1000 };
+  uint64_t deadline = sr_now_ns () + (uint64_t) SR_HISTORY_BUSY_TIMEOUT_MS * 1000000;
+  int rc;
+
+  for (;;)
+    {
+      sqlite3_stmt *st = NULL;
+
+      if (prepare (h, "PRAGMA journal_mode = WAL", &st, "set WAL mode", err) < 0)
+        return -1;
+      rc = sqlite3_step (st);
+      sqlite3_finalize (st);
+      if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+        break;
+      if ((rc & 0xff) != SQLITE_BUSY || sr_now_ns () >= deadline)
+        return db_error (h, rc, "set WAL mode", err);
+      nanosleep (&pause, NULL);
+    }
+  /* A file system without shared memory keeps the rollback journal: the
+   * history works the same, only with less concurrency.  */
+  return 0;
+}
+
+/* Creates the file 0600 (and its directory) before SQLite opens it, which
+ * would use 0644.  The fd is closed before sqlite3_open: closing a second
+ * fd of the file later would drop SQLite's POSIX locks.  */
+static int
+create_file (const char *path, sr_error_t *err)
+{
+  _cleanup_free_ char *dir = sr_xstrdup (path);
+  char *slash = strrchr (dir, '/');
+  struct stat st;
+  int fd;
+
+  if (slash && slash != dir)
+    {
+      *slash = '\0';
+      if (sr_mkdir_p (dir, err) < 0)
+        return -1;
+    }
+  fd = open (path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return sr_error_set (err, errno, "open %s", path);
+  if (fstat (fd, &st) < 0)
+    {
+      int e = errno;
+
+      close (fd);
+      return sr_error_set (err, e, "stat %s", path);
+    }
+  close (fd);
+  if (!S_ISREG (st.st_mode))
+    return plain_error (err, EINVAL, "%s: not a regular file", path);
+  return 0;
+}
+
+int
+sr_history_open (const char *path, struct sr_history **ret, sr_error_t *err)
+{
+  struct sr_history *h;
+  int rc;
+
+  if (path == NULL || *path == '\0')
+    return plain_error (err, EINVAL, "no history database path (history_db is empty)");
+  if (create_file (path, err) < 0)
+    return -1;
+
+  h = sr_xcalloc (1, sizeof *h);
+  h->path = sr_xstrdup (path);
+  pthread_mutex_init (&h->lock, NULL);
+  rc = sqlite3_open_v2 (path, &h->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW
+                          | SQLITE_OPEN_NOMUTEX,
+                        NULL);
+  if (rc != SQLITE_OK)
+    {
+      if (h->db == NULL)
+        sr_error_set (err, ENOMEM, "%s: sqlite3_open", path);
+      else
+        db_error (h, rc, "open", err);
+      sr_history_close (h);
+      return -1;
+    }
+  sqlite3_extended_result_codes (h->db, 1);
+  sqlite3_busy_timeout (h->db, SR_HISTORY_BUSY_TIMEOUT_MS);
+
+  if (set_journal_wal (h, err) < 0
+      || exec_sql (h, "PRAGMA synchronous = NORMAL", "set synchronous mode", err) < 0
+      || migrate (h, err) < 0)
+    {
+      sr_history_close (h);
+      return -1;
+    }
+  *ret = h;
+  return 0;
+}
+
+void
+sr_history_close (struct sr_history *h)
+{
+  if (h == NULL)
+    return;
+  sqlite3_close_v2 (h->db);
+  pthread_mutex_destroy (&h->lock);
+  free (h->path);
+  free (h);
+}
+
+void
+sr_history_entry_done (struct sr_history_entry *e)
+{
+  if (e == NULL)
+    return;
+  free (e->language);
+  free (e->code_preview);
+  free (e->code_sha256);
+  free (e->status);
+  free (e->session_id);
+  free (e->source);
+  memset (e, 0, sizeof *e);
+}
+
+void
+sr_history_entries_free (struct sr_history_entry *v, size_t n)
+{
+  for (size_t i = 0; v && i < n; i++)
+    sr_history_entry_done (&v[i]);
+  free (v);
+}
+
+int
+sr_history_check_status (const char *status, sr_error_t *err)
+{
+  _cleanup_free_ char *names = NULL;
+
+  for (enum sr_code_status s = SR_CODE_SUCCESS; s <= SR_CODE_CANCELLED; s++)
+    if (status && strcmp (status, sr_code_status_name (s)) == 0)
+      return 0;
+  for (enum sr_code_status s = SR_CODE_SUCCESS; s <= SR_CODE_CANCELLED; s++)
+    {
+      char *n = sr_xasprintf ("%s%s%s", names ? names : "", names ? ", " : "",
+                              sr_code_status_name (s));
+
+      free (names);
+      names = n;
+    }
+  return plain_error (err, EINVAL, "unknown status '%s' (valid: %s)", status ? status : "(null)",
+                      names);
+}
+
+static int
+make_uuid (char out[37], sr_error_t *err)
+{
+  unsigned char b[16];
+  size_t got = 0;
+
+  while (got < sizeof b)
+    {
+      ssize_t n = getrandom (b + got, sizeof b - got, 0);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return sr_error_set (err, errno, "getrandom");
+      got += (size_t) n;
+    }
+  b[6] = (b[6] & 0x0f) | 0x40;  /* version 4 */
+  b[8] = (b[8] & 0x3f) | 0x80;  /* variant 10 */
+  snprintf (out, 37,
+            "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+            b[13], b[14], b[15]);
+  return 0;
+}
+
+static int64_t
+now_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char insert_sql[] =
+  "INSERT INTO runs (id, timestamp_ms, language, code_preview, code_sha256, status, exit_code,"
+  " duration_ms, stdout_size, stderr_size, session_id, source)"
+  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+
+static int
+insert (struct sr_history *h, const struct sr_history_entry *e, const char *id, int64_t ts,
+        sr_error_t *err)
+{
+  sqlite3_stmt *st = NULL;
+  int rc;
+
+  if (exec_sql (h, "BEGIN IMMEDIATE", "begin", err) < 0)
+    return -1;
+  if (prepare (h, insert_sql, &st, "prepare insert", err) < 0)
+    goto fail;
+  sqlite3_bind_text (st, 1, id, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 2, ts);
+  sqlite3_bind_text (st, 3, e->language, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 4, e->code_preview, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 5, e->code_sha256, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 6, e->status, -1, SQLITE_STATIC);
+  sqlite3_bind_int (st, 7, e->exit_code);
+  sqlite3_bind_int64 (st, 8, e->duration_ms);
+  sqlite3_bind_int64 (st, 9, e->stdout_size);
+  sqlite3_bind_int64 (st, 10, e->stderr_size);
+  sqlite3_bind_text (st, 11, e->session_id, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 12, e->source, -1, SQLITE_STATIC);
+  rc = sqlite3_step (st);
+  if (rc != SQLITE_DONE)
+    {
+      db_error (h, rc, "insert a run", err);
+      goto fail;
+    }
+  sqlite3_finalize (st);
+  st = NULL;
+  if (exec_sql (h, "COMMIT", "commit", err) < 0)
+    goto fail;
+  return 0;
+
+fail:
+  sqlite3_finalize (st);
+  rollback (h);
+  return -1;
+}
+
+int
+sr_history_add (struct sr_history *h, struct sr_history_entry *e, sr_error_t *err)
+{
+  char id[37];
+  int64_t ts = e->timestamp_ms ? e->timestamp_ms : now_ms ();
+  int r;
+
+  if (e->language == NULL || e->status == NULL || e->source == NULL)
+    return plain_error (err, EINVAL, "%s: a run needs a language, a status and a source",
+                        h->path);
+  if (sr_history_check_status (e->status, err) < 0)
+    return -1;
+  if (e->id[0])
+    snprintf (id, sizeof id, "%s", e->id);
+  else if (make_uuid (id, err) < 0)
+    return -1;
+
+  pthread_mutex_lock (&h->lock);
+  r = insert (h, e, id, ts, err);
+  pthread_mutex_unlock (&h->lock);
+  if (r < 0)
+    return -1;
+  memcpy (e->id, id, sizeof id);
+  e->timestamp_ms = ts;
+  return 0;
+}
+
+/* NULL stays NULL; text is made valid UTF-8, whoever wrote the file.  */
+static char *
+column_text (sqlite3_stmt *st, int i)
+{
+  const char *s = (const char *) sqlite3_column_text (st, i);
+
+  if (s == NULL)
+    return NULL;
+  return sr_utf8_sanitize (s, (size_t) sqlite3_column_bytes (st, i), NULL);
+}
+
+static const char select_sql[] =
+  "SELECT id, timestamp_ms, language, code_preview, code_sha256, status, exit_code,"
+  " duration_ms, stdout_size, stderr_size, session_id, source FROM runs"
+  " WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR language = ?2)"
+  " AND (?3 IS NULL OR session_id = ?3)"
+  " ORDER BY timestamp_ms DESC, rowid DESC LIMIT ?4";
+
+static int
+select_runs (struct sr_history *h, const struct sr_history_filter *f, size_t limit,
+             struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err)
+{
+  sqlite3_stmt *st = NULL;
+  struct sr_history_entry *v = NULL;
+  size_t n = 0, alloc = 0;
+  int rc;
+
+  if (prepare (h, select_sql, &st, "prepare select", err) < 0)
+    return -1;
+  sqlite3_bind_text (st, 1, f ? f->status : NULL, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 2, f ? f->language : NULL, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 3, f ? f->session_id : NULL, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 4, (sqlite3_int64) limit);
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      struct sr_history_entry *e;
+      const char *id = (const char *) sqlite3_column_text (st, 0);
+
+      if (n == alloc)
+        {
+          alloc = alloc ? alloc * 2 : 16;
+          v = sr_xrealloc (v, alloc * sizeof *v);
+        }
+      e = &v[n++];
+      memset (e, 0, sizeof *e);
+      snprintf (e->id, sizeof e->id, "%s", id ? id : "");
+      e->timestamp_ms = sqlite3_column_int64 (st, 1);
+      e->language = column_text (st, 2);
+      e->code_preview = column_text (st, 3);
+      e->code_sha256 = column_text (st, 4);
+      e->status = column_text (st, 5);
+      e->exit_code = sqlite3_column_int (st, 6);
+      e->duration_ms = sqlite3_column_int64 (st, 7);
+      e->stdout_size = sqlite3_column_int64 (st, 8);
+      e->stderr_size = sqlite3_column_int64 (st, 9);
+      e->session_id = column_text (st, 10);
+      e->source = column_text (st, 11);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      db_error (h, rc, "list runs", err);
+      sqlite3_finalize (st);
+      sr_history_entries_free (v, n);
+      return -1;
+    }
+  sqlite3_finalize (st);
+  if (n == 0)
+    {
+      free (v);
+      v = NULL;
+    }
+  *ret = v;
+  *ret_n = n;
+  return 0;
+}
+
+int
+sr_history_list (struct sr_history *h, const struct sr_history_filter *f,
+                 struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err)
+{
+  size_t limit = f && f->limit ? f->limit : SR_HISTORY_LIMIT_DEFAULT;
+  int r;
+
+  if (limit > SR_HISTORY_LIMIT_MAX)
+    limit = SR_HISTORY_LIMIT_MAX;
+  if (f && f->status && sr_history_check_status (f->status, err) < 0)
+    return -1;
+  pthread_mutex_lock (&h->lock);
+  r = select_runs (h, f, limit, ret, ret_n, err);
+  pthread_mutex_unlock (&h->lock);
+  return r;
+}
+
+char *
+sr_history_format_time (int64_t ms)
+{
+  int64_t sec = ms / 1000, frac = ms % 1000;
+  time_t t;
+  struct tm tm;
+  char buf[64];
+
+  if (frac < 0)
+    {
+      frac += 1000;
+      sec--;
+    }
+  t = (time_t) sec;
+  if (gmtime_r (&t, &tm) == NULL || strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+    return sr_xasprintf ("@%lld", (long long) ms);
+  return sr_xasprintf ("%s.%03dZ", buf, (int) frac);
+}
+
+char *
+sr_history_preview (const char *code, size_t len)
+{
+  /* A character is at most 4 bytes, and every invalid byte becomes one
+   * character: this many bytes hold more than the characters we keep.  */
+  size_t take = len < 4 * SR_HISTORY_PREVIEW_MAX + 4 ? len : 4 * SR_HISTORY_PREVIEW_MAX + 4;
+  size_t clean_len, chars = 0, i;
+  char *s = sr_utf8_sanitize (code ? code : "", code ? take : 0, &clean_len);
+
+  for (i = 0; i < clean_len; i++)
+    if (((unsigned char) s[i] & 0xC0) != 0x80 && chars++ == SR_HISTORY_PREVIEW_MAX)
+      break;
+  s[i] = '\0';
+  return s;
+}
+
+void
+sr_history_entry_from_code (struct sr_history_entry *e, const struct sr_code_request *req,
+                            const struct sr_code_result *res, const char *source)
+{
+  char digest[SR_DIGEST_LEN + 1];
+  const char *code = req->code ? req->code : "";
+  size_t len = req->code ? req->code_len : 0;
+
+  memset (e, 0, sizeof *e);
+  e->language = sr_xstrdup (res->language ? res->language : req->language ? req->language : "");
+  e->code_preview = sr_history_preview (code, len);
+  sr_sha256_buf (code, len, digest);
+  e->code_sha256 = sr_xstrdup (digest);
+  e->status = sr_xstrdup (sr_code_status_name (res->status));
+  e->exit_code = res->run.signal ? 128 + res->run.signal : res->run.exit_code;
+  e->duration_ms = (int64_t) res->duration_ms;
+  e->stdout_size = (int64_t) res->run.out.total;
+  e->stderr_size = (int64_t) res->run.err.total;
+  e->source = sr_xstrdup (source ? source : "cli");
+}

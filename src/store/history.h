@@ -1,0 +1,88 @@
+/* The run history: one row per run, in SQLite (WAL mode, schema versioned
+ * with PRAGMA user_version), in the file the history_db setting names.
+ *
+ * Several runner processes write to one database at once: every write is
+ * one IMMEDIATE transaction and waits for the others (busy_timeout) rather
+ * than failing with SQLITE_BUSY.  One handle may also be shared by the
+ * threads of a process: its calls are serialized.  The file is created
+ * 0600, its directory 0700.  */
+#ifndef SR_STORE_HISTORY_H
+#define SR_STORE_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+#define SR_HISTORY_SCHEMA_VERSION 1
+#define SR_HISTORY_PREVIEW_MAX 500  /* characters of the code kept as its preview */
+#define SR_HISTORY_LIMIT_DEFAULT 20
+#define SR_HISTORY_LIMIT_MAX 1000
+/* How long a write waits for the other writers before it fails.  */
+#define SR_HISTORY_BUSY_TIMEOUT_MS 10000
+
+struct sr_history_entry
+{
+  char id[37];            /* UUID v4; "" until added */
+  int64_t timestamp_ms;   /* UTC, ms since the epoch; 0 until added */
+  char *language;
+  char *code_preview;     /* valid UTF-8, its first SR_HISTORY_PREVIEW_MAX characters */
+  char *code_sha256;      /* "sha256:<hex>" of the whole code */
+  char *status;           /* a name of sr_code_status_name */
+  int exit_code;          /* 128+N when signal N killed it */
+  int64_t duration_ms;
+  int64_t stdout_size, stderr_size; /* bytes the program wrote */
+  char *session_id;       /* NULL for a one-shot run */
+  char *source;           /* "cli" or "mcp" */
+};
+/* Frees the strings of e and clears it; accepts NULL.  */
+void sr_history_entry_done (struct sr_history_entry *e);
+void sr_history_entries_free (struct sr_history_entry *v, size_t n);
+
+struct sr_history_filter
+{
+  size_t limit;           /* 0: SR_HISTORY_LIMIT_DEFAULT; at most SR_HISTORY_LIMIT_MAX */
+  const char *status;     /* NULL: any */
+  const char *language;   /* NULL: any */
+  const char *session_id; /* NULL: any */
+};
+
+struct sr_history;
+
+/* Opens the database at path, creating it (and its directory) when
+ * missing, and brings its schema up to SR_HISTORY_SCHEMA_VERSION.  A
+ * database of a newer schema than this build knows is refused.  */
+int sr_history_open (const char *path, struct sr_history **ret, sr_error_t *err);
+/* Accepts NULL.  */
+void sr_history_close (struct sr_history *h);
+
+/* Records e; fills e->id and e->timestamp_ms when they are empty.
+ * language, status and source are required, and status must be a known
+ * name.  */
+int sr_history_add (struct sr_history *h, struct sr_history_entry *e, sr_error_t *err);
+
+/* The entries that match f (NULL: no filter), newest first, in a new
+ * array of *ret_n entries (NULL when there are none).  */
+int sr_history_list (struct sr_history *h, const struct sr_history_filter *f,
+                     struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err);
+
+/* 0 when status is a name of sr_code_status_name; else an EINVAL error
+ * that lists the valid names.  */
+int sr_history_check_status (const char *status, sr_error_t *err);
+
+/* "2026-12-03T12:00:00.123Z".  */
+char *sr_history_format_time (int64_t ms);
+
+/* The preview of code: valid UTF-8 (invalid bytes and NULs become
+ * U+FFFD), its first SR_HISTORY_PREVIEW_MAX characters.  */
+char *sr_history_preview (const char *code, size_t len);
+
+struct sr_code_request;
+struct sr_code_result;
+/* Fills e (which it clears first) from a run; id and timestamp stay empty
+ * for sr_history_add.  session_id is left NULL.  */
+void sr_history_entry_from_code (struct sr_history_entry *e, const struct sr_code_request *req,
+                                 const struct sr_code_result *res, const char *source);
+
+#endif
