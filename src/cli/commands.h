@@ -18,8 +18,15 @@ int sr_cmd_kill (int argc, char **argv);
 int sr_cmd_image (int argc, char **argv);
 int sr_cmd_run_code (int argc, char **argv);
 int sr_cmd_history (int argc, char **argv);
-/* image pull (src/cli/image_pull.c); argv[0] is "pull".  */
+int sr_cmd_serve (int argc, char **argv);
+/* image import and image pull; argv[0] is "import" or "pull".  These and
+ * serve are in sandbox-runner-full; sandbox-runner hands them over
+ * (delegate.c).  */
+int sr_cmd_image_import (int argc, char **argv);
 int sr_cmd_image_pull (int argc, char **argv);
+
+/* The command line main() got, for handing a command over.  */
+extern char **sr_cli_argv;
 
 struct sr_config;
 struct sr_store;

@@ -11,7 +11,6 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/util.h"
-#include "image/import.h"
 #include "image/store.h"
 
 struct progress_view
@@ -127,49 +126,6 @@ fail (sr_error_t *err)
   sr_cli_error ("%s", (*err)->msg);
   sr_error_free (err);
   return SR_EXIT_RUNNER;
-}
-
-static int
-cmd_import (int argc, char **argv, struct sr_store *s)
-{
-  static const struct option options[] = {
-    { "name", required_argument, NULL, 'n' },
-    { "quiet", no_argument, NULL, 'q' },
-    { "help", no_argument, NULL, 'h' },
-    { 0 },
-  };
-  _cleanup_free_ char *id = NULL, *name = NULL;
-  const char *want_name = NULL;
-  bool quiet = false;
-  sr_error_t err = NULL;
-  int c;
-
-  while ((c = getopt_long (argc, argv, "n:qh", options, NULL)) != -1)
-    switch (c)
-      {
-      case 'n':
-        want_name = optarg;
-        break;
-      case 'q':
-        quiet = true;
-        break;
-      case 'h':
-        printf ("usage: sandbox-runner image import [--name NAME] [--quiet] PATH\n"
-                "  PATH: an OCI image layout (directory or tar) or a docker-save archive\n");
-        return 0;
-      default:
-        return SR_EXIT_RUNNER;
-      }
-  if (optind + 1 != argc)
-    {
-      sr_cli_error ("image import: give exactly one PATH (an OCI layout or a docker-save archive)");
-      return SR_EXIT_RUNNER;
-    }
-  sr_cli_show_progress (s, quiet);
-  if (sr_image_import (s, argv[optind], want_name, &id, &name, &err) < 0)
-    return fail (&err);
-  printf ("%s %s\n", name, id);
-  return 0;
 }
 
 static void
@@ -371,7 +327,7 @@ sr_cmd_image (int argc, char **argv)
     const char *name;
     int (*fn) (int argc, char **argv, struct sr_store *s);
   } commands[] = {
-    { "import", cmd_import }, { "list", cmd_list },   { "ls", cmd_list },
+    { "list", cmd_list },     { "ls", cmd_list },
     { "inspect", cmd_inspect }, { "rm", cmd_rm },     { "prune", cmd_prune },
   };
   struct sr_config config = { 0 };
@@ -385,6 +341,8 @@ sr_cmd_image (int argc, char **argv)
     }
   if (strcmp (argv[1], "pull") == 0)
     return sr_cmd_image_pull (argc - 1, argv + 1);
+  if (strcmp (argv[1], "import") == 0)
+    return sr_cmd_image_import (argc - 1, argv + 1);
   for (size_t i = 0; i < SR_ARRAY_SIZE (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
       {

@@ -1,9 +1,19 @@
-sandbox_runner_SOURCES += \
+# sandbox-runner: everything a run needs and nothing more; the commands
+# that need the heavy libraries are in sandbox-runner-full (delegate.c).
+cli_sources = \
 	src/cli/main.c src/cli/commands.h \
 	src/cli/run.c \
 	src/cli/config_cmd.c \
 	src/cli/ps.c \
-	src/cli/image.c src/cli/image_pull.c \
+	src/cli/image.c \
 	src/cli/run_code.c \
 	src/cli/history.c \
 	src/cli/result_json.c src/cli/result_json.h
+
+sandbox_runner_SOURCES += $(cli_sources) src/cli/delegate.c
+
+pkglibexec_PROGRAMS = sandbox-runner-full
+sandbox_runner_full_SOURCES = $(cli_sources) \
+	src/cli/image_import.c src/cli/image_pull.c \
+	src/cli/serve.c
+sandbox_runner_full_LDADD = $(SR_LIBS)

@@ -21,6 +21,7 @@ static const struct command commands[] = {
   { "kill", sr_cmd_kill, "kill a container or session" },
   { "image", sr_cmd_image, "import, pull, list and remove images" },
   { "history", sr_cmd_history, "list past runs" },
+  { "serve", sr_cmd_serve, "serve MCP over stdio or HTTP" },
 };
 
 void
@@ -44,9 +45,12 @@ usage (FILE *f)
   fprintf (f, "\nRun 'sandbox-runner COMMAND --help' for a command's options.\n");
 }
 
+char **sr_cli_argv;
+
 int
 main (int argc, char **argv)
 {
+  sr_cli_argv = argv;
   if (argc < 2)
     {
       usage (stderr);

@@ -384,3 +384,25 @@ sr_remove_unlocked (const char *dir, const char *prefix)
     }
   closedir (d);
 }
+
+char *
+sr_base64_encode (const void *buf, size_t len)
+{
+  static const char alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const unsigned char *p = buf;
+  char *out = sr_xmalloc (4 * ((len + 2) / 3) + 1), *o = out;
+
+  for (size_t i = 0; i < len; i += 3)
+    {
+      uint32_t v = (uint32_t) p[i] << 16 | (i + 1 < len ? (uint32_t) p[i + 1] << 8 : 0)
+                   | (i + 2 < len ? p[i + 2] : 0);
+
+      *o++ = alphabet[v >> 18];
+      *o++ = alphabet[(v >> 12) & 63];
+      *o++ = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
+      *o++ = i + 2 < len ? alphabet[v & 63] : '=';
+    }
+  *o = '\0';
+  return out;
+}

@@ -62,6 +62,9 @@ int sr_write_file (const char *path, const char *s, sr_error_t *err);
 /* Reads a whole small file into a NUL-terminated heap buffer.  */
 int sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err);
 
+/* buf as base64 (RFC 4648, padded), NUL-terminated.  */
+char *sr_base64_encode (const void *buf, size_t len);
+
 /* CLOCK_MONOTONIC in nanoseconds.  */
 uint64_t sr_now_ns (void);
 

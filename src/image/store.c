@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "image/store.h"
+#include "image/store-internal.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -16,25 +17,11 @@
 #include "common/json.h"
 #include "common/defaults.h"
 #include "common/util.h"
-#include "image/layer.h"
 #include "image/oci.h"
 
-#define EXTRACT_PREFIX "x-"
 #define PARTIAL_SUFFIX ".partial"
 
-/* The mount points the runtime needs, made in every rootfs.  */
-static const char *const runtime_dirs[] = { "proc", "sys", "dev", "tmp", "work", "scratch",
-                                             "mnt/data" };
 
-struct sr_store
-{
-  char *dir;
-  int dirfd;
-  sr_progress_fn progress;
-  void *progress_data;
-  void (*warn) (const char *msg, void *userdata);
-  void *warn_data;
-};
 
 const char *
 sr_store_dir (const struct sr_store *s)
@@ -57,8 +44,8 @@ sr_store_set_warn (struct sr_store *s, void (*fn) (const char *msg, void *userda
   s->warn_data = userdata;
 }
 
-static void
-report (struct sr_store *s, enum sr_progress_stage stage, const char *digest, size_t layer,
+void
+sr_store_report_ (struct sr_store *s, enum sr_progress_stage stage, const char *digest, size_t layer,
         size_t n_layers, uint64_t current, uint64_t total)
 {
   struct sr_progress p = {
@@ -92,8 +79,8 @@ lock_file (struct sr_store *s, const char *name, int op, sr_error_t *err)
   return fd;
 }
 
-static int
-lock_store (struct sr_store *s, sr_error_t *err)
+int
+sr_store_lock_ (struct sr_store *s, sr_error_t *err)
 {
   return lock_file (s, "store.lock", LOCK_EX, err);
 }
@@ -301,7 +288,7 @@ sr_blob_writer_write (struct sr_blob_writer *w, const void *buf, size_t len, sr_
   w->written += len;
   if (w->progress && w->written - w->reported >= (1u << 20))
     {
-      report (w->s, SR_PROGRESS_FETCH, w->digest, w->layer, w->n_layers, w->written,
+      sr_store_report_ (w->s, SR_PROGRESS_FETCH, w->digest, w->layer, w->n_layers, w->written,
               w->expected_size);
       w->reported = w->written;
     }
@@ -345,7 +332,7 @@ sr_blob_writer_commit (struct sr_blob_writer *w, sr_error_t *err)
   if (fdatasync (w->fd) < 0 || renameat (w->s->dirfd, w->partial, w->s->dirfd, rel) < 0)
     return sr_error_set (err, errno, "store blob %s", w->digest);
   if (w->progress)
-    report (w->s, SR_PROGRESS_FETCH, w->digest, w->layer, w->n_layers, w->written,
+    sr_store_report_ (w->s, SR_PROGRESS_FETCH, w->digest, w->layer, w->n_layers, w->written,
             w->expected_size ? w->expected_size : w->written);
   return 0;
 }
@@ -392,13 +379,13 @@ sr_store_put_blob_fd (struct sr_store *s, int fd, const char *digest, uint64_t e
       done += (uint64_t) n;
       if (done - last >= (4u << 20))
         {
-          report (s, SR_PROGRESS_FETCH, digest, 0, 0, done, expected_size);
+          sr_store_report_ (s, SR_PROGRESS_FETCH, digest, 0, 0, done, expected_size);
           last = done;
         }
     }
   r = sr_blob_writer_commit (w, err);
   if (r == 0)
-    report (s, SR_PROGRESS_FETCH, digest, 0, 0, done, expected_size);
+    sr_store_report_ (s, SR_PROGRESS_FETCH, digest, 0, 0, done, expected_size);
 
 out:
   sr_blob_writer_free (w);
@@ -478,104 +465,16 @@ save_names (struct sr_store *s, cJSON *names, sr_error_t *err)
 
 /* --- images --- */
 
-static bool
-image_exists (struct sr_store *s, const char *id)
+bool
+sr_store_image_exists_ (struct sr_store *s, const char *id)
 {
   _cleanup_free_ char *rel = sr_xasprintf ("images/%s/image.json", id);
 
   return faccessat (s->dirfd, rel, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-struct extract_progress
-{
-  struct sr_store *s;
-  const char *digest;
-  size_t layer, n_layers;
-  uint64_t total;
-};
-
-static void
-layer_progress (uint64_t bytes, void *userdata)
-{
-  struct extract_progress *ep = userdata;
-
-  report (ep->s, SR_PROGRESS_EXTRACT, ep->digest, ep->layer, ep->n_layers, bytes, ep->total);
-}
-
-static void
-layer_warn (const char *msg, void *userdata)
-{
-  struct extract_progress *ep = userdata;
-
-  if (ep->s->warn)
-    ep->s->warn (msg, ep->s->warn_data);
-}
-
-static int
-extract_layers (struct sr_store *s, const struct sr_oci_manifest *m, int rootfd,
-                sr_error_t *err)
-{
-  for (size_t i = 0; i < m->n_layers; i++)
-    {
-      _cleanup_free_ char *path = sr_store_blob_path (s, m->layers[i].digest);
-      struct extract_progress ep = {
-        .s = s, .digest = m->layers[i].digest, .layer = i + 1, .n_layers = m->n_layers,
-        .total = m->layers[i].size,
-      };
-      struct sr_layer_options o = {
-        .chown = geteuid () == 0, .warn = layer_warn, .progress = layer_progress,
-        .userdata = &ep,
-      };
-      struct sr_layer_stats stats;
-
-      report (s, SR_PROGRESS_EXTRACT, ep.digest, ep.layer, ep.n_layers, 0, ep.total);
-      if (sr_layer_apply (rootfd, path, &o, &stats, err) < 0)
-        return sr_error_wrap (err, "layer %zu of %zu", i + 1, m->n_layers);
-      if (stats.skipped && s->warn)
-        {
-          _cleanup_free_ char *msg = sr_xasprintf (
-              "layer %zu: skipped %llu device nodes or sockets", i + 1,
-              (unsigned long long) stats.skipped);
-          s->warn (msg, s->warn_data);
-        }
-      report (s, SR_PROGRESS_DONE, ep.digest, ep.layer, ep.n_layers, ep.total, ep.total);
-    }
-  for (size_t i = 0; i < SR_ARRAY_SIZE (runtime_dirs); i++)
-    if (sr_layer_mkdir_in_root (rootfd, runtime_dirs[i], err) < 0)
-      return sr_error_wrap (err, "the runtime's mount point /%s", runtime_dirs[i]);
-  return 0;
-}
-
-static int
-write_image_json (int dirfd, const struct sr_oci_manifest *m, const char *id,
-                  const char *manifest_digest, const char *source, sr_error_t *err)
-{
-  _cleanup_json_ cJSON *o = cJSON_CreateObject ();
-  _cleanup_free_ char *text = NULL;
-  _cleanup_close_ int fd = -1;
-  cJSON *layers = cJSON_AddArrayToObject (o, "layers");
-  uint64_t size = 0;
-
-  cJSON_AddStringToObject (o, "id", id);
-  cJSON_AddStringToObject (o, "manifest", manifest_digest);
-  cJSON_AddStringToObject (o, "config", m->config.digest);
-  cJSON_AddStringToObject (o, "source", source ? source : "");
-  cJSON_AddNumberToObject (o, "created", (double) time (NULL));
-  for (size_t i = 0; i < m->n_layers; i++)
-    {
-      cJSON_AddItemToArray (layers, cJSON_CreateString (m->layers[i].digest));
-      size += m->layers[i].size;
-    }
-  cJSON_AddNumberToObject (o, "size", (double) size);
-  text = cJSON_Print (o);
-  fd = openat (dirfd, "image.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0 || sr_write_all (fd, text, strlen (text)) < 0 || fdatasync (fd) < 0)
-    return sr_error_set (err, errno, "write image.json");
-  return 0;
-}
-
-static int
-set_name (struct sr_store *s, const char *name, const char *id, sr_error_t *err)
+int
+sr_store_set_name_ (struct sr_store *s, const char *name, const char *id, sr_error_t *err)
 {
   _cleanup_json_ cJSON *names = NULL;
 
@@ -587,92 +486,6 @@ set_name (struct sr_store *s, const char *name, const char *id, sr_error_t *err)
   cJSON_DeleteItemFromObjectCaseSensitive (names, name);
   cJSON_AddStringToObject (names, name, id);
   return save_names (s, names, err);
-}
-
-int
-sr_store_install (struct sr_store *s, const char *manifest_digest, const char *name,
-                  const char *source, char **ret_id, sr_error_t *err)
-{
-  _cleanup_free_ char *text = NULL, *tmp = NULL, *dest = NULL;
-  _cleanup_close_ int lockfd = -1, tmpfd = -1, rootfd = -1;
-  struct sr_oci_manifest m = { 0 };
-  char id[SR_DIGEST_HEX_LEN + 1];
-  size_t len;
-  int r = -1;
-
-  if (name && (*name == '\0' || strlen (name) > 255))
-    return sr_error_set (err, 0, "image name '%s': empty or longer than 255 bytes", name);
-  if (sr_store_read_blob (s, manifest_digest, SR_MAX_IMAGE_DOCUMENT, &text, &len, err) < 0)
-    return -1;
-  if (sr_oci_parse_manifest (text, len, &m, err) < 0)
-    return sr_error_wrap (err, "manifest %s", manifest_digest);
-  if (!sr_store_has_blob (s, m.config.digest))
-    {
-      sr_error_set (err, 0, "image config %s is not in the store", m.config.digest);
-      goto out;
-    }
-  for (size_t i = 0; i < m.n_layers; i++)
-    if (!sr_store_has_blob (s, m.layers[i].digest))
-      {
-        sr_error_set (err, 0, "layer %s is not in the store", m.layers[i].digest);
-        goto out;
-      }
-  memcpy (id, m.config.digest + 7, sizeof id);
-
-  lockfd = lock_store (s, err);
-  if (lockfd < 0)
-    goto out;
-  if (!image_exists (s, id))
-    {
-      /* Extraction runs without the store lock, in a directory of its own
-       * that its lock marks as alive.  */
-      close (TAKE_FD (lockfd));
-      tmp = sr_xasprintf ("%s/tmp/" EXTRACT_PREFIX "%.12s-XXXXXX", s->dir, id);
-      if (mkdtemp (tmp) == NULL)
-        {
-          sr_error_set (err, errno, "mkdtemp %s", tmp);
-          goto out;
-        }
-      tmpfd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (tmpfd < 0 || flock (tmpfd, LOCK_EX) < 0 || fchmod (tmpfd, 0755) < 0
-          || mkdirat (tmpfd, "rootfs", 0755) < 0)
-        {
-          sr_error_set (err, errno, "prepare %s", tmp);
-          goto out;
-        }
-      rootfd = openat (tmpfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (rootfd < 0)
-        {
-          sr_error_set (err, errno, "open %s/rootfs", tmp);
-          goto out;
-        }
-      if (extract_layers (s, &m, rootfd, err) < 0
-          || write_image_json (tmpfd, &m, id, manifest_digest, source, err) < 0)
-        goto out;
-      (void) fchmod (rootfd, 0755);
-
-      lockfd = lock_store (s, err);
-      if (lockfd < 0)
-        goto out;
-      dest = sr_xasprintf ("%s/images/%s", s->dir, id);
-      /* Someone else may have installed the same image meanwhile.  */
-      if (!image_exists (s, id) && rename (tmp, dest) < 0)
-        {
-          sr_error_set (err, errno, "rename %s to %s", tmp, dest);
-          goto out;
-        }
-    }
-  if (set_name (s, name, id, err) < 0)
-    goto out;
-  if (ret_id)
-    *ret_id = sr_xstrdup (id);
-  r = 0;
-
-out:
-  if (tmp && access (tmp, F_OK) == 0)
-    (void) sr_rm_rf_at (AT_FDCWD, tmp, NULL);
-  sr_oci_manifest_done (&m);
-  return r;
 }
 
 /* --- reading images --- */
@@ -818,7 +631,7 @@ resolve (struct sr_store *s, const cJSON *names, const char *ref, char **ret_id,
           }
       id = found;
     }
-  if (id == NULL || !image_exists (s, id))
+  if (id == NULL || !sr_store_image_exists_ (s, id))
     return sr_error_set (err, ENOENT,
                          "no image %s in the store %s (see `sandbox-runner image list`)", ref,
                          s->dir);
@@ -861,7 +674,7 @@ sr_store_list (struct sr_store *s, struct sr_image_info **ret, size_t *ret_n, sr
   v = sr_xcalloc (sr_strv_length (ids) + 1, sizeof *v);
   for (char **p = ids; *p; p++)
     {
-      if (!image_exists (s, *p))
+      if (!sr_store_image_exists_ (s, *p))
         continue;
       if (read_image (s, *p, names, &v[n], err) < 0)
         {
@@ -892,7 +705,7 @@ sr_store_use (struct sr_store *s, const char *ref, struct sr_image_use *ret, sr_
       return -1;
     }
   /* rm may have won the race between lookup and lock.  */
-  if (!image_exists (s, use.info.id))
+  if (!sr_store_image_exists_ (s, use.info.id))
     {
       sr_error_set (err, ENOENT, "image %s was removed", ref);
       sr_image_release (&use);
@@ -937,7 +750,7 @@ delete_image (struct sr_store *s, const char *id, sr_error_t *err)
 int
 sr_store_remove (struct sr_store *s, const char *ref, bool force, sr_error_t *err)
 {
-  _cleanup_close_ int lockfd = lock_store (s, err);
+  _cleanup_close_ int lockfd = sr_store_lock_ (s, err);
   _cleanup_json_ cJSON *names = NULL;
   _cleanup_free_ char *id = NULL;
   _cleanup_strv_ char **left = NULL;
@@ -1012,7 +825,7 @@ int
 sr_store_prune (struct sr_store *s, size_t *ret_images, size_t *ret_blobs, uint64_t *ret_bytes,
                 sr_error_t *err)
 {
-  _cleanup_close_ int lockfd = lock_store (s, err);
+  _cleanup_close_ int lockfd = sr_store_lock_ (s, err);
   _cleanup_json_ cJSON *names = NULL;
   _cleanup_strv_ char **ids = NULL, **keep = NULL;
   size_t images = 0, blobs = 0;

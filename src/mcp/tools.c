@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <openssl/evp.h>
 #include <string.h>
 
 #include "common/json.h"
@@ -176,9 +175,8 @@ add_output (cJSON *o, const char *key, const char *encoding_key, const struct sr
       return;
     }
   {
-    _cleanup_free_ char *b64 = sr_xmalloc (4 * ((c->len + 2) / 3) + 1);
+    _cleanup_free_ char *b64 = sr_base64_encode (data, c->len);
 
-    EVP_EncodeBlock ((unsigned char *) b64, (const unsigned char *) data, (int) c->len);
     cJSON_AddStringToObject (o, key, b64);
     cJSON_AddStringToObject (o, encoding_key, "base64");
   }

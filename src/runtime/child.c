@@ -74,11 +74,13 @@ wait_for (struct child_state *st, enum sr_sync_type type, int *fds, size_t max_f
 static void
 become_root (struct child_state *st)
 {
-  if (setresgid (0, 0, 0) < 0)
+  /* Raw syscalls: glibc's wrappers would signal every thread the parent
+   * had, which this child (a raw clone) does not have, and wait forever.  */
+  if (syscall (SYS_setresgid, 0, 0, 0) < 0)
     die (st, errno, "setresgid 0");
-  if (st->args->setgroups_allowed && setgroups (0, NULL) < 0)
+  if (st->args->setgroups_allowed && syscall (SYS_setgroups, 0, NULL) < 0)
     die (st, errno, "setgroups");
-  if (setresuid (0, 0, 0) < 0)
+  if (syscall (SYS_setresuid, 0, 0, 0) < 0)
     die (st, errno, "setresuid 0");
   /* A change of credentials clears the parent death signal; a parent that
    * died meanwhile shows as EOF on the sync socket at the next step.  */

@@ -9,11 +9,14 @@ integration_tests = \
 	tests/integration/images.sh \
 	tests/integration/run-code.sh \
 	tests/integration/history.sh \
-	tests/integration/image-pull.sh
+	tests/integration/image-pull.sh \
+	tests/integration/mcp-stdio.sh \
+	tests/integration/mcp-http.sh
 
 TESTS += $(integration_tests)
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh \
-	tests/helpers/oci-fixture.py tests/integration/packages.txt
+	tests/helpers/oci-fixture.py tests/integration/packages.txt \
+	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
 
 # Test programs that drive the runtime directly.
 check_PROGRAMS += tests/helpers/session-driver

@@ -76,6 +76,43 @@ main (void)
   sr_sha256_buf ("abc", 3, d);
   is_str (d, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
           "sha256 of 'abc'");
+  sr_sha256_buf ("", 0, d);
+  is_str (d, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+          "sha256 of nothing");
+  {
+    const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+
+    sr_sha256_buf (m, strlen (m), d);
+    is_str (d, "sha256:248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+            "sha256 of 56 bytes, padding into a second block");
+  }
+  {
+    struct sr_sha256 *h = sr_sha256_new ();
+    char chunk[997];
+
+    memset (chunk, 'a', sizeof chunk);
+    for (size_t left = 1000000; left > 0;)
+      {
+        size_t n = left < sizeof chunk ? left : sizeof chunk;
+
+        sr_sha256_update (h, chunk, n);
+        left -= n;
+      }
+    sr_sha256_finish (h, d);
+    is_str (d, "sha256:cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+            "sha256 of a million 'a' fed in odd chunks");
+  }
+  {
+    _cleanup_free_ char *b0 = sr_base64_encode ("", 0), *b1 = sr_base64_encode ("f", 1),
+                        *b2 = sr_base64_encode ("fo", 2), *b3 = sr_base64_encode ("foobar", 6),
+                        *b4 = sr_base64_encode ("\xff\xfe ok", 5);
+
+    is_str (b0, "", "base64 of nothing");
+    is_str (b1, "Zg==", "base64 of one byte");
+    is_str (b2, "Zm8=", "base64 of two bytes");
+    is_str (b3, "Zm9vYmFy", "base64 of six bytes");
+    is_str (b4, "//4gb2s=", "base64 of bytes that are not UTF-8");
+  }
 
   {
     const char *idx = "{\"schemaVersion\":2,\"manifests\":["

@@ -1,0 +1,145 @@
+/* sandbox-runner serve [--transport stdio|http] [--listen ADDR] ...  */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "common/config.h"
+#include "common/util.h"
+#include "mcp/http.h"
+#include "mcp/server.h"
+#include "mcp/stdio.h"
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+           "Usage: sandbox-runner serve [OPTIONS]\n\n"
+           "Serves MCP: over stdin/stdout (the default, for clients that start the server)\n"
+           "or over Streamable HTTP at /mcp.\n\n"
+           "  --transport stdio|http  the transport (default stdio)\n"
+           "  --listen ADDR:PORT      HTTP address (default: the listen setting)\n"
+           "  --token-file FILE       bearer tokens, one per line (required off loopback)\n"
+           "  --log-file FILE         write logs there instead of stderr\n");
+}
+
+int
+sr_cmd_serve (int argc, char **argv)
+{
+  enum { OPT_TRANSPORT = 1000, OPT_LISTEN, OPT_TOKEN_FILE, OPT_LOG_FILE };
+  static const struct option options[] = {
+    { "transport", required_argument, NULL, OPT_TRANSPORT },
+    { "listen", required_argument, NULL, OPT_LISTEN },
+    { "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+    { "log-file", required_argument, NULL, OPT_LOG_FILE },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct sr_config config = { 0 };
+  struct sr_mcp_server *server = NULL;
+  const char *transport = "stdio";
+  sr_error_t err = NULL;
+  int c, stop_fd = -1, status = SR_EXIT_RUNNER;
+
+  if (sr_config_load (&config, NULL, NULL, &err) < 0)
+    goto fail;
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "h", options, NULL)) != -1)
+    switch (c)
+      {
+      case OPT_TRANSPORT:
+        transport = optarg;
+        break;
+      case OPT_LISTEN:
+        if (sr_config_set (&config, "listen", optarg, SR_ORIGIN_FLAG, "--listen", &err) < 0)
+          goto fail;
+        break;
+      case OPT_TOKEN_FILE:
+        if (sr_config_set (&config, "token_file", optarg, SR_ORIGIN_FLAG, "--token-file", &err)
+            < 0)
+          goto fail;
+        break;
+      case OPT_LOG_FILE:
+        if (sr_config_set (&config, "log_file", optarg, SR_ORIGIN_FLAG, "--log-file", &err) < 0)
+          goto fail;
+        break;
+      case 'h':
+        usage (stdout);
+        status = 0;
+        goto out;
+      default:
+        usage (stderr);
+        goto out;
+      }
+  if (optind < argc)
+    {
+      sr_cli_error ("serve: unexpected argument '%s'", argv[optind]);
+      goto out;
+    }
+  if (strcmp (transport, "stdio") != 0 && strcmp (transport, "http") != 0)
+    {
+      sr_cli_error ("serve: --transport must be stdio or http, not '%s'", transport);
+      goto out;
+    }
+  if (config.log_file[0])
+    {
+      int fd = open (config.log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+      if (fd < 0)
+        {
+          sr_cli_error ("serve: log file %s: %s", config.log_file, strerror (errno));
+          goto out;
+        }
+      dup2 (fd, STDERR_FILENO);
+      close (fd);
+    }
+
+  /* A client that goes away must not kill us with SIGPIPE; the signals
+   * that end us are read from a signalfd, so that the runs are cancelled
+   * and their containers removed first.  Blocked before any thread.  */
+  signal (SIGPIPE, SIG_IGN);
+  stop_fd = sr_cli_cancel_fd ();
+  if (stop_fd < 0)
+    {
+      sr_cli_error ("serve: signalfd: %s", strerror (errno));
+      goto out;
+    }
+  if (sr_mcp_server_new (&config, &server, &err) < 0)
+    goto fail;
+
+  if (strcmp (transport, "stdio") == 0)
+    {
+      if (sr_mcp_stdio_run (server, STDIN_FILENO, STDOUT_FILENO, stop_fd,
+                            config.max_message_size, &err)
+          < 0)
+        goto fail;
+    }
+  else
+    {
+      struct sr_mcp_http_options o = {
+        .listen = config.listen, .token_file = config.token_file,
+        .allowed_origins = config.allowed_origins, .max_message_size = config.max_message_size,
+      };
+
+      if (sr_mcp_http_run (server, &o, stop_fd, &err) < 0)
+        goto fail;
+    }
+  status = 0;
+  goto out;
+
+fail:
+  sr_cli_error ("%s", err->msg);
+  sr_error_free (&err);
+out:
+  sr_mcp_server_free (server);
+  if (stop_fd >= 0)
+    close (stop_fd);
+  sr_config_done (&config);
+  return status;
+}

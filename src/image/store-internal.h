@@ -1,0 +1,29 @@
+/* What store.c shares with store-install.c, and nobody else.  */
+#ifndef SR_IMAGE_STORE_INTERNAL_H
+#define SR_IMAGE_STORE_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "image/store.h"
+
+#define EXTRACT_PREFIX "x-"
+
+struct sr_store
+{
+  char *dir;
+  int dirfd;
+  sr_progress_fn progress;
+  void *progress_data;
+  void (*warn) (const char *msg, void *userdata);
+  void *warn_data;
+};
+
+void sr_store_report_ (struct sr_store *s, enum sr_progress_stage stage, const char *digest,
+                       size_t layer, size_t n_layers, uint64_t current, uint64_t total);
+/* The store's lock, held by the returned fd.  */
+int sr_store_lock_ (struct sr_store *s, sr_error_t *err);
+bool sr_store_image_exists_ (struct sr_store *s, const char *id);
+/* Names id; name may be NULL (nothing to do).  Store lock held.  */
+int sr_store_set_name_ (struct sr_store *s, const char *name, const char *id, sr_error_t *err);
+
+#endif

@@ -1,0 +1,34 @@
+/* MCP over Streamable HTTP (spec 2025-11-25, and the 2025-03-26 and
+ * 2025-06-18 behaviour older clients still use), on libmicrohttpd.
+ *
+ * One endpoint, /mcp.  A POST carries one JSON-RPC message: a request is
+ * answered on the same POST, as an SSE stream (its progress notifications,
+ * then the response) or as one application/json body; a notification or
+ * a response gets 202.  initialize opens a session (Mcp-Session-Id), GET
+ * opens the session's own SSE stream for its logging, DELETE ends it.
+ * Host and Origin are checked against DNS rebinding, and bearer tokens
+ * from token_file are required when it is set (and it must be set when
+ * the address is not loopback).  */
+#ifndef SR_MCP_HTTP_H
+#define SR_MCP_HTTP_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+#include "mcp/server.h"
+
+struct sr_mcp_http_options
+{
+  const char *listen;           /* "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8080" */
+  const char *token_file;       /* NULL or "": none */
+  const char *allowed_origins;  /* comma-separated origins allowed besides localhost */
+  size_t max_message_size;
+};
+
+/* Serves until stop_fd is readable, then closes every session and
+ * returns 0.  A failure to start (a bad or busy address, a missing token
+ * file) returns -1 with the reason in *err.  */
+int sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, int stop_fd,
+                     sr_error_t *err);
+
+#endif

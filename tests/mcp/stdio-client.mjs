@@ -1,0 +1,137 @@
+// Drives `sandbox-runner serve` over stdio with the official MCP
+// TypeScript SDK client, as an agent would.  Prints one line per check:
+// "RESULT 0|1 name" (0 = passed), and "# ..." diagnostics; the shell test
+// turns them into TAP.
+//   node stdio-client.mjs SR_BIN
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const bin = process.argv[2];
+const check = (cond, name, detail) => {
+  console.log(`RESULT ${cond ? 0 : 1} ${name}`);
+  if (!cond && detail !== undefined) console.log(`# ${JSON.stringify(detail).slice(0, 800)}`);
+};
+
+const transport = new StdioClientTransport({
+  command: bin,
+  args: ["serve"],
+  env: { ...process.env },
+  stderr: "inherit",
+});
+const client = new Client({ name: "sandbox-runner-test", version: "1.0.0" });
+await client.connect(transport);
+
+const info = client.getServerVersion();
+check(info?.name === "sandbox-runner", "initialize: the server names itself", info);
+check(client.getServerCapabilities()?.tools !== undefined, "initialize: it offers tools");
+
+await client.ping();
+check(true, "ping is answered");
+
+const { tools } = await client.listTools();
+const names = tools.map((t) => t.name).sort();
+check(JSON.stringify(names) === JSON.stringify(["get_execution_history", "list_supported_languages", "run_code"]),
+  "tools/list lists the three tools", names);
+const runCode = tools.find((t) => t.name === "run_code");
+check(runCode?.inputSchema?.required?.includes("code") && runCode?.outputSchema?.properties?.status,
+  "run_code has input and output schemas");
+
+const run = async (language, code, extra = {}, options = {}) =>
+  client.callTool({ name: "run_code", arguments: { language, code, ...extra } }, undefined, options);
+
+let r = await run("python", "print(1)");
+check(r.structuredContent?.status === "success" && r.structuredContent?.stdout === "1\n" && !r.isError,
+  "run_code python print(1)", r);
+check(r.content?.[0]?.type === "text" && JSON.parse(r.content[0].text).stdout === "1\n",
+  "the text block carries the same result");
+
+r = await run("python", "import sys; sys.stdout.buffer.write(b'\\xff\\xfe ok'); sys.exit(3)");
+check(r.structuredContent?.status === "error" && r.structuredContent?.exit_code === 3,
+  "a non-zero exit is status error with its code", r.structuredContent);
+check(r.structuredContent?.stdout_encoding === "base64"
+  && Buffer.from(r.structuredContent.stdout, "base64").equals(Buffer.from([0xff, 0xfe, 0x20, 0x6f, 0x6b])),
+  "output that is not UTF-8 comes back as base64, byte for byte", r.structuredContent);
+
+r = await run("cpp", "#include <cstdio>\nint main() { std::puts(\"hi from c++\"); }");
+check(r.structuredContent?.status === "success" && r.structuredContent?.stdout === "hi from c++\n"
+  && typeof r.structuredContent?.compile_ms === "number", "run_code cpp compiles and runs", r.structuredContent);
+r = await run("cpp", "int main() { return nope; }");
+check(r.structuredContent?.status === "compile_error" && /nope/.test(r.structuredContent?.stderr),
+  "a compile failure is compile_error with the compiler's message", r.structuredContent);
+
+r = await run("python", "while True: pass", { timeout_seconds: 1 });
+check(r.structuredContent?.status === "timeout", "a run past its timeout is status timeout", r.structuredContent);
+
+for (const [args, code, name] of [
+  [{ language: "ruby", code: "puts 1" }, "unknown_language", "an unknown language"],
+  [{ language: "python", code: "" }, "empty_code", "empty code"],
+  [{ language: "python", code: "#".repeat(60000) }, "code_too_large", "code over 50 KiB"],
+  [{ language: "python", code: "print(1)", timeout_seconds: 999 }, "timeout_too_large", "a timeout over the ceiling"],
+  [{ language: "python" }, "invalid_arguments", "a missing code argument"],
+  [{ language: "python", code: 5 }, "invalid_arguments", "code that is not a string"],
+  [{ language: "python", code: "print(1)", bogus: 1 }, "invalid_arguments", "an unknown argument"],
+]) {
+  const e = await client.callTool({ name: "run_code", arguments: args });
+  let parsed = {};
+  try { parsed = JSON.parse(e.content?.[0]?.text ?? "{}"); } catch { }
+  check(e.isError === true && parsed.error?.code === code && parsed.error?.message,
+    `${name} is an isError result with code ${code}`, e);
+}
+
+let progress = [];
+r = await run("python", "import time\nfor i in range(3):\n    print(i, flush=True); time.sleep(0.2)", {},
+  { onprogress: (p) => progress.push(p) });
+check(r.structuredContent?.status === "success" && progress.length >= 2
+  && progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress),
+  "progress notifications arrive, increasing", progress);
+check(progress.some((p) => /bytes of output/.test(p.message ?? "")), "progress reports output bytes", progress);
+
+const t0 = Date.now();
+const parallel = await Promise.all([1, 2, 3].map(() => run("python", "import time; time.sleep(1); print('done')")));
+const wall = Date.now() - t0;
+check(parallel.every((p) => p.structuredContent?.stdout === "done\n") && wall < 2500,
+  `three 1 s runs at once take ${wall} ms (run concurrently)`, wall);
+
+const abort = new AbortController();
+const started = Date.now();
+const cancelled = run("python", "while True: pass", { timeout_seconds: 20 }, { signal: abort.signal });
+setTimeout(() => abort.abort("test"), 700);
+let rejected = false;
+try { await cancelled; } catch { rejected = true; }
+check(rejected && Date.now() - started < 3000, "a cancelled call ends at once");
+console.log("CANCELLED_AT " + Date.now());
+// The server kills the run; give it a moment, then the shell looks.
+await new Promise((res) => setTimeout(res, 1500));
+r = await run("python", "print('still serving')");
+check(r.structuredContent?.stdout === "still serving\n", "the server serves on after a cancel");
+
+const langs = await client.callTool({ name: "list_supported_languages", arguments: {} });
+const py = langs.structuredContent?.languages?.find((l) => l.language === "python");
+const cpp = langs.structuredContent?.languages?.find((l) => l.language === "cpp");
+check(py?.available === true && cpp?.compiled === true && cpp?.available === true,
+  "list_supported_languages lists python and cpp as available", langs.structuredContent);
+
+const hist = await client.callTool({ name: "get_execution_history", arguments: { limit: 3 } });
+const runs = hist.structuredContent?.runs ?? [];
+check(runs.length === 3 && runs[0].code_preview === "print('still serving')"
+  && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(runs[0].timestamp),
+  "get_execution_history returns the newest runs first with ISO timestamps", runs);
+const all = await client.callTool({ name: "get_execution_history", arguments: { limit: 100 } });
+check(!all.structuredContent.runs.some((x) => x.language === "ruby" || x.code_preview === ""),
+  "invalid requests were not recorded as runs", all.structuredContent.runs.map((x) => x.code_preview));
+
+const logs = [];
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+await client.setLoggingLevel("debug");
+await run("python", "pass");
+await new Promise((res) => setTimeout(res, 200));
+check(logs.some((l) => l.level === "debug" && /tools\/call run_code/.test(l.data)),
+  "logging/setLevel debug brings log messages", logs);
+
+let unknownTool = false;
+try { await client.callTool({ name: "no_such_tool", arguments: {} }); } catch (e) { unknownTool = /Unknown tool/.test(String(e)); }
+check(unknownTool, "an unknown tool is a JSON-RPC error");
+
+await client.close();
+check(true, "the client closes the session");
