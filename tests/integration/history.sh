@@ -118,6 +118,20 @@ is "$rc" 0 "a history that cannot be written does not change the exit status"
 is "$out" "still runs" "nor the output"
 like "$err" "^sandbox-runner: warning: history: .*not-a-dir" "it is a warning naming the path"
 
+head -c 8192 /dev/urandom > "$sr_tmp/corrupt.db"
+SANDBOX_HISTORY_DB=$sr_tmp/corrupt.db code 'print("despite a corrupt database")'
+is "$rc $out" "0 despite a corrupt database" "a corrupt database does not stop the run"
+like "$err" "^sandbox-runner: warning: history: .*corrupt.db" "it is a warning naming the file"
+if [ "$(id -u)" -ne 0 ]; then
+  cp "$SANDBOX_HISTORY_DB" "$sr_tmp/ro.db" && chmod 0400 "$sr_tmp/ro.db"
+  SANDBOX_HISTORY_DB=$sr_tmp/ro.db code 'print("read-only")'
+  is "$rc $out" "0 read-only" "a read-only database does not stop the run"
+  like "$err" "^sandbox-runner: warning: history: .*ro.db" "it is a warning naming the file"
+else
+  skip "root writes a 0400 file all the same: the read-only case runs in the rootless suite"
+  skip "root writes a 0400 file all the same"
+fi
+
 # parallel_runs: 8 run-code at once; $fails counts those that failed or
 # warned.
 parallel_runs () {

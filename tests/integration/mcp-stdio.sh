@@ -57,6 +57,16 @@ out=$(printf '%s\n' "$init" '{"jsonrpc":"2.0","id":1,"method":"tools/call","para
   timeout 20 "$SR_BIN" serve 2>/dev/null)
 like "$out" '"id":1,"result".*42' "a run in flight at end of input is still answered"
 
+# A history database that is corrupt: the run still runs, and says so.
+head -c 8192 /dev/urandom > "$sr_tmp/corrupt.db"
+out=$(printf '%s\n' "$init" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"print(7)"}}}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_execution_history","arguments":{}}}' |
+  SANDBOX_HISTORY_DB=$sr_tmp/corrupt.db timeout 20 "$SR_BIN" serve 2>/dev/null)
+like "$out" '"id":1,"result".*\\"stdout\\":\\"7\\\\n\\".*history\\":\\"unavailable: ' \
+  "with a corrupt history database run_code works and says the history is unavailable"
+like "$out" '"id":2,"result".*history_unavailable.*"isError":true' \
+  "get_execution_history says why it cannot answer"
+
 # A client killed in the middle of a run: the server notices, kills the
 # container and exits.
 mkfifo "$sr_tmp/in"
