@@ -19,6 +19,7 @@ int sr_cmd_image (int argc, char **argv);
 int sr_cmd_run_code (int argc, char **argv);
 int sr_cmd_history (int argc, char **argv);
 int sr_cmd_serve (int argc, char **argv);
+int sr_cmd_doctor (int argc, char **argv);
 /* image import and image pull; argv[0] is "import" or "pull".  These and
  * serve are in sandbox-runner-full; sandbox-runner hands them over
  * (delegate.c).  */

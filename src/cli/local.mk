@@ -8,6 +8,7 @@ cli_sources = \
 	src/cli/image.c \
 	src/cli/run_code.c \
 	src/cli/history.c \
+	src/cli/doctor.c \
 	src/cli/result_json.c src/cli/result_json.h
 
 sandbox_runner_SOURCES += $(cli_sources) src/cli/delegate.c

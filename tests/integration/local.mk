@@ -11,7 +11,8 @@ integration_tests = \
 	tests/integration/history.sh \
 	tests/integration/image-pull.sh \
 	tests/integration/mcp-stdio.sh \
-	tests/integration/mcp-http.sh
+	tests/integration/mcp-http.sh \
+	tests/integration/doctor.sh
 
 TESTS += $(integration_tests)
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh \

@@ -1,0 +1,295 @@
+/* sandbox-runner doctor [--json]: what this host supports, and what a run
+ * will enforce, with a fix for each missing piece.  Exit status 0: runs
+ * are fully isolated and limited; 1: runs work, with something missing
+ * (images present or not do not count);
+ * 2: containers cannot be made here.  */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "common/config.h"
+#include "common/util.h"
+#include "image/store.h"
+#include "runtime/cgroup.h"
+#include "runtime/idmap.h"
+
+enum level { OK, WARN, FAIL };
+
+struct report
+{
+  cJSON *checks;
+  enum level worst;       /* of the checks that decide the isolation */
+  bool json;
+  bool informational;     /* checks now do not change worst */
+};
+
+static void
+check (struct report *r, const char *name, enum level l, const char *detail, const char *fix)
+{
+  static const char *const names[] = { "ok", "warning", "missing" };
+  cJSON *o = cJSON_CreateObject ();
+
+  cJSON_AddStringToObject (o, "check", name);
+  cJSON_AddStringToObject (o, "status", names[l]);
+  cJSON_AddStringToObject (o, "detail", detail);
+  if (fix)
+    cJSON_AddStringToObject (o, "fix", fix);
+  cJSON_AddItemToArray (r->checks, o);
+  if (l > r->worst && !r->informational)
+    r->worst = l;
+  if (!r->json)
+    {
+      printf ("%-8s %-18s %s\n", names[l], name, detail);
+      if (fix)
+        printf ("%-8s %-18s fix: %s\n", "", "", fix);
+    }
+}
+
+static long
+read_number (const char *path)
+{
+  _cleanup_free_ char *text = NULL;
+
+  if (sr_read_file (path, &text, NULL, NULL) < 0)
+    return -1;
+  return strtol (text, NULL, 10);
+}
+
+/* Can this process make a user namespace?  Tried in a child, so that
+ * nothing here changes.  */
+static int
+try_userns (void)
+{
+  int status;
+  pid_t pid = fork ();
+
+  if (pid == 0)
+    _exit (unshare (CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : errno);
+  if (pid < 0 || waitpid (pid, &status, 0) < 0)
+    return errno;
+  return WIFEXITED (status) ? WEXITSTATUS (status) : EINTR;
+}
+
+static void
+check_userns (struct report *r)
+{
+  long max = read_number ("/proc/sys/user/max_user_namespaces");
+  long apparmor = read_number ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  long debian = read_number ("/proc/sys/kernel/unprivileged_userns_clone");
+  int e = try_userns ();
+  _cleanup_free_ char *detail = NULL;
+
+  if (e == 0)
+    {
+      check (r, "user namespaces", OK, "a user namespace can be created", NULL);
+      return;
+    }
+  detail = sr_xasprintf ("unshare(CLONE_NEWUSER): %s", strerror (e));
+  if (max == 0)
+    check (r, "user namespaces", FAIL, detail, "sysctl -w user.max_user_namespaces=15000");
+  else if (apparmor == 1)
+    check (r, "user namespaces", FAIL, detail,
+           "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile "
+           "for sandbox-runner that allows userns");
+  else if (debian == 0)
+    check (r, "user namespaces", FAIL, detail, "sysctl -w kernel.unprivileged_userns_clone=1");
+  else
+    check (r, "user namespaces", FAIL, detail,
+           "a seccomp filter or container around sandbox-runner forbids unshare; run it "
+           "outside, or use the Docker backend");
+}
+
+static void
+check_idmap (struct report *r)
+{
+  struct sr_idmap m;
+  sr_error_t err = NULL;
+  _cleanup_free_ char *detail = NULL;
+
+  if (sr_idmap_plan (&m, "/etc/subuid", "/etc/subgid", &err) < 0)
+    {
+      check (r, "id mapping", WARN, err->msg, "fix /etc/subuid and /etc/subgid");
+      sr_error_free (&err);
+      return;
+    }
+  switch (m.mode)
+    {
+    case SR_IDMAP_ROOT:
+      detail = sr_xasprintf ("root in a container is host uid %u (%u ids), never host root",
+                             m.uid_base, m.uid_count);
+      check (r, "id mapping", OK, detail, NULL);
+      break;
+    case SR_IDMAP_SUBID:
+      detail = sr_xasprintf ("your uid and %u subordinate ids from /etc/subuid, via newuidmap",
+                             m.uid_count);
+      check (r, "id mapping", OK, detail, NULL);
+      break;
+    case SR_IDMAP_SINGLE:
+      check (r, "id mapping", WARN,
+             "only your own uid maps (no /etc/subuid range or no newuidmap): programs that "
+             "change users inside will fail",
+             "apt-get install uidmap; usermod --add-subuids 100000-165535 --add-subgids "
+             "100000-165535 $USER");
+      break;
+    }
+}
+
+static void
+check_limits (struct report *r)
+{
+  struct sr_cgroup_limits want = { .memory = 64u << 20, .cpus = 0.5, .pids = 16 };
+  struct sr_limit_report got = { 0 };
+  struct sr_cgroup *cg = NULL;
+  _cleanup_free_ char *name = sr_xasprintf ("sr-doctor-%d", (int) getpid ());
+  _cleanup_free_ char *detail = NULL;
+  sr_error_t err = NULL;
+  bool all_cgroup;
+
+  if (sr_cgroup_create (&want, name, &cg, &got, &err) < 0)
+    {
+      check (r, "limits", WARN, err->msg, NULL);
+      sr_error_free (&err);
+      return;
+    }
+  sr_cgroup_destroy (cg, NULL);
+  /* Where no cgroup takes a limit, a run falls back to rlimits: address
+   * space for memory, RLIMIT_NPROC for processes, nothing for CPU.  */
+  detail = sr_xasprintf ("memory: %s, cpu: %s, pids: %s",
+                         got.memory ? sr_limit_mechanism_name (got.memory) : "rlimit",
+                         sr_limit_mechanism_name (got.cpu),
+                         got.pids ? sr_limit_mechanism_name (got.pids) : "rlimit");
+  all_cgroup = (got.memory == SR_LIMIT_CGROUP2 || got.memory == SR_LIMIT_CGROUP1)
+               && (got.cpu == SR_LIMIT_CGROUP2 || got.cpu == SR_LIMIT_CGROUP1)
+               && (got.pids == SR_LIMIT_CGROUP2 || got.pids == SR_LIMIT_CGROUP1);
+  if (all_cgroup)
+    check (r, "limits", OK, detail, NULL);
+  else if (geteuid () == 0)
+    check (r, "limits", WARN, detail,
+           "mount the cgroup controllers (memory, cpu, pids), or run under a systemd unit "
+           "with Delegate=yes");
+  else
+    check (r, "limits", WARN, detail,
+           "start it in a delegated cgroup: systemd-run --user --scope -p Delegate=yes "
+           "sandbox-runner ...");
+}
+
+static void
+check_kernel (struct report *r)
+{
+  struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+  int fd = (int) syscall (SYS_openat2, AT_FDCWD, "/", &how, sizeof how);
+
+  if (fd >= 0)
+    {
+      close (fd);
+      check (r, "openat2", OK, "available: mounts and image layers resolve inside the rootfs",
+             NULL);
+    }
+  else
+    check (r, "openat2", FAIL, strerror (errno), "Linux 5.6 or newer is needed");
+  if (prctl (PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && access ("/proc/sys/kernel/seccomp", F_OK) == 0)
+    check (r, "seccomp", OK, "filters can be installed", NULL);
+  else
+    check (r, "seccomp", FAIL, "the kernel has no seccomp filter support",
+           "a kernel built with CONFIG_SECCOMP_FILTER");
+}
+
+static void
+check_images (struct report *r, const struct sr_config *cfg)
+{
+  struct sr_store *s = NULL;
+  sr_error_t err = NULL;
+
+  if (sr_store_open (cfg->image_store, &s, &err) < 0)
+    {
+      check (r, "images", WARN, err->msg, NULL);
+      sr_error_free (&err);
+      return;
+    }
+  for (size_t i = 0; i < cfg->n_languages; i++)
+    {
+      const struct sr_language *l = &cfg->languages[i];
+      struct sr_image_info info = { 0 };
+      _cleanup_free_ char *what = sr_xasprintf ("image %s", l->image);
+      _cleanup_free_ char *fix = sr_xasprintf (
+          "rootfs/build-all.sh --import, or sandbox-runner image import --name %s PATH",
+          l->image);
+
+      if (sr_store_lookup (s, l->image, &info, NULL) == 0)
+        {
+          _cleanup_free_ char *detail = sr_xasprintf ("language %s: %s (%.12s)", l->name,
+                                                      l->image, info.id);
+
+          check (r, what, OK, detail, NULL);
+        }
+      else
+        {
+          _cleanup_free_ char *detail = sr_xasprintf (
+              "language %s: image %s is not in %s", l->name, l->image, cfg->image_store);
+
+          check (r, what, WARN, detail, fix);
+        }
+      sr_image_info_done (&info);
+    }
+  sr_store_close (s);
+}
+
+int
+sr_cmd_doctor (int argc, char **argv)
+{
+  struct sr_config config = { 0 };
+  struct report r = { .checks = cJSON_CreateArray () };
+  int status;
+
+  if (argc > 2 || (argc == 2 && strcmp (argv[1], "--json") != 0))
+    {
+      cJSON_Delete (r.checks);
+      sr_cli_error ("usage: sandbox-runner doctor [--json]");
+      return SR_EXIT_RUNNER;
+    }
+  r.json = argc == 2;
+  if (sr_cli_load_config (&config) < 0)
+    {
+      cJSON_Delete (r.checks);
+      return SR_EXIT_RUNNER;
+    }
+  check_userns (&r);
+  check_idmap (&r);
+  check_kernel (&r);
+  check_limits (&r);
+  /* Missing images stop runs of a language, not their isolation.  */
+  r.informational = true;
+  check_images (&r, &config);
+  status = r.worst == OK ? 0 : r.worst == WARN ? 1 : 2;
+  if (r.json)
+    {
+      cJSON *o = cJSON_CreateObject ();
+      _cleanup_free_ char *text = NULL;
+
+      cJSON_AddItemToObject (o, "checks", r.checks);
+      cJSON_AddBoolToObject (o, "fully_isolated", status == 0);
+      text = cJSON_Print (o);
+      puts (text);
+      cJSON_Delete (o);
+    }
+  else
+    {
+      printf ("\n%s\n", status == 0   ? "Runs here are fully isolated and limited."
+                        : status == 1 ? "Runs work here, with the warnings above."
+                                      : "Containers cannot be made here; see the fixes above.");
+      cJSON_Delete (r.checks);
+    }
+  sr_config_done (&config);
+  return status;
+}

@@ -1,0 +1,39 @@
+#!/bin/sh
+# sandbox-runner doctor: what the host supports and what runs will enforce.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+export SANDBOX_RUNTIME_DIR=$sr_tmp/run
+require_image python
+
+run_sr doctor
+doctor_rc=$rc
+like "$out" "^ok +user namespaces" "doctor finds user namespaces"
+like "$out" "^ok +seccomp" "and seccomp"
+like "$out" "^ok +openat2" "and openat2"
+like "$out" "^ok +image python +language python: python \([0-9a-f]{12}\)" "and the python image"
+like "$out" "^warning +image cpp .*not in" "and says the cpp image is missing"
+like "$out" "fix: rootfs/build-all.sh --import, or sandbox-runner image import --name cpp PATH" \
+  "with the fix"
+
+run_sr doctor --json
+is "$rc" "$doctor_rc" "--json exits as the table does"
+limits=$(printf '%s' "$out" | python3 -c 'import json,sys
+d=json.load(sys.stdin)
+print([c for c in d["checks"] if c["check"]=="limits"][0]["detail"])')
+iso=$(json_field "$out" fully_isolated)
+case $limits in
+  *"memory: cgroup"*"cpu: cgroup"*"pids: cgroup"*)
+    is "$doctor_rc $iso" "0 true" "every limit has a cgroup: fully isolated, exit 0" ;;
+  *)
+    is "$doctor_rc $iso" "1 false" "a limit without a cgroup ($limits): exit 1"
+    like "$(printf '%s' "$out" | grep -A0 '"fix"' | head -5)" "Delegate=yes|cgroup controllers" \
+      "and the fix says how to get one" ;;
+esac
+# The doctor's cgroup goes with it.
+run_sr run --json --rootfs "$SANDBOX_IMAGE_STORE/images/$(ls "$SANDBOX_IMAGE_STORE/images" | grep -v lock | head -1)/rootfs" -- true
+is "$(json_field "$out" limits.memory)" "$(printf '%s' "$limits" | sed -n 's/^memory: \([a-z0-9]*\),.*/\1/p')" \
+  "doctor reports the mechanism a run then uses for memory"
+
+run_sr doctor --bogus
+is "$rc" 125 "a bad argument is refused"
+
+done_testing
