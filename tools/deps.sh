@@ -8,7 +8,7 @@ build="build-essential autoconf automake pkg-config
   libseccomp-dev libcap-dev libcjson-dev libsqlite3-dev libmnl-dev libarchive-dev
   libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev"
 runtime="uidmap busybox-static ca-certificates"
-tests="python3 bubblewrap mandoc xz-utils git procps psmisc nodejs"
+tests="python3 bubblewrap mandoc xz-utils git procps psmisc nodejs strace"
 images="mmdebstrap debian-archive-keyring"
 extra=${SR_EXTRA_PACKAGES:-}
 

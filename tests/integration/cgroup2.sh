@@ -28,6 +28,19 @@ is "$(json_field "$out" limits)" '{"memory": "cgroup2", "cpu": "cgroup2", "pids"
 is "$(json_field "$out" stdout)" "0::/" "the container sees its own cgroup as the root of its namespace"
 is "$(leftovers "$own")" "" "its cgroup is removed afterwards"
 
+# The container is cloned straight into its cgroup, never moved there.
+if command -v strace >/dev/null; then
+  strace -f -e trace=clone3 -o "$sr_tmp/clone.trace" "$SR_BIN" run --rootfs "$ROOTFS" -- true
+  like "$(cat "$sr_tmp/clone.trace")" "clone3\\(.*CLONE_INTO_CGROUP" "clone3 uses CLONE_INTO_CGROUP"
+else
+  skip "strace is not installed: cannot watch clone3"
+fi
+
+run_sr doctor
+like "$out" "^ok +limits +memory: cgroup2, cpu: cgroup2, pids: cgroup2" "doctor reports cgroup2 for each limit"
+is "$rc" 0 "and full isolation"
+is "$(leftovers "$own")" "" "and removes the cgroup it tried"
+
 # A daemon that escaped its parent by double-forking is still in the cgroup.
 run_sr run --json --timeout 1 --rootfs "$ROOTFS" -- sh -c '(sleep 77 &); sleep 60'
 is "$(json_field "$out" status)" timeout "the timeout ends the command"
@@ -74,16 +87,26 @@ if id "$test_user" >/dev/null 2>&1; then
     "an unprivileged runner in a delegated subtree enforces cgroup2 limits"
   is "$(json_field "$out" status)" oom "and its balloon is reported as oom"
   is "$(leftovers "$deleg")" "" "and it cleans up below its delegated cgroup"
+  # The first runner moved into the leaf it made; $deleg itself now
+  # delegates controllers, so it can hold no process: start in the leaf.
+  run_as "$deleg/sr-runner" doctor
+  like "$out" "^ok +limits +memory: cgroup2, cpu: cgroup2, pids: cgroup2" \
+    "doctor finds the delegated subtree"
 
   run_as "$parent/plain" run --json --memory 32M --pids 16 --cpus 0 --rootfs "$rootfs_u" -- true
   is "$(json_field "$out" limits)" '{"memory": "rlimit", "cpu": "none", "pids": "rlimit"}' \
     "without delegation it falls back to rlimits and says so"
+  run_as "$parent/plain" doctor
+  like "$out" "^warning +limits +memory: rlimit, cpu: none, pids: rlimit" \
+    "doctor says what runs without delegation get"
+  like "$out" "fix: start it in a delegated cgroup: systemd-run --user --scope -p Delegate=yes" \
+    "and how to get delegation"
   run_as "$parent/plain" run --strict-limits --cpus 0.5 --rootfs "$rootfs_u" -- true
   like "$err" "the CPU limit cannot be enforced" "--strict-limits refuses what nothing enforces"
   # The test shell's helpers moved into these cgroups and have exited.
   for d in "$deleg/sr-runner" "$deleg"/* ; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
 else
-  for i in 1 2 3 4 5; do skip "no test user $test_user (tools/run-tests.sh creates it)"; done
+  for i in 1 2 3 4 5 6 7 8; do skip "no test user $test_user (tools/run-tests.sh creates it)"; done
 fi
 
 done_testing
