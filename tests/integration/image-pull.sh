@@ -55,6 +55,20 @@ EOF
   return 1
 }
 
+# wait_port PORT: until something listens on 127.0.0.1:PORT (5 s at most).
+wait_port () {
+  python3 - "$1" <<'EOF'
+import socket, sys, time
+for _ in range(100):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.05)
+sys.exit(1)
+EOF
+}
+
 # blob_gets NAME: how many blob downloads registry NAME has served.
 blob_gets () {
   grep -c 'http.request.method=GET.*http.request.uri="/v2/[^"]*/blobs/sha256:' "$sr_tmp/$1/log" || true
@@ -286,7 +300,7 @@ EOF
   python3 "$sr_tmp/front.py" "$fport" "$cport" "http://$breg" 2> "$sr_tmp/front.log" &
   fpid=$!
   at_exit "kill $fpid 2>/dev/null; wait $fpid 2>/dev/null"
-  sleep 0.5
+  wait_port "$fport" && wait_port "$cport" || echo "# the redirecting front did not start"
   printf 's3cret\n' | SANDBOX_IMAGE_STORE=$sr_tmp/store-cdn "$SR_BIN" image pull --username alice \
     --password-stdin "127.0.0.1:$fport/test/busybox:1" > "$sr_tmp/out" 2> "$sr_tmp/err"
   st=$?
@@ -369,6 +383,7 @@ EOF
   python3 "$tok/server.py" "$tport" "$tok/key.pem" "$tok/cert.pem" > "$tok/log" 2>&1 &
   tpid=$!
   at_exit "kill $tpid 2>/dev/null; wait $tpid 2>/dev/null"
+  wait_port "$tport" || { echo "# the token service did not start:"; sed 's/^/#   /' "$tok/log"; }
   start_registry bearer "auth:
   token:
     realm: http://127.0.0.1:$tport/token
