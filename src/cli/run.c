@@ -112,23 +112,6 @@ run_args_done (struct run_args *a)
   sr_strv_free (a->env);
 }
 
-/* Sets KEY=VALUE in *env; a later value for a key replaces the earlier.  */
-static void
-set_env (char ***env, const char *kv)
-{
-  const char *eq = strchr (kv, '=');
-  size_t key_len = eq ? (size_t) (eq - kv) + 1 : strlen (kv);
-
-  for (char **e = *env; e && *e; e++)
-    if (strncmp (*e, kv, key_len) == 0)
-      {
-        free (*e);
-        *e = sr_xstrdup (kv);
-        return;
-      }
-  sr_strv_push (env, kv);
-}
-
 static int
 parse_env (struct run_args *a, const char *kv)
 {
@@ -139,7 +122,7 @@ parse_env (struct run_args *a, const char *kv)
       sr_cli_error ("invalid --env '%s': expected KEY=VALUE", kv);
       return -1;
     }
-    set_env (&a->env, kv);
+    sr_env_set (&a->env, kv);
   return 0;
 }
 
@@ -441,9 +424,9 @@ sr_cmd_run (int argc, char **argv)
     }
 
   /* The environment: our defaults, then the image's, then --env.  */
-  set_env (&env, "PATH=" SR_DEFAULT_PATH);
-  set_env (&env, "HOME=" SR_DEFAULT_HOME);
-  set_env (&env, "LANG=" SR_DEFAULT_LANG);
+  sr_env_set (&env, "PATH=" SR_DEFAULT_PATH);
+  sr_env_set (&env, "HOME=" SR_DEFAULT_HOME);
+  sr_env_set (&env, "LANG=" SR_DEFAULT_LANG);
   if (a.image)
     {
       if (sr_cli_open_store (&config, &store) < 0)
@@ -452,7 +435,7 @@ sr_cmd_run (int argc, char **argv)
         goto fail;
       for (char **e = image.info.env; e && *e; e++)
         if (strchr (*e, '=') && **e != '=')
-          set_env (&env, *e);
+          sr_env_set (&env, *e);
       if (a.workdir == NULL && image.info.working_dir && image.info.working_dir[0] == '/')
         a.workdir = image.info.working_dir;
       if (cmd_index >= argc)
@@ -472,7 +455,7 @@ sr_cmd_run (int argc, char **argv)
       a.rootfs = image.rootfs;
     }
   for (char **e = a.env; e && *e; e++)
-    set_env (&env, *e);
+    sr_env_set (&env, *e);
 
   cfg.fs.rootfs = a.rootfs;
   cfg.fs.binds = a.binds;

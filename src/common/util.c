@@ -84,6 +84,22 @@ sr_xasprintf (const char *fmt, ...)
 }
 
 void
+sr_env_set (char ***env, const char *kv)
+{
+  const char *eq = strchr (kv, '=');
+  size_t key_len = eq ? (size_t) (eq - kv) + 1 : strlen (kv);
+
+  for (char **e = *env; e && *e; e++)
+    if (strncmp (*e, kv, key_len) == 0)
+      {
+        free (*e);
+        *e = sr_xstrdup (kv);
+        return;
+      }
+  sr_strv_push (env, kv);
+}
+
+void
 sr_strv_free (char **v)
 {
   if (v == NULL)

@@ -46,6 +46,9 @@ sr_strv_freep (char ***v)
 size_t sr_strv_length (char *const *v);
 /* Appends a copy of s; *v may be NULL.  */
 void sr_strv_push (char ***v, const char *s);
+/* Sets KEY=VALUE in the environment *env (may be NULL): a later value for
+ * a key replaces the earlier one.  */
+void sr_env_set (char ***env, const char *kv);
 
 __attribute__ ((noreturn)) void sr_oom (void);
 void *sr_xmalloc (size_t n);

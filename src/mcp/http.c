@@ -133,16 +133,6 @@ struct request
 
 /* --- small helpers --- */
 
-static bool
-same_id (const cJSON *a, const cJSON *b)
-{
-  if (a == NULL || b == NULL)
-    return false;
-  if (cJSON_IsString (a) && cJSON_IsString (b))
-    return strcmp (a->valuestring, b->valuestring) == 0;
-  return cJSON_IsNumber (a) && cJSON_IsNumber (b) && a->valuedouble == b->valuedouble;
-}
-
 /* Compares secret with the presented text in a time that depends only on
  * the presented length.  */
 static bool
@@ -462,11 +452,11 @@ on_send (void *transport, const cJSON *related_id, const char *json)
   pthread_mutex_lock (&se->lock);
   if (related_id == NULL)
     st = se->get_stream;
-  else if (handling && handling->se == se && same_id (handling->id, related_id))
+  else if (handling && handling->se == se && sr_rpc_same_id (handling->id, related_id))
     st = handling;
   else
     for (struct stream *s = se->streams; s && st == NULL; s = s->next)
-      if (!s->answered && !s->ended && same_id (s->id, related_id))
+      if (!s->answered && !s->ended && sr_rpc_same_id (s->id, related_id))
         st = s;
   /* A message for a stream that is gone (or never was) is dropped.  */
   if (st && !(response && related_id == NULL))

@@ -58,6 +58,16 @@ sr_rpc_notification (const char *method, cJSON *params)
   return print_and_free (o);
 }
 
+bool
+sr_rpc_same_id (const cJSON *a, const cJSON *b)
+{
+  if (a == NULL || b == NULL)
+    return false;
+  if (cJSON_IsString (a) && cJSON_IsString (b))
+    return strcmp (a->valuestring, b->valuestring) == 0;
+  return cJSON_IsNumber (a) && cJSON_IsNumber (b) && a->valuedouble == b->valuedouble;
+}
+
 static bool
 valid_id (const cJSON *id)
 {

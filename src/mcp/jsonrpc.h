@@ -5,6 +5,7 @@
 #define SR_MCP_JSONRPC_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SR_RPC_PARSE_ERROR      (-32700)
@@ -34,6 +35,9 @@ struct sr_rpc_message
  * read).  */
 int sr_rpc_parse (const char *json, size_t len, struct sr_rpc_message *ret, char **ret_error);
 void sr_rpc_message_done (struct sr_rpc_message *m);
+
+/* Whether two request ids are the same id (NULL matches nothing).  */
+bool sr_rpc_same_id (const cJSON *a, const cJSON *b);
 
 /* Serialised replies and notifications; they take result/params/data. */
 char *sr_rpc_result (const cJSON *id, cJSON *result);

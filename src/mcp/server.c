@@ -308,14 +308,6 @@ call_main (void *arg)
   return NULL;
 }
 
-static bool
-same_id (const cJSON *a, const cJSON *b)
-{
-  if (cJSON_IsString (a) && cJSON_IsString (b))
-    return strcmp (a->valuestring, b->valuestring) == 0;
-  return cJSON_IsNumber (a) && cJSON_IsNumber (b) && a->valuedouble == b->valuedouble;
-}
-
 bool
 sr_mcp_conn_pending (struct sr_mcp_conn *c, const cJSON *id)
 {
@@ -323,7 +315,7 @@ sr_mcp_conn_pending (struct sr_mcp_conn *c, const cJSON *id)
 
   pthread_mutex_lock (&c->lock);
   for (struct call *call = c->calls; call && !found; call = call->next)
-    found = same_id (call->id, id);
+    found = sr_rpc_same_id (call->id, id);
   pthread_mutex_unlock (&c->lock);
   return found;
 }
@@ -424,7 +416,7 @@ cancel_request (struct sr_mcp_conn *c, const cJSON *params)
     return;
   pthread_mutex_lock (&c->lock);
   for (struct call *call = c->calls; call; call = call->next)
-    if (same_id (call->id, id))
+    if (sr_rpc_same_id (call->id, id))
       cancel_locked (call);
   pthread_mutex_unlock (&c->lock);
   /* A queued call waits on the slot condition: wake it to see.  */

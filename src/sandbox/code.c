@@ -217,26 +217,12 @@ run_stage (const struct sr_config *cfg, const struct sr_image_use *image, const 
 
   if (argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
-  sr_strv_push (&env, "PATH=" SR_DEFAULT_PATH);
-  sr_strv_push (&env, "HOME=" SR_DEFAULT_HOME);
-  sr_strv_push (&env, "LANG=" SR_DEFAULT_LANG);
+  sr_env_set (&env, "PATH=" SR_DEFAULT_PATH);
+  sr_env_set (&env, "HOME=" SR_DEFAULT_HOME);
+  sr_env_set (&env, "LANG=" SR_DEFAULT_LANG);
   for (char **e = image->info.env; e && *e; e++)
-    {
-      const char *eq = strchr (*e, '=');
-      bool replaced = false;
-
-      if (eq == NULL || eq == *e)
-        continue;
-      for (char **have = env; *have; have++)
-        if (strncmp (*have, *e, (size_t) (eq - *e) + 1) == 0)
-          {
-            free (*have);
-            *have = sr_xstrdup (*e);
-            replaced = true;
-          }
-      if (!replaced)
-        sr_strv_push (&env, *e);
-    }
+    if (strchr (*e, '=') && **e != '=')
+      sr_env_set (&env, *e);
 
   (void) sr_mkdir_p (state_dir, NULL);
   cc.fs.rootfs = image->rootfs;
