@@ -1,20 +1,133 @@
-// The MCP round trip of run_code python print(1), as an agent sees it:
-// the official SDK client over stdio, one warm-up call, then RUNS timed
-// calls in a row.  Prints "SYSTEM<TAB>WORKLOAD<TAB>MICROSECONDS" lines.
-//   node mcp-roundtrip.mjs SR_BIN RUNS
+// The MCP side of bench/run.sh, as an agent sees it: the official SDK
+// client over stdio (it starts `SR_BIN serve`) or Streamable HTTP (a
+// server bench/run.sh started, whose pid it is given).  In this order:
+//   - the server's memory idle (just listening, HTTP only; then initialized);
+//   - one warm-up call of run_code python print(1), then RUNS timed calls
+//     in a row: the round trip;
+//   - N calls at each CONCURRENCY (calls in flight at once): throughput,
+//     with the server's memory sampled throughout (the peak);
+//   - the largest CONCURRENCY of calls that sleep, all in flight at once:
+//     the server's memory under a steady load, which gives what each
+//     running container costs the server;
+//   - the server's memory idle again, after all that.
+// Memory is read from /proc/PID/smaps_rollup (one address space, so all
+// the server's threads are in it) and /proc/PID/status (Threads).
+// Prints tab-separated lines, each with a tag:
+//   T SYSTEM WORKLOAD MICROSECONDS
+//   P SYSTEM CONCURRENCY CALLS SECONDS FAILURES
+//   M SYSTEM STATE RSS_KIB PSS_KIB THREADS
+//
+//   node mcp-roundtrip.mjs stdio SR_BIN RUNS N CONCURRENCY,...
+//   node mcp-roundtrip.mjs http URL SERVER_PID RUNS N CONCURRENCY,...
+import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const [bin, runs] = [process.argv[2], Number(process.argv[3] ?? 20)];
+const mode = process.argv[2];
+let transport, pid, rest;
+if (mode === "stdio") {
+  transport = new StdioClientTransport({ command: process.argv[3], args: ["serve"], env: { ...process.env } });
+  rest = process.argv.slice(4);
+} else if (mode === "http") {
+  transport = new StreamableHTTPClientTransport(new URL(process.argv[3]));
+  pid = Number(process.argv[4]);
+  rest = process.argv.slice(5);
+} else {
+  console.error("usage: mcp-roundtrip.mjs stdio SR_BIN RUNS N C,... | http URL PID RUNS N C,...");
+  process.exit(2);
+}
+const runs = Number(rest[0] ?? 20), calls = Number(rest[1] ?? 0);
+const levels = (rest[2] ?? "").split(",").filter(Boolean).map(Number);
+const system = `sandbox-runner MCP ${mode}`;
+const out = (...fields) => console.log(fields.join("\t"));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// memory(): { rss, pss, threads } of the server, in KiB; null once it is gone.
+const memory = () => {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const field = (text, name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? NaN);
+    return { rss: field(rollup, "Rss"), pss: field(rollup, "Pss"), threads: field(status, "Threads") };
+  } catch {
+    return null;
+  }
+};
+const report = (state, m) => m && out("M", system, state, m.rss, m.pss, m.threads);
+// sampler(): samples every 20 ms until stopped; stop() gives the peak of each.
+const sampler = () => {
+  const peak = { rss: 0, pss: 0, threads: 0 };
+  const take = () => {
+    const m = memory();
+    if (m) for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], m[k]);
+  };
+  take();
+  const timer = setInterval(take, 20);
+  return () => {
+    clearInterval(timer);
+    take();
+    return peak;
+  };
+};
+
+if (mode === "http") report("idle, listening", memory());
 const client = new Client({ name: "sandbox-runner-bench", version: "1.0.0" });
-await client.connect(new StdioClientTransport({ command: bin, args: ["serve"], env: { ...process.env } }));
-const call = () => client.callTool({ name: "run_code", arguments: { language: "python", code: "print(1)" } });
+await client.connect(transport);
+if (mode === "stdio") pid = transport.pid;
+await sleep(200);
+report("idle, initialized", memory());
+
+const call = (code = "print(1)") =>
+  client.callTool({ name: "run_code", arguments: { language: "python", code } }, undefined, { timeout: 120000 });
+const printed = (r, text = "1\n") => r.structuredContent?.status === "success" && r.structuredContent?.stdout === text;
 const warm = await call();
-if (warm.structuredContent?.stdout !== "1\n") throw new Error("run_code did not print 1");
+if (!printed(warm)) throw new Error(`run_code did not print 1: ${JSON.stringify(warm).slice(0, 400)}`);
+
 for (let i = 0; i < runs; i++) {
   const t0 = process.hrtime.bigint();
-  await call();
+  const r = await call();
   const us = (process.hrtime.bigint() - t0) / 1000n;
-  console.log(`sandbox-runner MCP stdio\trun_code print(1)\t${us}`);
+  if (!printed(r)) throw new Error(`run_code failed: ${JSON.stringify(r).slice(0, 400)}`);
+  out("T", system, "run_code print(1)", us);
 }
+
+// CONCURRENCY workers take the CALLS calls one by one.
+for (const c of levels) {
+  let next = 0, failures = 0;
+  const worker = async () => {
+    while (next < calls) {
+      next++;
+      try {
+        if (!printed(await call())) failures++;
+      } catch {
+        failures++;
+      }
+    }
+  };
+  const stop = sampler();
+  const t0 = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: Math.min(c, calls) }, worker));
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  report(`peak, throughput at concurrency ${c}`, stop());
+  out("P", system, c, calls, seconds.toFixed(6), failures);
+}
+
+// A steady load: every call sleeps long enough for all of them to have
+// started their containers before the samples are taken.
+if (levels.length) {
+  const c = Math.max(...levels);
+  const sleeping = Array.from({ length: c }, (_, i) => call(`import time; time.sleep(3); print(${i})`));
+  await sleep(1500);
+  const stop = sampler();
+  await sleep(500);
+  report(`${c} runs in flight`, stop());
+  const done = await Promise.all(sleeping);
+  const ok = done.filter((r, i) => printed(r, `${i}\n`)).length;
+  if (ok !== c) console.error(`mcp-roundtrip: ${c - ok} of the ${c} sleeping calls failed`);
+}
+await sleep(200);
+report("idle, after the runs", memory());
+
+if (mode === "http") await transport.terminateSession().catch(() => {});
 await client.close();

