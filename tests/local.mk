@@ -15,3 +15,4 @@ EXTRA_DIST += tests/unit/tap.h
 
 include tests/unit/local.mk
 include tests/integration/local.mk
+include tests/fuzz/local.mk

@@ -180,7 +180,7 @@ check_schema_version (const cJSON *root, const char *what, sr_error_t *err)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive (root, "schemaVersion");
 
-  if (!cJSON_IsNumber (v) || v->valueint != 2)
+  if (!cJSON_IsNumber (v) || v->valuedouble != 2)
     return sr_error_set (err, 0, "%s: schemaVersion is not 2 (schema 1 manifests are not supported)",
                          what);
   return 0;

@@ -68,10 +68,19 @@ sr_rpc_same_id (const cJSON *a, const cJSON *b)
   return cJSON_IsNumber (a) && cJSON_IsNumber (b) && a->valuedouble == b->valuedouble;
 }
 
+/* The largest integer a double holds exactly, and so what an id may be:
+ * casting a larger double (1e30) to long long is undefined.  */
+#define MAX_EXACT_ID 9007199254740992.0
+
 static bool
 valid_id (const cJSON *id)
 {
-  return cJSON_IsString (id) || (cJSON_IsNumber (id) && id->valuedouble == (double) (long long) id->valuedouble);
+  if (cJSON_IsString (id))
+    return true;
+  if (!cJSON_IsNumber (id))
+    return false;
+  return id->valuedouble >= -MAX_EXACT_ID && id->valuedouble <= MAX_EXACT_ID
+         && id->valuedouble == (double) (long long) id->valuedouble;
 }
 
 int

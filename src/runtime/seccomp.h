@@ -6,6 +6,8 @@
 #ifndef SR_SECCOMP_H
 #define SR_SECCOMP_H
 
+#include <stddef.h>
+
 #include "common/error.h"
 
 struct sr_seccomp_filter;
@@ -32,6 +34,9 @@ void sr_seccomp_set_cache_dir (const char *dir);
 
 /* The built-in default profile: seccomp/default.json, embedded in the
  * binary at build time (src/runtime/seccomp-default.c).  */
+/* The built-in profile's JSON text (not NUL-terminated).  */
+const char *sr_seccomp_default_json (size_t *len);
+
 int sr_seccomp_filter_default (struct sr_seccomp_filter **ret, sr_error_t *err);
 
 /* In the child, after PR_SET_NO_NEW_PRIVS: installs the compiled program
