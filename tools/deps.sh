@@ -8,12 +8,15 @@ build="build-essential autoconf automake pkg-config
   libseccomp-dev libcap-dev libcjson-dev libsqlite3-dev libmnl-dev libarchive-dev
   libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev"
 runtime="uidmap busybox-static ca-certificates"
-tests="python3 bubblewrap mandoc xz-utils git procps psmisc nodejs strace"
+tests="python3 bubblewrap mandoc xz-utils git procps psmisc nodejs strace bash-completion
+  shellcheck systemd"
 images="mmdebstrap debian-archive-keyring"
+# bench/: the peers it compares with, and its charts
+bench="runc crun gnuplot-nox"
 extra=${SR_EXTRA_PACKAGES:-}
 
 want=""
-for pkg in $build $runtime $tests $images $extra; do
+for pkg in $build $runtime $tests $images $bench $extra; do
   status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
   case $status in
     *"install ok installed"*) ;;

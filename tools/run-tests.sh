@@ -80,9 +80,13 @@ step "images: build the default images" "$ci/images.log" "$src/rootfs/build-all.
 export SR_NODE_CACHE=${SR_NODE_CACHE:-/var/cache/sandbox-runner/node}
 step "npm: the MCP test clients" "$ci/npm.log" "$src/tools/mcp-deps.sh"
 
+# The fuzzers fuzz in the root suite and replay their seeds elsewhere.
+export SR_FUZZ_SECONDS=${SR_FUZZ_SECONDS:-20}
+
 # 1. root
 step "root: build and check" "$ci/root.log" \
   build_and_check "$src" "$ci/root" --enable-werror
+export SR_FUZZ_SECONDS=0
 step "root: distcheck" "$ci/distcheck.log" \
   sh -c "cd '$ci/root' && make -j$jobs distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror"
 
@@ -92,7 +96,8 @@ tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$ci/rootless/
 chown -R "$test_user:" "$ci/rootless"
 step "rootless: build and check" "$ci/rootless.log" \
   runuser -u "$test_user" -- env HOME="$ci/rootless" TMPDIR="$ci/rootless" \
-  SR_IMAGE_CACHE="$SR_IMAGE_CACHE" SR_NODE_CACHE="$SR_NODE_CACHE" sh -c \
+  SR_IMAGE_CACHE="$SR_IMAGE_CACHE" SR_NODE_CACHE="$SR_NODE_CACHE" \
+  SR_FUZZ_SECONDS="$SR_FUZZ_SECONDS" sh -c \
   "cd '$ci/rootless' && \
    mkdir -p build && cd build && ../src/configure --enable-werror && \
    make -j$jobs && make -j$jobs check"

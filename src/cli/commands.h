@@ -13,7 +13,13 @@
 
 int sr_cmd_run (int argc, char **argv);
 int sr_cmd_config (int argc, char **argv);
+/* Execs sandbox-runner-full with this process's arguments, found beside
+ * this binary first (a build tree), then where make install puts it.
+ * Returns only on failure.  */
+int sr_cli_exec_full (void);
+
 int sr_cmd_ps (int argc, char **argv);
+int sr_cmd_sessions (int argc, char **argv);
 int sr_cmd_kill (int argc, char **argv);
 int sr_cmd_image (int argc, char **argv);
 int sr_cmd_run_code (int argc, char **argv);

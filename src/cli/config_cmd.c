@@ -36,6 +36,11 @@ sr_cmd_config (int argc, char **argv)
     {
       if (strcmp (argv[i], "--json") == 0)
         json = true;
+      else if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
+        {
+          config_usage (stdout);
+          return 0;
+        }
       else
         {
           sr_cli_error ("config show: unknown option '%s'", argv[i]);

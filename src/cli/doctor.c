@@ -252,6 +252,15 @@ sr_cmd_doctor (int argc, char **argv)
   struct report r = { .checks = cJSON_CreateArray () };
   int status;
 
+  if (argc == 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
+    {
+      cJSON_Delete (r.checks);
+      printf ("Usage: sandbox-runner doctor [--json]\n\n"
+              "Checks what this host supports and what runs will enforce, with a fix\n"
+              "for each missing piece.  Exit status: 0 fully isolated, 1 degraded,\n"
+              "2 runs impossible.\n");
+      return 0;
+    }
   if (argc > 2 || (argc == 2 && strcmp (argv[1], "--json") != 0))
     {
       cJSON_Delete (r.checks);

@@ -236,6 +236,12 @@ cmd_inspect (int argc, char **argv, struct sr_store *s)
   cJSON *a = cJSON_CreateArray ();
   sr_error_t err = NULL;
 
+  if (argc >= 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
+    {
+      cJSON_Delete (a);
+      printf ("Usage: sandbox-runner image inspect NAME|ID...\n\nShows images as JSON.\n");
+      return 0;
+    }
   if (argc < 2)
     {
       cJSON_Delete (a);
@@ -264,6 +270,13 @@ cmd_rm (int argc, char **argv, struct sr_store *s)
   bool force = false;
   int first = 1, status = 0;
 
+  if (argc > 1 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
+    {
+      printf ("Usage: sandbox-runner image rm [--force] NAME|ID...\n\n"
+              "Removes names; an image goes with its last name (at once with\n"
+              "--force).  An image a run is using is refused.\n");
+      return 0;
+    }
   if (argc > 1 && (strcmp (argv[1], "-f") == 0 || strcmp (argv[1], "--force") == 0))
     {
       force = true;

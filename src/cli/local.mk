@@ -9,12 +9,14 @@ cli_sources = \
 	src/cli/run_code.c \
 	src/cli/history.c \
 	src/cli/doctor.c \
-	src/cli/result_json.c src/cli/result_json.h
+	src/cli/result_json.c src/cli/result_json.h \
+	src/cli/exec_full.c
 
 sandbox_runner_SOURCES += $(cli_sources) src/cli/delegate.c
 
 pkglibexec_PROGRAMS = sandbox-runner-full
 sandbox_runner_full_SOURCES = $(cli_sources) \
 	src/cli/image_import.c src/cli/image_pull.c \
-	src/cli/serve.c
+	src/cli/serve.c \
+	src/cli/backend_full.c
 sandbox_runner_full_LDADD = $(SR_LIBS)

@@ -18,6 +18,7 @@ static const struct command commands[] = {
   { "run-code", sr_cmd_run_code, "run a code snippet in one of the configured languages" },
   { "config", sr_cmd_config, "show the effective configuration" },
   { "ps", sr_cmd_ps, "list running containers and sessions" },
+  { "sessions", sr_cmd_sessions, "list the open sessions of MCP servers" },
   { "kill", sr_cmd_kill, "kill a container or session" },
   { "image", sr_cmd_image, "import, pull, list and remove images" },
   { "history", sr_cmd_history, "list past runs" },

@@ -93,8 +93,9 @@ load (struct sr_config *cfg, char **ret_dir, sr_error_t *err)
   return 0;
 }
 
-int
-sr_cmd_ps (int argc, char **argv)
+/* ps and sessions: the live entries (of one kind, when kind is set).  */
+static int
+list_entries (int argc, char **argv, const char *kind, const char *usage)
 {
   struct sr_config cfg = { 0 };
   _cleanup_free_ char *dir = NULL;
@@ -110,14 +111,12 @@ sr_cmd_ps (int argc, char **argv)
         json = true;
       else if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
         {
-          printf ("Usage: sandbox-runner ps [--json]\n\n"
-                  "Lists running containers and sessions of this user's runners, with\n"
-                  "their limits, what enforces them, and their age.\n");
+          fputs (usage, stdout);
           return 0;
         }
       else
         {
-          sr_cli_error ("ps: unknown option '%s'", argv[i]);
+          sr_cli_error ("%s: unknown option '%s'", argv[0], argv[i]);
           return SR_EXIT_RUNNER;
         }
     }
@@ -131,7 +130,8 @@ sr_cmd_ps (int argc, char **argv)
    * next server start reclaims them.  */
   live = sr_xcalloc (n ? n : 1, sizeof *live);
   for (size_t i = 0; i < n; i++)
-    if (sr_state_process_alive (list[i].init_pid, list[i].init_start))
+    if (sr_state_process_alive (list[i].init_pid, list[i].init_start)
+        && (kind == NULL || strcmp (list[i].kind, kind) == 0))
       live[n_live++] = list[i];
   if (json)
     print_json (live, n_live);
@@ -143,6 +143,25 @@ out:
   sr_state_list_free (list, n);
   sr_config_done (&cfg);
   return status;
+}
+
+int
+sr_cmd_ps (int argc, char **argv)
+{
+  return list_entries (argc, argv, NULL,
+                       "Usage: sandbox-runner ps [--json]\n\n"
+                       "Lists running containers and sessions of this user's runners, with\n"
+                       "their limits, what enforces them, and their age.\n");
+}
+
+int
+sr_cmd_sessions (int argc, char **argv)
+{
+  return list_entries (argc, argv, "session",
+                       "Usage: sandbox-runner sessions [--json]\n\n"
+                       "Lists the open sessions of this user's MCP servers: the container\n"
+                       "holding each (its COMMAND column names the session id and image),\n"
+                       "its limits and its age.  'sandbox-runner kill NAME' closes one.\n");
 }
 
 int

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,21 +16,24 @@
 #include "common/util.h"
 #include "image/store.h"
 #include "sandbox/code.h"
+#include "sandbox/docker-run.h"
 #include "store/history.h"
 
 static void
 usage (FILE *f, const struct sr_config *cfg)
 {
   fprintf (f,
-           "Usage: sandbox-runner run-code --language L [--timeout S] [--json] [FILE|-]\n\n"
+           "Usage: sandbox-runner run-code --language L [--timeout S] [--backend B] [--json]\n"
+           "                                [FILE|-]\n\n"
            "Runs a snippet (from FILE, or stdin) in a fresh container of the language's\n"
            "image; compiled languages compile first, in a container of their own.\n\n"
            "  -l, --language L   one of the language table (sandbox-runner config show)\n"
            "  --timeout S        run-stage timeout in seconds (default %g, at most %g)\n"
+           "  --backend B        native or docker (default: the configuration's, %s)\n"
            "  --json             print the result as JSON\n\n"
            "Exit status: the program's; 1 on a compile error, %d on timeout, %d when the\n"
            "request is invalid or the container could not be set up.\n",
-           (double) cfg->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000,
+           (double) cfg->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000, cfg->backend,
            SR_EXIT_TIMEOUT, SR_EXIT_RUNNER);
 }
 
@@ -78,6 +82,7 @@ read_code (const char *path, size_t max, char **ret, size_t *ret_len)
   *ret_len = len;
   return 0;
 }
+
 
 static cJSON *
 code_result_json (const struct sr_code_result *r)
@@ -136,6 +141,7 @@ sr_cmd_run_code (int argc, char **argv)
     { "language", required_argument, NULL, 'l' },
     { "timeout", required_argument, NULL, 't' },
     { "json", no_argument, NULL, 'j' },
+    { "backend", required_argument, NULL, 'b' },
     { "help", no_argument, NULL, 'h' },
     { 0 },
   };
@@ -167,6 +173,15 @@ sr_cmd_run_code (int argc, char **argv)
       case 'j':
         json = true;
         break;
+      case 'b':
+        if (strcmp (optarg, "native") != 0 && strcmp (optarg, "docker") != 0)
+          {
+            sr_cli_error ("invalid --backend '%s': expected native or docker", optarg);
+            goto out;
+          }
+        free (config.backend);
+        config.backend = sr_xstrdup (optarg);
+        break;
       case 'h':
         usage (stdout, &config);
         status = 0;
@@ -183,6 +198,13 @@ sr_cmd_run_code (int argc, char **argv)
   if (argc - optind > 1)
     {
       sr_cli_error ("run-code: give at most one FILE");
+      goto out;
+    }
+  /* Before the code is read: the full binary reads it from the same
+   * stdin.  */
+  if (strcmp (config.backend, "docker") == 0 && !sr_code_docker_available ())
+    {
+      status = sr_cli_exec_full ();
       goto out;
     }
   if (read_code (optind < argc ? argv[optind] : NULL, config.max_code_size, &code, &req.code_len)
@@ -209,6 +231,9 @@ sr_cmd_run_code (int argc, char **argv)
           cJSON_AddStringToObject (o, "status", "error");
           cJSON_AddStringToObject (o, "error", err->msg);
           cJSON_AddBoolToObject (o, "invalid_request", err->errnum == EINVAL);
+          /* image_missing or sandbox_error, as the MCP tool reports it.  */
+          if (res.failure && err->errnum != EINVAL)
+            cJSON_AddStringToObject (o, "failure", res.failure);
           text = cJSON_PrintUnformatted (o);
           puts (text);
           cJSON_Delete (o);

@@ -62,6 +62,8 @@ static const struct setting settings[] = {
      "idle time before a session is closed"),
   U ("session_data_size", T_SIZE, session_data_size, SR_DEFAULT_SESSION_DATA_SIZE,
      "size of a session's /mnt/data"),
+  S ("session_image", session_image, SR_DEFAULT_SESSION_IMAGE,
+     "image of a session created without one"),
   U ("max_upload_size", T_SIZE, max_upload_size, SR_DEFAULT_MAX_UPLOAD_SIZE, "largest upload"),
   U ("max_artifact_size", T_SIZE, max_artifact_size, SR_DEFAULT_MAX_ARTIFACT_SIZE,
      "largest artifact read back"),
@@ -288,6 +290,9 @@ sr_config_set (struct sr_config *cfg, const char *key, const char *value, enum s
     return sr_error_set (err, 0, "unknown setting '%s' (see 'sandbox-runner config show')", key);
   if (parse_value (cfg, s, value, err) < 0)
     return -1;
+  if (s->offset == offsetof (struct sr_config, backend) && strcmp (value, "native") != 0
+      && strcmp (value, "docker") != 0)
+    return sr_error_set (err, 0, "backend: '%s' is neither native nor docker", value);
   cfg->origin[i] = origin;
   free (cfg->source[i]);
   cfg->source[i] = source ? sr_xstrdup (source) : NULL;
@@ -498,8 +503,10 @@ sr_config_load (struct sr_config *cfg, const char *system_file, const char *user
   if (cfg->timeout_ms == 0 || cfg->timeout_ms > cfg->max_timeout_ms)
     return sr_error_set (err, 0, "timeout %.3g s must be above 0 and at most max_timeout %.3g s",
                          (double) cfg->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000);
-  if (cfg->max_output == 0)
-    return sr_error_set (err, 0, "max_output must be at least 1 byte");
+  if (cfg->max_output == 0 || cfg->max_output > SR_MAX_OUTPUT_CEILING)
+    return sr_error_set (err, 0, "max_output %llu must be from 1 byte to %lluM",
+                         (unsigned long long) cfg->max_output,
+                         (unsigned long long) (SR_MAX_OUTPUT_CEILING >> 20));
   if (cfg->max_concurrent == 0)
     return sr_error_set (err, 0, "max_concurrent must be at least 1");
   if (strcmp (cfg->backend, "native") != 0 && strcmp (cfg->backend, "docker") != 0)

@@ -74,6 +74,7 @@ struct sr_config
   uint64_t max_sessions;
   uint64_t session_idle_ms;
   uint64_t session_data_size;
+  char *session_image;     /* the image of a session created without one */
   uint64_t max_upload_size;
   uint64_t max_artifact_size;
   /* backend */

@@ -7,6 +7,9 @@
 #define SR_DEFAULT_TIMEOUT_MS       10000u
 #define SR_MAX_TIMEOUT_MS           30000u
 #define SR_DEFAULT_MAX_OUTPUT       (100u * 1024u)
+/* Every captured byte is held, then JSON-encoded (base64 when binary):
+ * more per stream would make one result hundreds of megabytes.  */
+#define SR_MAX_OUTPUT_CEILING       (16ull << 20)
 #define SR_DEFAULT_TMP_SIZE         (64ull << 20)
 #define SR_DEFAULT_SCRATCH_SIZE     (256ull << 20)
 #define SR_DEFAULT_DEV_SHM_SIZE     (16ull << 20)
@@ -23,9 +26,20 @@
 #define SR_DEFAULT_MAX_SESSIONS     10u
 #define SR_DEFAULT_SESSION_IDLE_MS  (30u * 60u * 1000u)
 #define SR_DEFAULT_SESSION_DATA_SIZE (512ull << 20)
+#define SR_DEFAULT_SESSION_IMAGE    "python-data"
+/* What sr_files_list walks at most in a session's data.  */
+#define SR_MAX_ARTIFACTS            10000u
+#define SR_MAX_ARTIFACT_DEPTH       32u
+#define SR_MAX_SHELLS_PER_SESSION   8u
 #define SR_DEFAULT_MAX_UPLOAD_SIZE  (50ull << 20)
 #define SR_DEFAULT_MAX_ARTIFACT_SIZE (50ull << 20)
 #define SR_DEFAULT_BACKEND          "native"
+/* The Docker backend's image per language (the native one's are store
+ * names in the language table); $SANDBOX_DOCKER_IMAGE_<LANGUAGE>
+ * overrides each (sandbox/docker-run.h).  */
+#define SR_DEFAULT_DOCKER_IMAGES                                                      \
+  { "python", "python:3.12-slim" },                                                   \
+  { "cpp", "gcc:14" }
 
 /* The built-in language table: name, image, source file, compile command
  * (empty: none), run command, description.  The code lands in /scratch,
@@ -47,6 +61,10 @@
 #define SR_SCRATCH_DIR              "/work"
 #define SR_DEFAULT_WORKDIR          SR_SCRATCH_DIR
 #define SR_DEFAULT_HOME             SR_SCRATCH_DIR
+/* A session's persistent data: SR_DATA_DIR on a tmpfs mounted at
+ * SR_DATA_MOUNT (its parent, present in every Debian image).  */
+#define SR_DATA_MOUNT               "/mnt"
+#define SR_DATA_DIR                 SR_DATA_MOUNT "/data"
 
 /* When the runner is host root and /etc/subuid has no range for root, the
  * container's ids 0..SR_ROOT_MAP_COUNT-1 map to this unprivileged range,

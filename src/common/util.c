@@ -401,6 +401,63 @@ sr_remove_unlocked (const char *dir, const char *prefix)
   closedir (d);
 }
 
+int
+sr_base64_decode (const char *text, size_t len, char **ret, size_t *ret_len)
+{
+  _cleanup_free_ char *out = sr_xmalloc (len / 4 * 3 + 3);
+  size_t n = 0, pad = 0;
+  uint32_t acc = 0;
+  unsigned bits = 0, group = 0;
+
+  for (size_t i = 0; i < len; i++)
+    {
+      unsigned char ch = (unsigned char) text[i];
+      int v;
+
+      if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
+        continue;
+      if (ch == '=')
+        {
+          pad++;
+          continue;
+        }
+      if (pad)
+        goto invalid;   /* data after padding */
+      if (ch >= 'A' && ch <= 'Z')
+        v = ch - 'A';
+      else if (ch >= 'a' && ch <= 'z')
+        v = ch - 'a' + 26;
+      else if (ch >= '0' && ch <= '9')
+        v = ch - '0' + 52;
+      else if (ch == '+')
+        v = 62;
+      else if (ch == '/')
+        v = 63;
+      else
+        goto invalid;
+      acc = acc << 6 | (uint32_t) v;
+      bits += 6;
+      group = (group + 1) % 4;
+      if (bits >= 8)
+        {
+          bits -= 8;
+          out[n++] = (char) (acc >> bits);
+          acc &= (1u << bits) - 1;
+        }
+    }
+  /* One character alone in its group carries no whole byte; padding may
+   * only complete the last group.  */
+  if (group == 1 || pad > 2 || (pad && (group + pad) % 4 != 0))
+    goto invalid;
+  *ret = TAKE_PTR (out);
+  *ret_len = n;
+  return 0;
+
+invalid:
+  errno = EINVAL;
+  return -1;
+}
+
 char *
 sr_base64_encode (const void *buf, size_t len)
 {

@@ -67,6 +67,10 @@ int sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err
 
 /* buf as base64 (RFC 4648, padded), NUL-terminated.  */
 char *sr_base64_encode (const void *buf, size_t len);
+/* Decodes base64 text (padding optional, whitespace ignored) into a new
+ * buffer; -1 with errno EINVAL at the first other character, a misplaced
+ * '=' or a dangling final character.  */
+int sr_base64_decode (const char *text, size_t len, char **ret, size_t *ret_len);
 
 /* CLOCK_MONOTONIC in nanoseconds.  */
 uint64_t sr_now_ns (void);

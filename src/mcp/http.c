@@ -38,8 +38,12 @@
 
 #include "common/util.h"
 #include "mcp/jsonrpc.h"
+#include "sandbox/files.h"
+#include "sandbox/session.h"
 
 #define ENDPOINT "/mcp"
+/* GET FILES_PREFIX{session}/{path}: a session's artifact.  */
+#define FILES_PREFIX "/files/"
 /* Sessions kept at once; past it the least recently used idle one goes.  */
 #define MAX_SESSIONS 64u
 /* Connections at once (each is a thread; an open SSE stream holds one).  */
@@ -1087,6 +1091,71 @@ delete_session (struct http *h, struct MHD_Connection *c)
 }
 
 /* Checks made on the headers, before any body is read.  */
+/* Answers GET /files/{session}/{path} with the artifact's bytes.  The
+ * session is held only while the file is opened; the open fd then keeps
+ * the file readable even if the session closes during the download.  */
+static enum MHD_Result
+serve_file (struct http *h, struct MHD_Connection *c, const char *url)
+{
+  struct sr_sessions *sessions = sr_mcp_server_sessions (h->mcp);
+  _cleanup_free_ char *id = NULL, *mime = NULL;
+  const char *rest = url + strlen (FILES_PREFIX), *slash = strchr (rest, '/'), *code = NULL;
+  struct sr_session *se = NULL;
+  struct MHD_Response *resp;
+  sr_error_t err = NULL;
+  uint64_t size = 0;
+  unsigned status;
+  enum MHD_Result ret;
+  int fd;
+
+  if (sessions == NULL)
+    return reply_error (c, MHD_HTTP_NOT_FOUND, -32000, "Not Found: sessions are unavailable",
+                        NULL, NULL);
+  if (slash == NULL || slash == rest || slash[1] == '\0')
+    return reply_error (c, MHD_HTTP_NOT_FOUND, -32000,
+                        "Not Found: expected " FILES_PREFIX "{session_id}/{path}", NULL, NULL);
+  id = sr_xasprintf ("%.*s", (int) (slash - rest), rest);
+  if (sr_sessions_acquire (sessions, id, NULL, &se, &code, &err) == 0)
+    {
+      fd = sr_files_open_artifact (sr_session_fs (se), slash + 1, &size, &code, &err);
+      sr_session_release (se);
+      if (fd >= 0)
+        {
+          mime = sr_files_mime (fd);
+          resp = MHD_create_response_from_fd64 (size, fd);
+          if (resp == NULL)
+            {
+              close (fd);
+              return MHD_NO;
+            }
+          MHD_add_response_header (resp, MHD_HTTP_HEADER_CONTENT_TYPE, mime);
+          MHD_add_response_header (resp, "X-Content-Type-Options", "nosniff");
+          MHD_add_response_header (resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, "attachment");
+          ret = MHD_queue_response (c, MHD_HTTP_OK, resp);
+          MHD_destroy_response (resp);
+          return ret;
+        }
+    }
+  if (code && (strcmp (code, "session_not_found") == 0 || strcmp (code, "not_found") == 0))
+    status = MHD_HTTP_NOT_FOUND;
+  else if (code && strcmp (code, "session_busy") == 0)
+    status = MHD_HTTP_CONFLICT;
+  else if (code && strcmp (code, "file_too_large") == 0)
+    status = MHD_HTTP_CONTENT_TOO_LARGE;
+  else if (code && (strcmp (code, "path_outside_sandbox") == 0
+                    || strcmp (code, "invalid_path") == 0 || strcmp (code, "not_a_file") == 0))
+    status = MHD_HTTP_FORBIDDEN;
+  else
+    status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+  {
+    _cleanup_free_ char *msg = sr_xasprintf ("%s: %s", code ? code : "error",
+                                             err ? err->msg : "failed");
+
+    sr_error_free (&err);
+    return reply_error (c, status, -32000, msg, NULL, NULL);
+  }
+}
+
 static enum MHD_Result
 first_call (struct http *h, struct MHD_Connection *c, const char *url, const char *method,
             bool *done)
@@ -1116,6 +1185,13 @@ first_call (struct http *h, struct MHD_Connection *c, const char *url, const cha
     return reply_error (c, MHD_HTTP_UNAUTHORIZED, -32000,
                         "Unauthorized: a valid bearer token is required", "WWW-Authenticate",
                         "Bearer realm=\"sandbox-runner\"");
+  if (strncmp (url, FILES_PREFIX, strlen (FILES_PREFIX)) == 0)
+    {
+      if (strcmp (method, "GET") != 0 && strcmp (method, "HEAD") != 0)
+        return reply_error (c, MHD_HTTP_METHOD_NOT_ALLOWED, -32000, "Method Not Allowed",
+                            "Allow", "GET");
+      return serve_file (h, c, url);
+    }
   if (strcmp (url, ENDPOINT) != 0)
     return reply_error (c, MHD_HTTP_NOT_FOUND, -32000, "Not Found: the MCP endpoint is " ENDPOINT,
                         NULL, NULL);
@@ -1420,6 +1496,23 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
   if (fd < 0)
     goto out;
   pthread_mutex_init (&h.lock, NULL);
+  {
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+
+    if (getsockname (fd, (struct sockaddr *) &ss, &len) == 0
+        && getnameinfo ((struct sockaddr *) &ss, len, host, sizeof host, port, sizeof port,
+                        NI_NUMERICHOST | NI_NUMERICSERV)
+               == 0)
+      {
+        _cleanup_free_ char *url = sr_xasprintf (ss.ss_family == AF_INET6 ? "http://[%s]:%s"
+                                                                          : "http://%s:%s",
+                                                 host, port);
+
+        sr_mcp_server_set_files_url (s, url);
+      }
+  }
 
   d = MHD_start_daemon (flags, 0, NULL, NULL, on_request, &h,
                         MHD_OPTION_LISTEN_SOCKET, (MHD_socket) fd,

@@ -15,6 +15,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
 #include "runtime/seccomp.h"
+#include "sandbox/session.h"
 #include "store/history.h"
 
 const char *const sr_mcp_protocol_versions[] = {
@@ -36,6 +37,9 @@ struct sr_mcp_server
   struct sr_store *store;
   struct sr_history *history;
   char *history_problem;
+  struct sr_sessions *sessions;
+  char *sessions_problem;
+  char *files_url;
   pthread_mutex_t lock;
   pthread_cond_t slot_freed;
   uint64_t running;            /* runs holding a slot */
@@ -91,6 +95,12 @@ sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, sr_e
     }
   /* Set once, before any worker thread reads it.  */
   sr_seccomp_set_cache_dir (cache);
+  /* Sessions that cannot start cost the sessions, never one-shot runs.  */
+  if (sr_sessions_new (cfg, s->store, &s->sessions, &e) < 0)
+    {
+      s->sessions_problem = sr_xstrdup (e->msg);
+      sr_error_free (&e);
+    }
   pthread_mutex_init (&s->lock, NULL);
   pthread_cond_init (&s->slot_freed, NULL);
   *ret = s;
@@ -102,12 +112,28 @@ sr_mcp_server_free (struct sr_mcp_server *s)
 {
   if (s == NULL)
     return;
+  sr_sessions_free (s->sessions);
   sr_history_close (s->history);
   sr_store_close (s->store);
   free (s->history_problem);
+  free (s->sessions_problem);
+  free (s->files_url);
   pthread_mutex_destroy (&s->lock);
   pthread_cond_destroy (&s->slot_freed);
   free (s);
+}
+
+struct sr_sessions *
+sr_mcp_server_sessions (struct sr_mcp_server *s)
+{
+  return s->sessions;
+}
+
+void
+sr_mcp_server_set_files_url (struct sr_mcp_server *s, const char *url)
+{
+  free (s->files_url);
+  s->files_url = url ? sr_xstrdup (url) : NULL;
 }
 
 char *
@@ -273,7 +299,8 @@ call_main (void *arg)
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (call->params, "arguments");
   struct sr_mcp_tool_ctx ctx = {
     .cfg = s->cfg, .store = s->store, .history = s->history,
-    .history_problem = s->history_problem, .cancel_fd = call->cancel_fd,
+    .history_problem = s->history_problem, .sessions = s->sessions,
+    .files_url = s->files_url, .cancel_fd = call->cancel_fd,
     .on_progress = on_progress, .userdata = call,
   };
   bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
@@ -455,7 +482,10 @@ do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   cJSON_AddStringToObject (result, "instructions",
                            "Runs code snippets in disposable sandboxes without network access. "
                            "Call list_supported_languages for the languages, run_code to run "
-                           "one snippet; each run starts from a clean filesystem.");
+                           "one snippet; each run starts from a clean filesystem. For work over "
+                           "several steps on the same files, create_session (or upload_file) "
+                           "gives a session whose /mnt/data persists; pass its session_id to "
+                           "run_code and the file tools, and close_session when done.");
   pthread_mutex_lock (&c->lock);
   c->initialized = true;
   snprintf (c->protocol, sizeof c->protocol, "%s", chosen);
@@ -463,6 +493,8 @@ do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   send_text (c, m->id, sr_rpc_result (m->id, result));
   if (c->s->history == NULL)
     log_message (c, 3, "the run history is unavailable: %s", c->s->history_problem);
+  if (c->s->sessions == NULL)
+    log_message (c, 3, "sessions are unavailable: %s", c->s->sessions_problem);
 }
 
 static void

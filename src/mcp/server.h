@@ -37,6 +37,13 @@ int sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, 
  * connection must be closed first.  */
 void sr_mcp_server_free (struct sr_mcp_server *s);
 
+/* The server's sessions (NULL when they could not start), for the HTTP
+ * file download.  */
+struct sr_sessions *sr_mcp_server_sessions (struct sr_mcp_server *s);
+/* Where GET /files/{session}/{path} is served ("http://127.0.0.1:8080"),
+ * for the download_url of artifacts; set before any connection.  */
+void sr_mcp_server_set_files_url (struct sr_mcp_server *s, const char *url);
+
 struct sr_mcp_conn *sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn send,
                                      void *transport);
 /* Handles one message (a JSON text of len bytes).  Malformed input is

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "mcp/tools.h"
+#include "mcp/tools-internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,7 +10,9 @@
 #include "common/json.h"
 #include "common/utf8.h"
 #include "common/util.h"
+#include "mcp/session-tools.h"
 #include "sandbox/code.h"
+#include "sandbox/session.h"
 
 /* The tool definitions, as tools/list sends them.  */
 static const char tool_definitions[] =
@@ -25,7 +28,10 @@ static const char tool_definitions[] =
   "such as python or cpp\"},"
   "\"timeout_seconds\":{\"type\":\"number\",\"exclusiveMinimum\":0,"
   "\"description\":\"Wall-clock limit of the run in seconds (default and ceiling: the "
-  "server's configuration)\"}},"
+  "server's configuration)\"},"
+  "\"session_id\":{\"type\":\"string\",\"description\":\"Run inside this session (see "
+  "create_session): files in /mnt/data, the working directory, persist; the result lists the "
+  "files the run created or changed\"}},"
   "\"required\":[\"code\",\"language\"],\"additionalProperties\":false},"
   "\"outputSchema\":{\"type\":\"object\",\"properties\":{"
   "\"status\":{\"type\":\"string\",\"enum\":[\"success\",\"error\",\"timeout\",\"compile_error\","
@@ -37,7 +43,11 @@ static const char tool_definitions[] =
   "\"stderr_encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"]},"
   "\"duration_ms\":{\"type\":\"number\"},\"compile_ms\":{\"type\":\"number\"},"
   "\"language\":{\"type\":\"string\"},\"run_id\":{\"type\":\"string\"},"
-  "\"history\":{\"type\":\"string\"}},"
+  "\"history\":{\"type\":\"string\"},\"session_id\":{\"type\":\"string\"},"
+  "\"artifacts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+  "\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
+  "\"mtime\":{\"type\":\"string\"},\"mime_type\":{\"type\":\"string\"},"
+  "\"download_url\":{\"type\":\"string\"}}}}},"
   "\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\",\"stdout_truncated\","
   "\"stderr_truncated\",\"duration_ms\",\"language\"]},"
   "\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":false,"
@@ -81,6 +91,7 @@ sr_mcp_tools_list (void)
 
   if (tools == NULL)
     sr_oom ();
+  sr_mcp_session_tools_add (tools);
   cJSON_AddItemToObject (o, "tools", tools);
   return o;
 }
@@ -89,7 +100,7 @@ bool
 sr_mcp_tool_exists (const char *name)
 {
   return strcmp (name, "run_code") == 0 || strcmp (name, "list_supported_languages") == 0
-         || strcmp (name, "get_execution_history") == 0;
+         || strcmp (name, "get_execution_history") == 0 || sr_mcp_session_tool_exists (name);
 }
 
 bool
@@ -102,8 +113,8 @@ sr_mcp_tool_runs_code (const char *name)
  * that read only content.  An error carries its JSON in the text only:
  * clients check structured content against the tool's output schema,
  * which describes results, not refusals.  */
-static cJSON *
-tool_result (cJSON *structured, bool is_error)
+cJSON *
+sr_mcp_tool_result (cJSON *structured, bool is_error)
 {
   cJSON *r = cJSON_CreateObject ();
   cJSON *content = cJSON_AddArrayToObject (r, "content");
@@ -121,10 +132,8 @@ tool_result (cJSON *structured, bool is_error)
   return r;
 }
 
-static cJSON *
-tool_error (const char *code, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-static cJSON *
-tool_error (const char *code, const char *fmt, ...)
+cJSON *
+sr_mcp_tool_error (const char *code, const char *fmt, ...)
 {
   cJSON *o = cJSON_CreateObject (), *e = cJSON_AddObjectToObject (o, "error");
   _cleanup_free_ char *msg = NULL;
@@ -135,19 +144,19 @@ tool_error (const char *code, const char *fmt, ...)
   va_end (ap);
   cJSON_AddStringToObject (e, "code", code);
   cJSON_AddStringToObject (e, "message", msg);
-  return tool_result (o, true);
+  return sr_mcp_tool_result (o, true);
 }
 
 /* Only the arguments of the schema, each of its type.  */
-static cJSON *
-check_arguments (const cJSON *args, const char *const *known)
+cJSON *
+sr_mcp_check_arguments (const cJSON *args, const char *const *known)
 {
   const cJSON *a;
 
   if (args == NULL)
     return NULL;
   if (!cJSON_IsObject (args))
-    return tool_error ("invalid_arguments", "arguments must be an object");
+    return sr_mcp_tool_error ("invalid_arguments", "arguments must be an object");
   cJSON_ArrayForEach (a, args)
     {
       bool ok = false;
@@ -155,14 +164,15 @@ check_arguments (const cJSON *args, const char *const *known)
       for (const char *const *k = known; *k; k++)
         ok |= strcmp (a->string, *k) == 0;
       if (!ok)
-        return tool_error ("invalid_arguments", "unknown argument '%s'", a->string);
+        return sr_mcp_tool_error ("invalid_arguments", "unknown argument '%s'", a->string);
     }
   return NULL;
 }
 
 /* Output that is valid UTF-8 goes as it is, anything else as base64.  */
-static void
-add_output (cJSON *o, const char *key, const char *encoding_key, const struct sr_captured *c)
+void
+sr_mcp_add_output (cJSON *o, const char *key, const char *encoding_key,
+                   const struct sr_captured *c)
 {
   const char *data = c->data ? c->data : "";
   size_t clean_len;
@@ -185,7 +195,13 @@ add_output (cJSON *o, const char *key, const char *encoding_key, const struct sr
 static cJSON *
 call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_cancelled)
 {
-  static const char *const known[] = { "code", "language", "timeout_seconds", NULL };
+  static const char *const known[] = { "code", "language", "timeout_seconds", "session_id",
+                                       NULL };
+  const cJSON *session_id = cJSON_GetObjectItemCaseSensitive (args, "session_id");
+  struct sr_session *session = NULL;
+  struct sr_artifact *artifacts = NULL;
+  size_t n_artifacts = 0;
+  int r;
   const cJSON *code = cJSON_GetObjectItemCaseSensitive (args, "code");
   const cJSON *language = cJSON_GetObjectItemCaseSensitive (args, "language");
   const cJSON *timeout = cJSON_GetObjectItemCaseSensitive (args, "timeout_seconds");
@@ -198,19 +214,19 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
   sr_error_t err = NULL;
   cJSON *o, *bad;
 
-  if ((bad = check_arguments (args, known)))
+  if ((bad = sr_mcp_check_arguments (args, known)))
     return bad;
   if (!cJSON_IsString (code))
-    return tool_error ("invalid_arguments", "code is required and must be a string");
+    return sr_mcp_tool_error ("invalid_arguments", "code is required and must be a string");
   if (!cJSON_IsString (language))
-    return tool_error ("invalid_arguments", "language is required and must be a string");
+    return sr_mcp_tool_error ("invalid_arguments", "language is required and must be a string");
   if (timeout && !cJSON_IsNull (timeout))
     {
       if (!cJSON_IsNumber (timeout) || !isfinite (timeout->valuedouble)
           || timeout->valuedouble <= 0)
-        return tool_error ("invalid_arguments", "timeout_seconds must be a number above 0");
+        return sr_mcp_tool_error ("invalid_arguments", "timeout_seconds must be a number above 0");
       if (timeout->valuedouble * 1000 > (double) ctx->cfg->max_timeout_ms)
-        return tool_error ("timeout_too_large", "timeout %g s is over the ceiling of %g s",
+        return sr_mcp_tool_error ("timeout_too_large", "timeout %g s is over the ceiling of %g s",
                            timeout->valuedouble, (double) ctx->cfg->max_timeout_ms / 1000);
       req.timeout_ms = (uint64_t) ceil (timeout->valuedouble * 1000);
     }
@@ -219,13 +235,34 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
   req.code_len = strlen (code->valuestring);
   if (sr_code_validate (ctx->cfg, &req, &lang, &reason, &err) < 0)
     {
-      o = tool_error (reason ? reason : "invalid_arguments", "%s", err->msg);
+      o = sr_mcp_tool_error (reason ? reason : "invalid_arguments", "%s", err->msg);
       sr_error_free (&err);
       return o;
     }
-  if (sr_code_run (ctx->cfg, ctx->store, &req, &res, &err) < 0)
+  if (session_id && !cJSON_IsNull (session_id))
     {
-      o = tool_error (res.failure ? res.failure : "sandbox_error", "%s", err->msg);
+      const char *refused = NULL;
+
+      if (!cJSON_IsString (session_id) || *session_id->valuestring == '\0')
+        return sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
+      if (ctx->sessions == NULL)
+        return sr_mcp_tool_error ("sessions_unavailable", "this server has no session support");
+      if (sr_sessions_acquire (ctx->sessions, session_id->valuestring, NULL, &session,
+                               &refused, &err)
+          < 0)
+        {
+          o = sr_mcp_tool_error (refused ? refused : "sandbox_error", "%s", err->msg);
+          sr_error_free (&err);
+          return o;
+        }
+      r = sr_session_run_code (session, &req, &res, &artifacts, &n_artifacts, &err);
+    }
+  else
+    r = sr_code_run (ctx->cfg, ctx->store, &req, &res, &err);
+  if (r < 0)
+    {
+      sr_session_release (session);
+      o = sr_mcp_tool_error (res.failure ? res.failure : "sandbox_error", "%s", err->msg);
       sr_error_free (&err);
       sr_code_result_done (&res);
       return o;
@@ -236,14 +273,21 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
   cJSON_AddStringToObject (o, "status", sr_code_status_name (res.status));
   cJSON_AddNumberToObject (o, "exit_code",
                            res.run.signal ? 128 + res.run.signal : res.run.exit_code);
-  add_output (o, "stdout", "stdout_encoding", &res.run.out);
-  add_output (o, "stderr", "stderr_encoding", &res.run.err);
+  sr_mcp_add_output (o, "stdout", "stdout_encoding", &res.run.out);
+  sr_mcp_add_output (o, "stderr", "stderr_encoding", &res.run.err);
   cJSON_AddBoolToObject (o, "stdout_truncated", res.run.out.truncated);
   cJSON_AddBoolToObject (o, "stderr_truncated", res.run.err.truncated);
   cJSON_AddNumberToObject (o, "duration_ms", (double) res.duration_ms);
   if (res.compiled)
     cJSON_AddNumberToObject (o, "compile_ms", (double) res.compile_ms);
   cJSON_AddStringToObject (o, "language", res.language);
+  if (session)
+    {
+      cJSON_AddStringToObject (o, "session_id", sr_session_id (session));
+      sr_mcp_add_artifacts (o, ctx, sr_session_id (session), artifacts, n_artifacts);
+      sr_artifacts_free (artifacts, n_artifacts);
+      sr_session_release (session);
+    }
   if (ctx->history)
     {
       struct sr_history_entry e;
@@ -271,7 +315,7 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
       cJSON_AddStringToObject (o, "history", msg);
     }
   sr_code_result_done (&res);
-  return tool_result (o, false);
+  return sr_mcp_tool_result (o, false);
 }
 
 static cJSON *
@@ -280,7 +324,7 @@ call_list_languages (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
   static const char *const known[] = { NULL };
   cJSON *o, *list, *bad;
 
-  if ((bad = check_arguments (args, known)))
+  if ((bad = sr_mcp_check_arguments (args, known)))
     return bad;
   o = cJSON_CreateObject ();
   list = cJSON_AddArrayToObject (o, "languages");
@@ -299,7 +343,7 @@ call_list_languages (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
       cJSON_AddBoolToObject (e, "available", available);
       cJSON_AddItemToArray (list, e);
     }
-  return tool_result (o, false);
+  return sr_mcp_tool_result (o, false);
 }
 
 static cJSON *
@@ -315,23 +359,23 @@ call_history (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
   sr_error_t err = NULL;
   cJSON *o, *runs, *bad;
 
-  if ((bad = check_arguments (args, known)))
+  if ((bad = sr_mcp_check_arguments (args, known)))
     return bad;
   if (limit && !cJSON_IsNull (limit))
     {
       if (!cJSON_IsNumber (limit) || limit->valuedouble != floor (limit->valuedouble)
           || limit->valuedouble < 1 || limit->valuedouble > SR_HISTORY_LIMIT_MAX)
-        return tool_error ("invalid_arguments", "limit must be an integer from 1 to %d",
+        return sr_mcp_tool_error ("invalid_arguments", "limit must be an integer from 1 to %d",
                            SR_HISTORY_LIMIT_MAX);
       f.limit = (size_t) limit->valuedouble;
     }
   if (status && !cJSON_IsNull (status))
     {
       if (!cJSON_IsString (status))
-        return tool_error ("invalid_arguments", "status must be a string");
+        return sr_mcp_tool_error ("invalid_arguments", "status must be a string");
       if (sr_history_check_status (status->valuestring, &err) < 0)
         {
-          o = tool_error ("invalid_arguments", "%s", err->msg);
+          o = sr_mcp_tool_error ("invalid_arguments", "%s", err->msg);
           sr_error_free (&err);
           return o;
         }
@@ -340,15 +384,15 @@ call_history (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
   if (language && !cJSON_IsNull (language))
     {
       if (!cJSON_IsString (language))
-        return tool_error ("invalid_arguments", "language must be a string");
+        return sr_mcp_tool_error ("invalid_arguments", "language must be a string");
       f.language = language->valuestring;
     }
   if (ctx->history == NULL)
-    return tool_error ("history_unavailable", "the run history is unavailable: %s",
+    return sr_mcp_tool_error ("history_unavailable", "the run history is unavailable: %s",
                        ctx->history_problem ? ctx->history_problem : "not configured");
   if (sr_history_list (ctx->history, &f, &v, &n, &err) < 0)
     {
-      o = tool_error ("history_unavailable", "the run history is unavailable: %s", err->msg);
+      o = sr_mcp_tool_error ("history_unavailable", "the run history is unavailable: %s", err->msg);
       sr_error_free (&err);
       return o;
     }
@@ -371,7 +415,7 @@ call_history (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
       cJSON_AddItemToArray (runs, e);
     }
   sr_history_entries_free (v, n);
-  return tool_result (o, false);
+  return sr_mcp_tool_result (o, false);
 }
 
 cJSON *
@@ -385,5 +429,11 @@ sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJS
     return call_list_languages (ctx, args);
   if (strcmp (name, "get_execution_history") == 0)
     return call_history (ctx, args);
-  return tool_error ("unknown_tool", "no tool %s", name);
+  {
+    cJSON *r = sr_mcp_session_tool_call (ctx, name, args);
+
+    if (r)
+      return r;
+  }
+  return sr_mcp_tool_error ("unknown_tool", "no tool %s", name);
 }

@@ -13,12 +13,16 @@
 #include "image/store.h"
 #include "store/history.h"
 
+struct sr_sessions;
+
 struct sr_mcp_tool_ctx
 {
   const struct sr_config *cfg;
   struct sr_store *store;
   struct sr_history *history;   /* NULL: history unavailable */
   const char *history_problem;  /* why, when it is */
+  struct sr_sessions *sessions;
+  const char *files_url;        /* "http://host:port" when HTTP serves /files, or NULL */
   int cancel_fd;                /* readable: cancel the run */
   /* Progress of a run (stage, output bytes), from the calling thread.  */
   void (*on_progress) (const char *stage, uint64_t output_bytes, void *userdata);

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -247,6 +248,10 @@ exec_command (struct child_state *st, const int *fds)
 
   if (setsid () < 0)
     die (st, errno, "setsid");
+  /* A terminal on stdin (a session's shell) becomes the controlling
+   * terminal, so job control works and ^C interrupts the foreground job.  */
+  if (isatty (0) && ioctl (0, TIOCSCTTY, 0) < 0)
+    die (st, errno, "make stdin the controlling terminal");
   if (chdir (spec.cwd) < 0)
     die (st, errno, "chdir %s", spec.cwd);
   for (size_t i = 0; i < args->n_rlimits; i++)

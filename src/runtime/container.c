@@ -674,6 +674,18 @@ out:
   return r;
 }
 
+bool
+sr_container_alive (struct sr_container *c)
+{
+  siginfo_t si = { 0 };
+
+  if (c->init.reaped || c->init.pidfd < 0)
+    return false;
+  if (waitid (P_PIDFD, (id_t) c->init.pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+    return false;
+  return si.si_pid == 0;
+}
+
 void
 sr_container_destroy (struct sr_container *c)
 {

@@ -123,6 +123,10 @@ int sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
                        const struct sr_run_options *opts, struct sr_run_result *result,
                        sr_error_t *err);
 
+/* Whether the container's init still runs (a held container can be killed
+ * from outside, by `sandbox-runner kill` or the OOM killer).  */
+bool sr_container_alive (struct sr_container *c);
+
 /* Kills what is left, waits for it, removes the cgroups.  Accepts NULL.  */
 void sr_container_destroy (struct sr_container *c);
 

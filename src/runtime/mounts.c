@@ -38,6 +38,7 @@ struct mount_op
   unsigned long flags;
   bool readonly;
   bool optional;       /* skip quietly when the target does not exist */
+  const char *subdir;  /* MOUNT_FS: a directory to create on the new mount */
 };
 
 struct sr_mount_plan
@@ -206,6 +207,16 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->fstype = "tmpfs";
       op->flags = MS_NOSUID | MS_NODEV;
       op->data = sr_xasprintf ("mode=0755,size=%llu", (unsigned long long) cfg->scratch_size);
+    }
+
+  if (cfg->data_size)
+    {
+      op = plan_add (plan, MOUNT_FS, SR_DATA_MOUNT);
+      op->source = sr_xstrdup ("tmpfs");
+      op->fstype = "tmpfs";
+      op->flags = MS_NOSUID | MS_NODEV;
+      op->data = sr_xasprintf ("mode=0755,size=%llu", (unsigned long long) cfg->data_size);
+      op->subdir = &SR_DATA_DIR[sizeof SR_DATA_MOUNT];
     }
 
   for (size_t i = 0; i < cfg->n_binds; i++)
@@ -415,6 +426,13 @@ apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
     case MOUNT_FS:
       if (mount (op->source, path, op->fstype, op->flags, op->data) < 0)
         return fail (errbuf, errlen, "mount %s on /%s", op->fstype, op->target);
+      if (op->subdir)
+        {
+          _cleanup_close_ int mounted = open_in_root (rootfd, op->target, O_PATH | O_DIRECTORY);
+
+          if (mounted < 0 || mkdirat (mounted, op->subdir, 0755) < 0)
+            return fail (errbuf, errlen, "mkdir /%s/%s", op->target, op->subdir);
+        }
       break;
 
     case MOUNT_SYSFS:

@@ -34,6 +34,10 @@ struct sr_fs_config
   const char *scratch_dir;        /* host dir bound at SR_SCRATCH_DIR, or NULL */
   bool scratch_readonly;
   uint64_t scratch_size;          /* tmpfs at SR_SCRATCH_DIR when scratch_dir is NULL */
+  /* Sessions: a tmpfs of this size on SR_DATA_MOUNT holding the writable
+   * SR_DATA_DIR, so the session's data has a hard quota and dies with the
+   * container; 0: none.  */
+  uint64_t data_size;
 };
 
 struct sr_mount_plan;

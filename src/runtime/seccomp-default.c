@@ -23,3 +23,10 @@ sr_seccomp_filter_default (struct sr_seccomp_filter **ret, sr_error_t *err)
                                       (size_t) (sr_default_profile_end - sr_default_profile),
                                       "built-in default profile", ret, err);
 }
+
+const char *
+sr_seccomp_default_json (size_t *len)
+{
+  *len = (size_t) (sr_default_profile_end - sr_default_profile);
+  return sr_default_profile;
+}

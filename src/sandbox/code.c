@@ -1,6 +1,8 @@
 #include "config.h"
 
 #include "sandbox/code.h"
+#include "sandbox/code-internal.h"
+#include "sandbox/docker-run.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -98,9 +100,8 @@ sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req
   return 0;
 }
 
-/* "g++ -O2 -o x y" -> argv.  */
-static char **
-split_command (const char *cmd)
+char **
+sr_code_split_command (const char *cmd)
 {
   char **argv = sr_xcalloc (1, sizeof *argv);
   const char *p = cmd;
@@ -123,15 +124,13 @@ split_command (const char *cmd)
   return argv;
 }
 
-/* A scratch directory owned by the container's root, holding the code.
- * The returned fd holds its lock.  */
-static int
-make_scratch (const struct sr_config *cfg, const struct sr_language *l,
-              const struct sr_code_request *req, char **ret_dir, int *ret_fd, sr_error_t *err)
+int
+sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_t *ret_uid,
+                  gid_t *ret_gid, sr_error_t *err)
 {
   _cleanup_free_ char *base = sr_xasprintf ("%s/scratch", cfg->runtime_dir);
   _cleanup_free_ char *dir = NULL;
-  _cleanup_close_ int dfd = -1, fd = -1;
+  _cleanup_close_ int dfd = -1;
   struct sr_idmap map;
   uid_t uid;
   gid_t gid;
@@ -158,25 +157,41 @@ make_scratch (const struct sr_config *cfg, const struct sr_language *l,
       sr_error_set (err, errno, "open %s", dir);
       goto fail;
     }
-  fd = openat (dfd, l->source, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0 || sr_write_all (fd, req->code, req->code_len) < 0)
-    {
-      sr_error_set (err, errno, "write %s/%s", dir, l->source);
-      goto fail;
-    }
-  if ((geteuid () == 0 && (fchown (dfd, uid, gid) < 0 || fchown (fd, uid, gid) < 0))
-      || fchmod (dfd, 0755) < 0)
+  if ((geteuid () == 0 && fchown (dfd, uid, gid) < 0) || fchmod (dfd, 0755) < 0)
     {
       sr_error_set (err, errno, "chown %s", dir);
       goto fail;
     }
   *ret_dir = TAKE_PTR (dir);
   *ret_fd = TAKE_FD (dfd);
+  *ret_uid = uid;
+  *ret_gid = gid;
   return 0;
 
 fail:
   (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);
   return -1;
+}
+
+int
+sr_code_write_source (int dirfd, const char *name, const char *code, size_t len, uid_t uid,
+                      gid_t gid, sr_error_t *err)
+{
+  _cleanup_close_ int fd = -1;
+
+  if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
+    {
+      if (errno != EISDIR && errno != EPERM)
+        return sr_error_set (err, errno, "remove the old %s", name);
+      if (sr_rm_rf_at (dirfd, name, err) < 0)
+        return -1;
+    }
+  fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 || sr_write_all (fd, code, len) < 0)
+    return sr_error_set (err, errno, "write %s", name);
+  if (geteuid () == 0 && fchown (fd, uid, gid) < 0)
+    return sr_error_set (err, errno, "chown %s", name);
+  return 0;
 }
 
 struct stage
@@ -198,17 +213,52 @@ count_output (enum sr_stream stream, const char *buf, size_t len, void *userdata
   st->req->on_progress (st->name, st->output_bytes, st->req->userdata);
 }
 
+char **
+sr_code_env (const struct sr_image_use *image)
+{
+  char **env = NULL;
+
+  sr_env_set (&env, "PATH=" SR_DEFAULT_PATH);
+  sr_env_set (&env, "HOME=" SR_DEFAULT_HOME);
+  sr_env_set (&env, "LANG=" SR_DEFAULT_LANG);
+  for (char **e = image->info.env; e && *e; e++)
+    if (strchr (*e, '=') && **e != '=')
+      sr_env_set (&env, *e);
+  return env;
+}
+
+void
+sr_code_container_config (const struct sr_config *cfg, const struct sr_image_use *image,
+                          const struct sr_seccomp_filter *filter, uint64_t caps,
+                          uint64_t timeout_ms, struct sr_container_config *cc)
+{
+  memset (cc, 0, sizeof *cc);
+  cc->fs.rootfs = image->rootfs;
+  cc->fs.tmp_size = cfg->tmp_size;
+  cc->fs.shm_size = SR_DEFAULT_DEV_SHM_SIZE;
+  cc->fs.scratch_size = cfg->scratch_size;
+  cc->limits.memory = cfg->memory;
+  cc->limits.cpus = cfg->cpus;
+  cc->limits.pids = (uint32_t) cfg->pids;
+  cc->strict_limits = cfg->strict_limits;
+  cc->seccomp = filter;
+  cc->keep_caps = caps;
+  cc->max_cpu_seconds = (uint32_t) ((timeout_ms + 999) / 1000 + 1);
+  cc->max_file_size = cfg->scratch_size > cfg->tmp_size ? cfg->scratch_size : cfg->tmp_size;
+  cc->max_open_files = SR_DEFAULT_MAX_OPEN_FILES;
+}
+
 static int
 run_stage (const struct sr_config *cfg, const struct sr_image_use *image, const char *scratch,
            const struct sr_seccomp_filter *filter, uint64_t keep_caps, struct stage *st,
            int cancel_fd, struct sr_run_result *res, sr_error_t *err)
 {
-  _cleanup_strv_ char **argv = split_command (st->command), **env = NULL;
+  _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
   _cleanup_free_ char *state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
   struct sr_bind bind = {
     .source = (char *) scratch, .target = (char *) SR_CODE_DIR, .readonly = !st->code_writable,
   };
-  struct sr_container_config cc = { 0 };
+  struct sr_container_config cc;
   struct sr_exec_spec spec = { 0 };
   struct sr_run_options opts = {
     .timeout_ms = st->timeout_ms, .max_output = cfg->max_output, .stdin_fd = -1,
@@ -217,29 +267,11 @@ run_stage (const struct sr_config *cfg, const struct sr_image_use *image, const 
 
   if (argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
-  sr_env_set (&env, "PATH=" SR_DEFAULT_PATH);
-  sr_env_set (&env, "HOME=" SR_DEFAULT_HOME);
-  sr_env_set (&env, "LANG=" SR_DEFAULT_LANG);
-  for (char **e = image->info.env; e && *e; e++)
-    if (strchr (*e, '=') && **e != '=')
-      sr_env_set (&env, *e);
-
+  env = sr_code_env (image);
   (void) sr_mkdir_p (state_dir, NULL);
-  cc.fs.rootfs = image->rootfs;
+  sr_code_container_config (cfg, image, filter, keep_caps, st->timeout_ms, &cc);
   cc.fs.binds = &bind;
   cc.fs.n_binds = 1;
-  cc.fs.tmp_size = cfg->tmp_size;
-  cc.fs.shm_size = SR_DEFAULT_DEV_SHM_SIZE;
-  cc.fs.scratch_size = cfg->scratch_size;
-  cc.limits.memory = cfg->memory;
-  cc.limits.cpus = cfg->cpus;
-  cc.limits.pids = (uint32_t) cfg->pids;
-  cc.strict_limits = cfg->strict_limits;
-  cc.seccomp = filter;
-  cc.keep_caps = keep_caps;
-  cc.max_cpu_seconds = (uint32_t) ((st->timeout_ms + 999) / 1000 + 1);
-  cc.max_file_size = cfg->scratch_size > cfg->tmp_size ? cfg->scratch_size : cfg->tmp_size;
-  cc.max_open_files = SR_DEFAULT_MAX_OPEN_FILES;
   cc.state_dir = state_dir;
   cc.label = st->command;
 
@@ -255,8 +287,8 @@ run_stage (const struct sr_config *cfg, const struct sr_image_use *image, const 
   return sr_container_run (&cc, &spec, &opts, res, err);
 }
 
-static enum sr_code_status
-status_of (const struct sr_run_result *r)
+enum sr_code_status
+sr_code_status_of (const struct sr_run_result *r)
 {
   switch (r->status)
     {
@@ -269,9 +301,9 @@ status_of (const struct sr_run_result *r)
   return SR_CODE_ERROR;
 }
 
-static int
-load_policy (const struct sr_config *cfg, struct sr_seccomp_filter **filter, uint64_t *caps,
-             sr_error_t *err)
+int
+sr_code_load_policy (const struct sr_config *cfg, struct sr_seccomp_filter **filter,
+                     uint64_t *caps, sr_error_t *err)
 {
   _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", cfg->runtime_dir);
 
@@ -287,6 +319,22 @@ load_policy (const struct sr_config *cfg, struct sr_seccomp_filter **filter, uin
   return sr_seccomp_filter_from_file (cfg->seccomp_profile, filter, err);
 }
 
+/* Only sandbox-runner-full sets it (cli/backend_full.c): calling the
+ * Docker client from here would link libcurl into every binary.  */
+static sr_code_docker_runner docker_runner;
+
+void
+sr_code_set_docker_runner (sr_code_docker_runner fn)
+{
+  docker_runner = fn;
+}
+
+bool
+sr_code_docker_available (void)
+{
+  return docker_runner != NULL;
+}
+
 int
 sr_code_run (const struct sr_config *cfg, struct sr_store *store,
              const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err)
@@ -297,6 +345,8 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
   _cleanup_free_ char *scratch = NULL;
   _cleanup_close_ int scratch_fd = -1;
   uint64_t caps;
+  uid_t uid;
+  gid_t gid;
   int r = -1;
 
   memset (res, 0, sizeof *res);
@@ -304,6 +354,13 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
     return -1;
   res->language = sr_xstrdup (l->name);
   res->failure = "sandbox_error";
+  if (cfg->backend && strcmp (cfg->backend, "docker") == 0)
+    {
+      if (docker_runner == NULL)
+        return sr_error_set (err, 0, "backend docker: this binary has no Docker client; run "
+                                     "it through sandbox-runner-full");
+      return docker_runner (cfg, l, req, res, err);
+    }
   {
     sr_error_t e = NULL;
 
@@ -325,8 +382,10 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
         return -1;
       }
   }
-  if (load_policy (cfg, &filter, &caps, err) < 0
-      || make_scratch (cfg, l, req, &scratch, &scratch_fd, err) < 0)
+  if (sr_code_load_policy (cfg, &filter, &caps, err) < 0
+      || sr_code_make_dir (cfg, &scratch, &scratch_fd, &uid, &gid, err) < 0)
+    goto out;
+  if (sr_code_write_source (scratch_fd, l->source, req->code, req->code_len, uid, gid, err) < 0)
     goto out;
 
   if (l->compile[0])
@@ -366,7 +425,7 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
     if (run_stage (cfg, &image, scratch, filter, caps, &run, req->cancel_fd, &res->run, err) < 0)
       goto out;
   }
-  res->status = status_of (&res->run);
+  res->status = sr_code_status_of (&res->run);
   res->duration_ms = res->run.duration_ns / 1000000;
   res->failure = NULL;
   r = 0;

@@ -11,14 +11,27 @@ integration_tests = \
 	tests/integration/history.sh \
 	tests/integration/image-pull.sh \
 	tests/integration/mcp-stdio.sh \
+	tests/integration/hostile.sh \
 	tests/integration/mcp-http.sh \
-	tests/integration/doctor.sh
+	tests/integration/mcp-session.sh \
+	tests/integration/doctor.sh \
+	tests/integration/ops-docs.sh
 
 TESTS += $(integration_tests)
+EXTRA_DIST += tests/hostile
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh \
 	tests/helpers/oci-fixture.py tests/integration/packages.txt \
-	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
+	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/session-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
 
 # Test programs that drive the runtime directly.
 check_PROGRAMS += tests/helpers/session-driver
 tests_helpers_session_driver_LDADD = $(UNIT_LDADD)
+
+# The Docker Engine client, driven against a real dockerd.
+check_PROGRAMS += tests/helpers/docker-driver
+tests_helpers_docker_driver_LDADD = $(UNIT_LDADD)
+TESTS += tests/integration/docker.sh
+EXTRA_DIST += tests/integration/docker.sh tests/docker/start-dockerd.sh tests/docker/packages.txt
+# run-code on the Docker backend agrees with the native one.
+TESTS += tests/integration/docker-parity.sh
+EXTRA_DIST += tests/integration/docker-parity.sh

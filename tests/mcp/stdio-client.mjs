@@ -31,8 +31,13 @@ check(true, "ping is answered");
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-check(JSON.stringify(names) === JSON.stringify(["get_execution_history", "list_supported_languages", "run_code"]),
-  "tools/list lists the three tools", names);
+const expected = ["close_session", "create_session", "file_patch", "file_read", "file_search", "file_write",
+  "get_execution_history", "list_artifacts", "list_sessions", "list_supported_languages", "read_artifact",
+  "run_code", "shell_exec", "shell_list", "shell_new", "shell_read", "shell_remove", "upload_file",
+  "write_stdin"];
+check(JSON.stringify(names) === JSON.stringify(expected), "tools/list lists every tool", names);
+check(tools.every((t) => t.title && t.description && t.inputSchema && t.outputSchema && t.annotations),
+  "every tool has a title, a description, schemas and annotations", tools.map((t) => t.name));
 const runCode = tools.find((t) => t.name === "run_code");
 check(runCode?.inputSchema?.required?.includes("code") && runCode?.outputSchema?.properties?.status,
   "run_code has input and output schemas");

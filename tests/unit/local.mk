@@ -7,7 +7,8 @@ unit_tests = \
 	tests/unit/test-config \
 	tests/unit/test-image \
 	tests/unit/test-registry \
-	tests/unit/test-history
+	tests/unit/test-history \
+	tests/unit/test-files
 
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
@@ -21,4 +22,5 @@ tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)
 tests_unit_test_registry_LDADD = $(UNIT_LDADD)
 tests_unit_test_history_LDADD = $(UNIT_LDADD)
+tests_unit_test_files_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk

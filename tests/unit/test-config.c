@@ -98,6 +98,7 @@ main (void)
   expect_error ("badbool.conf", "strict_limits = maybe\n", "not true or false");
   expect_error ("ceiling.conf", "timeout = 40\n", "at most max_timeout");
   expect_error ("backend.conf", "backend = lxc\n", "neither native nor docker");
+  expect_error ("output.conf", "max_output = 2G\n", "max_output 2147483648 must be from 1 byte to 16M");
 
   unlink (sys);
   unlink (user);

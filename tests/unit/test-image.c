@@ -113,6 +113,32 @@ main (void)
     is_str (b3, "Zm9vYmFy", "base64 of six bytes");
     is_str (b4, "//4gb2s=", "base64 of bytes that are not UTF-8");
   }
+  {
+    const char *cases[][2] = { { "Zm9vYmFy", "foobar" }, { "Zg==", "f" }, { "Zm8", "fo" },
+                               { "Zm9v\nYmFy\n", "foobar" }, { "", "" } };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+      {
+        _cleanup_free_ char *out = NULL;
+        size_t n = 0;
+        int r = sr_base64_decode (cases[i][0], strlen (cases[i][0]), &out, &n);
+
+        ok (r == 0 && n == strlen (cases[i][1]) && memcmp (out, cases[i][1], n) == 0,
+            "base64 decodes '%s'", cases[i][0]);
+      }
+    {
+      const char *bad[] = { "Zm9v!mFy", "Z", "Zg=a", "Zg===", "Zm9=v" };
+
+      for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        {
+          _cleanup_free_ char *out = NULL;
+          size_t n;
+
+          ok (sr_base64_decode (bad[i], strlen (bad[i]), &out, &n) < 0 && errno == EINVAL,
+              "base64 refuses '%s'", bad[i]);
+        }
+    }
+  }
 
   {
     const char *idx = "{\"schemaVersion\":2,\"manifests\":["

@@ -1,0 +1,25 @@
+# Operator files: bash completion and the systemd unit.
+
+# Where bash-completion loads completions from on first use.
+bashcompletiondir = $(datadir)/bash-completion/completions
+dist_bashcompletion_DATA = contrib/bash-completion/sandbox-runner
+
+# The unit for the HTTP transport, with ExecStart pointing at this
+# install's bindir; systemd reads $(prefix)/lib/systemd/system for /usr
+# and /usr/local.  make systemdunitdir=/lib/systemd/system to change it.
+systemdunitdir = $(prefix)/lib/systemd/system
+EXTRA_DIST += contrib/systemd/sandbox-runner-http.service
+
+install-data-local: install-systemd-unit
+uninstall-local: uninstall-systemd-unit
+
+install-systemd-unit:
+	$(MKDIR_P) '$(DESTDIR)$(systemdunitdir)'
+	sed -e 's|/usr/local/bin/sandbox-runner|$(bindir)/sandbox-runner|g' \
+	  '$(srcdir)/contrib/systemd/sandbox-runner-http.service' \
+	  > '$(DESTDIR)$(systemdunitdir)/sandbox-runner-http.service'
+
+uninstall-systemd-unit:
+	rm -f '$(DESTDIR)$(systemdunitdir)/sandbox-runner-http.service'
+
+.PHONY: install-systemd-unit uninstall-systemd-unit

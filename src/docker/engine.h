@@ -1,0 +1,161 @@
+/* A client of the Docker Engine API, for the optional Docker backend.
+ *
+ * It runs the same commands as the native runtime (runtime/container.h)
+ * and answers with the same types: a struct sr_exec_spec in, the same
+ * struct sr_run_options (timeout, output cap, cancel fd, output callback)
+ * and the same struct sr_run_result out (status, exit code or signal,
+ * captured stdout and stderr with the same cap and truncation marker,
+ * duration), so a caller cannot tell the backends apart by their results.
+ * Not mirrored: opts->stdin_fd (stdin is always empty, as with -1), and
+ * the native-only fields of the result (marks, cpu_ns, memory_peak stay 0).
+ *
+ * The policy is mapped onto Docker's options: network none, memory and
+ * memory+swap, NanoCpus, PidsLimit, a read-only root, size-capped tmpfs
+ * mounts, binds, a non-root user, cap-drop ALL, no-new-privileges and a
+ * seccomp profile passed as JSON text.  The timeout is ours, not Docker's:
+ * when it passes the container is killed and removed.  Every container
+ * carries our labels, so the ones a dead runner left behind can be found
+ * and removed (sr_docker_reap_orphans).
+ *
+ * It speaks HTTP over the daemon's unix socket with libcurl ($DOCKER_HOST,
+ * else unix:///var/run/docker.sock); tcp:// (plain HTTP) works too.  An
+ * sr_docker holds no connection and nothing mutable after sr_docker_open,
+ * so one may serve several threads; a container (struct
+ * sr_docker_container) serves one thread at a time.  */
+#ifndef SR_DOCKER_ENGINE_H
+#define SR_DOCKER_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "runtime/container.h"
+
+#define SR_DOCKER_DEFAULT_HOST "unix:///var/run/docker.sock"
+/* nobody:nogroup, which exists in Debian's images and is never the owner
+ * of anything in them.  */
+#define SR_DOCKER_DEFAULT_USER "65534:65534"
+/* Every container we create carries this label ("1"), and
+ * SR_DOCKER_LABEL_RUNNER naming the runner that made it:
+ * "HOSTNAME:PID:STARTTIME" (STARTTIME from /proc/PID/stat, so a reused pid
+ * is not taken for the runner).  */
+#define SR_DOCKER_LABEL "org.sandbox-runner"
+#define SR_DOCKER_LABEL_RUNNER "org.sandbox-runner.runner"
+/* How long sr_docker_open waits for the daemon's answer to _ping.  */
+#define SR_DOCKER_PING_TIMEOUT_MS 3000
+
+struct sr_docker_tmpfs
+{
+  const char *path;
+  uint64_t size;         /* bytes; 0: Docker's default (half the RAM) */
+  bool exec;             /* false: noexec; nosuid and nodev always */
+  uint32_t mode;         /* 0: 01777 */
+};
+/* runc gives a tmpfs the mode of the directory it is mounted on, so each
+ * tmpfs is also owned by the container's user when that is numeric
+ * ("UID[:GID]"), which keeps it writable for that user.  */
+
+struct sr_docker_bind
+{
+  const char *source;    /* a directory on the daemon's host */
+  const char *target;
+  bool readonly;
+};
+
+struct sr_docker_label
+{
+  const char *key, *value;
+};
+
+struct sr_docker_config
+{
+  const char *image;                     /* name[:tag] or an image id */
+  const char *hostname;                  /* NULL: SR_DEFAULT_HOSTNAME */
+  uint64_t memory;                       /* bytes; 0: unlimited */
+  uint64_t memory_swap;                  /* memory + swap as Docker counts it; 0: = memory */
+  uint64_t nano_cpus;                    /* 1e9 per CPU; 0: unlimited */
+  uint32_t pids_limit;                   /* 0: unlimited */
+  uint64_t shm_size;                     /* /dev/shm; 0: Docker's default */
+  bool readonly_root;
+  const struct sr_docker_tmpfs *tmpfs;
+  size_t n_tmpfs;
+  const struct sr_docker_bind *binds;
+  size_t n_binds;
+  /* "UID:GID" or a name; NULL: SR_DOCKER_DEFAULT_USER; "": the image's own
+   * USER (which may be root).  */
+  const char *user;
+  /* An OCI/Docker seccomp profile as JSON text; NULL: Docker's default
+   * profile; "unconfined": none.  */
+  const char *seccomp_json;
+  /* Capabilities added back after cap-drop ALL ("CHOWN", ...); NULL: none.  */
+  char *const *cap_add;
+  uint64_t max_file_size;                /* RLIMIT_FSIZE, 0: unlimited */
+  uint32_t max_open_files;               /* RLIMIT_NOFILE, 0: Docker's default */
+  uint32_t max_cpu_seconds;              /* RLIMIT_CPU, 0: unlimited */
+  const struct sr_docker_label *labels;  /* extra labels, besides ours */
+  size_t n_labels;
+  /* What a held container runs under its init (Init: true); NULL:
+   * "sleep infinity".  */
+  char *const *hold_command;
+};
+
+struct sr_docker;
+struct sr_docker_container;
+
+/* Connects to host (NULL: $DOCKER_HOST, else SR_DOCKER_DEFAULT_HOST) and
+ * pings it within SR_DOCKER_PING_TIMEOUT_MS: a daemon that is not running,
+ * a socket we may not open or a daemon that does not answer is an error
+ * at once, which says so and names the endpoint.  */
+int sr_docker_open (const char *host, struct sr_docker **ret, sr_error_t *err);
+void sr_docker_close (struct sr_docker *d);
+
+/* "unix:///var/run/docker.sock", as given or defaulted.  */
+const char *sr_docker_endpoint (const struct sr_docker *d);
+/* The API version in use ("1.41"): the daemon's, capped at the newest we
+ * know.  */
+const char *sr_docker_api_version (const struct sr_docker *d);
+
+/* 0 when the daemon has image; -1 with errnum ENOENT and a message that
+ * names `docker pull IMAGE` and `docker import` when it has not.  */
+int sr_docker_image_exists (struct sr_docker *d, const char *image, sr_error_t *err);
+
+/* One command in a fresh container: create, attach, start, wait, remove.
+ * Returns 0 when the command ran (whatever its status) and -1 when the
+ * container could not be created or started; an executable that is not
+ * found fails at start with exit_code 127 in *result, as native does.
+ * *result is filled in both cases as far as it got.  Nothing is left in
+ * the daemon on any path.
+ *
+ * One difference Docker imposes: it reports a command killed by signal N
+ * as exit code 128+N, so an exit code in 129..128+SIGRTMAX is taken for a
+ * signal (result->signal = N), and a command that calls exit(137) looks
+ * killed by SIGKILL.  Status oom comes from State.OOMKilled, set when any
+ * process of the container was OOM-killed.  */
+int sr_docker_run (struct sr_docker *d, const struct sr_docker_config *cfg,
+                   const struct sr_exec_spec *spec, const struct sr_run_options *opts,
+                   struct sr_run_result *result, sr_error_t *err);
+
+/* Sessions: a long-lived container (Init: true, running cfg->hold_command)
+ * with the same policy; each sr_docker_exec runs one command in it
+ * through the exec API and returns the same result as a run.  When the
+ * command ends, times out or is cancelled, what is left of its process
+ * group is killed; the container lives on until sr_docker_destroy, which
+ * kills and removes it and accepts NULL.  */
+int sr_docker_hold (struct sr_docker *d, const struct sr_docker_config *cfg,
+                    struct sr_docker_container **ret, sr_error_t *err);
+int sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
+                    const struct sr_run_options *opts, struct sr_run_result *result,
+                    sr_error_t *err);
+void sr_docker_destroy (struct sr_docker_container *c);
+
+/* The container's full id.  */
+const char *sr_docker_container_id (const struct sr_docker_container *c);
+
+/* Removes the containers with our label whose runner is dead: made on this
+ * host by a process that no longer exists.  Containers of live runners and
+ * of other hosts are left alone.  *ret_removed (when not NULL) gets how
+ * many went.  */
+int sr_docker_reap_orphans (struct sr_docker *d, unsigned *ret_removed, sr_error_t *err);
+
+#endif

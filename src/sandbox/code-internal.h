@@ -1,0 +1,47 @@
+/* What run_code (code.c) and sessions (session.c) share: the policy the
+ * configuration asks for, the container and command a language runs in,
+ * and the private directory that holds the code.  */
+#ifndef SR_SANDBOX_CODE_INTERNAL_H
+#define SR_SANDBOX_CODE_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "image/store.h"
+#include "runtime/container.h"
+#include "sandbox/code.h"
+
+struct sr_seccomp_filter;
+
+/* The seccomp filter (NULL: unconfined) and capability keep-list.  */
+int sr_code_load_policy (const struct sr_config *cfg, struct sr_seccomp_filter **filter,
+                         uint64_t *caps, sr_error_t *err);
+
+/* The container's limits, mounts and policy for image; the caller sets
+ * binds, state_dir and label.  */
+void sr_code_container_config (const struct sr_config *cfg, const struct sr_image_use *image,
+                               const struct sr_seccomp_filter *filter, uint64_t caps,
+                               uint64_t timeout_ms, struct sr_container_config *cc);
+
+/* The environment of a command in image.  */
+char **sr_code_env (const struct sr_image_use *image);
+
+/* "g++ -O2 -o x y" -> argv.  */
+char **sr_code_split_command (const char *cmd);
+
+enum sr_code_status sr_code_status_of (const struct sr_run_result *r);
+
+/* A new directory under <runtime_dir>/scratch owned by the container's
+ * root (*ret_uid, *ret_gid as the host sees it), locked by the returned
+ * fd so a concurrent runner never reclaims it.  */
+int sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_t *ret_uid,
+                      gid_t *ret_gid, sr_error_t *err);
+
+/* Writes the source file name into dirfd, replacing whatever is there
+ * without following it (a session's code may have put a symlink there).  */
+int sr_code_write_source (int dirfd, const char *name, const char *code, size_t len, uid_t uid,
+                          gid_t gid, sr_error_t *err);
+
+#endif

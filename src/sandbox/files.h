@@ -1,0 +1,158 @@
+/* Files inside a session's container, reached from the host.
+ *
+ * A session's filesystem is seen through two directory fds the session
+ * holds: its root (/proc/<init>/root, the container's own mount tree) and
+ * its data directory (SR_DATA_DIR inside it).  Every path is resolved with
+ * openat2 and RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS against one of them,
+ * so `..`, absolute symlinks, /proc/<pid>/root links and symlinks swapped
+ * while we resolve never reach a host file.  What is opened is checked
+ * after opening (fstat, fstatfs): only regular files are read or written,
+ * never on procfs or sysfs, and writes only land on the container's tmpfs
+ * mounts (/mnt/data, /tmp, /work).  Opens use O_NONBLOCK so a FIFO cannot
+ * stall the caller.
+ *
+ * Paths: a relative path is relative to SR_DATA_DIR.  The artifact
+ * functions (sr_files_upload, sr_files_read_artifact, sr_files_list)
+ * accept only paths inside SR_DATA_DIR ("chart.png", "out/x.csv",
+ * "/mnt/data/chart.png"); the file tools (sr_files_read_lines,
+ * sr_files_write, sr_files_patch, sr_files_search) accept absolute paths
+ * anywhere in the container as well.  A path inside SR_DATA_DIR is
+ * resolved against the data directory, so a symlink in it resolves with
+ * SR_DATA_DIR as its root (a link to "/" names SR_DATA_DIR itself); other
+ * absolute paths resolve against the container's root.  Components "."
+ * and ".." are refused, not interpreted.
+ *
+ * Failures set *code (when code is not NULL) to a machine-readable name:
+ *   invalid_path          empty, NUL, a component "." / "..", too long
+ *   path_outside_sandbox  resolution left the root, crossed a magic link,
+ *                         or reached procfs/sysfs or a read-only area for
+ *                         a write; an artifact path outside SR_DATA_DIR
+ *   not_found             no such file or directory
+ *   not_a_file            a directory, FIFO, device or socket
+ *   file_exists           the target exists and overwrite was not asked
+ *   file_too_large        over the size limit given
+ *   quota_exceeded        the session's tmpfs is full (ENOSPC, EDQUOT)
+ *   no_match              file_patch: old_string or a hunk not found
+ *   ambiguous_match       file_patch: old_string found more than once
+ *   invalid_patch         file_patch: a malformed unified diff (or no
+ *                         diff and no old_string/new_string, or an
+ *                         empty old_string)
+ *   invalid_pattern       file_search: the regular expression is invalid
+ *   io_error              anything else (the error says what)
+ * and the error (errnum set where there is one) says it for people.  */
+#ifndef SR_SANDBOX_FILES_H
+#define SR_SANDBOX_FILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+struct sr_fsroot
+{
+  int rootfd;           /* the container's / (O_PATH directory) */
+  int datafd;           /* SR_DATA_DIR inside it (O_PATH directory) */
+  uid_t uid;            /* owner given to files the host creates: the */
+  gid_t gid;            /* container's root, as the host sees it */
+};
+
+/* One entry of the data directory, path relative to SR_DATA_DIR.  */
+struct sr_artifact
+{
+  char *path;
+  uint64_t size;
+  int64_t mtime_ns;     /* nanoseconds since the epoch */
+  char *mime_type;      /* NULL until sr_files_mime fills it */
+};
+void sr_artifacts_free (struct sr_artifact *v, size_t n);
+
+/* Every regular file under SR_DATA_DIR, sorted by path; at most
+ * SR_MAX_ARTIFACTS entries and SR_MAX_ARTIFACT_DEPTH levels (deeper or
+ * further entries are left out; *ret_truncated says so).  Symlinks are
+ * not followed.  with_mime fills mime_type.  */
+int sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **ret,
+                   size_t *ret_n, bool *ret_truncated, const char **code, sr_error_t *err);
+
+/* The entries of after that are not in before, or whose size or mtime
+ * changed; both sorted by path as sr_files_list returns them.  Copies
+ * into *ret.  */
+void sr_artifacts_changed (const struct sr_artifact *before, size_t n_before,
+                           const struct sr_artifact *after, size_t n_after,
+                           struct sr_artifact **ret, size_t *ret_n);
+
+/* The MIME type of an open regular file (libmagic), e.g. "image/png";
+ * "application/octet-stream" when unknown.  Reads the file's start with
+ * pread, so the fd's offset is left alone.  Thread-safe.  */
+char *sr_files_mime (int fd);
+
+/* Writes data to path inside SR_DATA_DIR, atomically (a temp file renamed
+ * into place), creating parent directories.  An existing file is an
+ * error (file_exists) unless overwrite.  *ret_path gets the absolute path
+ * inside the container ("/mnt/data/x.csv").  */
+int sr_files_upload (const struct sr_fsroot *r, const char *path, const void *data, size_t len,
+                     bool overwrite, char **ret_path, const char **code, sr_error_t *err);
+
+/* The content of a regular file inside SR_DATA_DIR, at most max_size
+ * bytes (file_too_large past it), and its MIME type.  */
+int sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_t max_size,
+                            char **ret_data, size_t *ret_len, char **ret_mime,
+                            const char **code, sr_error_t *err);
+
+/* Opens a regular file inside SR_DATA_DIR for reading (HTTP download);
+ * *ret_size gets its size.  */
+int sr_files_open_artifact (const struct sr_fsroot *r, const char *path, uint64_t *ret_size,
+                            const char **code, sr_error_t *err);
+
+/* file_read: lines [offset, offset + limit) of a text file (offset counts
+ * from 1; limit 0: to the end), each as "%6u\t<line>\n" like cat -n, in
+ * *ret_text; *ret_total_lines is the file's line count.  The file may be
+ * at most max_size bytes.  */
+int sr_files_read_lines (const struct sr_fsroot *r, const char *path, uint64_t offset,
+                         uint64_t limit, uint64_t max_size, char **ret_text,
+                         uint64_t *ret_total_lines, const char **code, sr_error_t *err);
+
+/* file_write: the whole content, atomically, parents created; an existing
+ * file is replaced (keeping its mode and owner).  A symlink at path is
+ * replaced too, not followed; so is it by sr_files_upload with
+ * overwrite.  */
+int sr_files_write (const struct sr_fsroot *r, const char *path, const char *content,
+                    size_t len, char **ret_path, const char **code, sr_error_t *err);
+
+/* file_patch, string mode (diff == NULL): replaces old_string by
+ * new_string; old_string must occur exactly once unless replace_all.
+ * Unified-diff mode (diff != NULL, old/new NULL): applies every hunk of
+ * the diff to the file (its ---/+++ headers are optional and ignored;
+ * a hunk whose lines are not found at or near its line number is
+ * no_match; its line counts are recounted from its lines, not trusted).
+ * path must name a regular file itself: a symlink is not_a_file.  The
+ * result is written atomically.  *ret_replacements gets the number of
+ * replacements or hunks applied.  */
+int sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_string,
+                    const char *new_string, bool replace_all, const char *diff,
+                    uint64_t max_size, unsigned *ret_replacements, const char **code,
+                    sr_error_t *err);
+
+struct sr_file_match
+{
+  char *path;           /* absolute inside the container */
+  uint64_t line;        /* from 1 */
+  char *text;           /* the line, at most 500 bytes */
+};
+void sr_file_matches_free (struct sr_file_match *v, size_t n);
+
+/* file_search: lines matching the POSIX extended regular expression
+ * pattern in the regular files under dir (default SR_DATA_DIR) whose
+ * name matches glob (fnmatch on the base name; NULL: every file).
+ * Binary files (a NUL in the first 8 KiB) and files over max_size are
+ * skipped; symlinks are not followed, kernel file systems (procfs, sysfs)
+ * not entered.  dir may name one file: it is searched whatever glob says.
+ * At most max_matches results, SR_MAX_ARTIFACTS files read and
+ * SR_MAX_ARTIFACT_DEPTH levels walked (*ret_truncated then).  */
+int sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glob,
+                     const char *dir, uint64_t max_size, size_t max_matches,
+                     struct sr_file_match **ret, size_t *ret_n, bool *ret_truncated,
+                     const char **code, sr_error_t *err);
+
+#endif

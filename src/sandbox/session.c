@@ -1,0 +1,921 @@
+#include "config.h"
+
+#include "sandbox/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "runtime/seccomp.h"
+#include "runtime/state.h"
+#include "sandbox/code-internal.h"
+#include "sandbox/shell.h"
+
+/* A shell and the calls using it.  */
+struct shell_slot
+{
+  struct sr_shell *sh;
+  unsigned refs;
+};
+
+struct sr_session
+{
+  struct sr_sessions *m;
+  char id[40];
+  struct sr_image_use image;
+  struct sr_container *c;
+  char *code_dir;
+  int code_fd;             /* holds the code dir's lock */
+  struct sr_fsroot fs;
+  int64_t created;
+  uint64_t last_used_ns;
+  bool busy;
+  unsigned pins;           /* shell calls in flight: the session stays */
+  struct shell_slot *shells;
+  size_t n_shells;
+  unsigned shell_serial;
+  struct sr_session *next;
+};
+
+/* A session to create, handed to the manager's thread: a container's init
+ * dies with the thread that cloned it (PR_SET_PDEATHSIG follows the
+ * parent thread), and callers' threads are short-lived.  */
+struct create_request
+{
+  const char *image;
+  struct sr_session *session;
+  const char *code;
+  sr_error_t err;
+  int result;
+  bool done;
+  struct create_request *next;
+};
+
+struct sr_sessions
+{
+  const struct sr_config *cfg;
+  struct sr_store *store;
+  struct sr_seccomp_filter *filter;
+  uint64_t caps;
+  char *state_dir;
+
+  pthread_mutex_t lock;
+  pthread_cond_t changed;  /* a session released, or stop */
+  struct sr_session *head; /* oldest first */
+  size_t n;                /* in the list, plus those being created */
+  bool stop;
+  struct create_request *requests;
+  pthread_t reaper;        /* also creates every session's container */
+  bool reaper_started;
+};
+
+static int fail_code (const char **code, const char *name, sr_error_t *err, int errnum,
+                      const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
+static int session_create (struct sr_sessions *m, const char *image_ref,
+                           struct sr_session **ret, const char **code, sr_error_t *err);
+
+static void
+session_destroy (struct sr_session *s)
+{
+  if (s == NULL)
+    return;
+  /* The shells' threads use the container: they go first.  */
+  for (size_t i = 0; i < s->n_shells; i++)
+    sr_shell_stop (s->shells[i].sh);
+  free (s->shells);
+  sr_container_destroy (s->c);
+  if (s->fs.datafd >= 0)
+    close (s->fs.datafd);
+  if (s->fs.rootfd >= 0)
+    close (s->fs.rootfd);
+  if (s->code_dir)
+    (void) sr_rm_rf_at (AT_FDCWD, s->code_dir, NULL);
+  if (s->code_fd >= 0)
+    close (s->code_fd);
+  free (s->code_dir);
+  sr_image_release (&s->image);
+  free (s);
+}
+
+/* Sessions that are idle past the timeout, or whose container died, come
+ * off the list; the caller destroys them outside the lock.  */
+static struct sr_session *
+take_expired (struct sr_sessions *m, uint64_t now)
+{
+  struct sr_session *gone = NULL, **pp = &m->head;
+
+  while (*pp)
+    {
+      struct sr_session *s = *pp;
+      bool idle;
+
+      /* A shell command still running is activity.  */
+      for (size_t i = 0; i < s->n_shells; i++)
+        if (sr_shell_state (s->shells[i].sh) == SR_SHELL_WAITING)
+          s->last_used_ns = now;
+      idle = now - s->last_used_ns >= m->cfg->session_idle_ms * 1000000ull;
+      if (!s->busy && s->pins == 0 && (idle || !sr_container_alive (s->c)))
+        {
+          *pp = s->next;
+          s->next = gone;
+          gone = s;
+          m->n--;
+        }
+      else
+        pp = &s->next;
+    }
+  return gone;
+}
+
+static void *
+reaper_main (void *arg)
+{
+  struct sr_sessions *m = arg;
+
+  pthread_mutex_lock (&m->lock);
+  while (!m->stop)
+    {
+      struct timespec until;
+      struct sr_session *gone;
+
+      if (m->requests)
+        {
+          struct create_request *rq = m->requests;
+
+          m->requests = rq->next;
+          pthread_mutex_unlock (&m->lock);
+          rq->result = session_create (m, rq->image, &rq->session, &rq->code, &rq->err);
+          pthread_mutex_lock (&m->lock);
+          rq->done = true;
+          pthread_cond_broadcast (&m->changed);
+          continue;
+        }
+      clock_gettime (CLOCK_MONOTONIC, &until);
+      until.tv_sec += 1;
+      pthread_cond_timedwait (&m->changed, &m->lock, &until);
+      if (m->stop || m->requests)
+        continue;
+      gone = take_expired (m, sr_now_ns ());
+      pthread_mutex_unlock (&m->lock);
+      while (gone)
+        {
+          struct sr_session *next = gone->next;
+
+          session_destroy (gone);
+          gone = next;
+        }
+      pthread_mutex_lock (&m->lock);
+    }
+  /* Nothing creates sessions any more.  */
+  for (struct create_request *rq = m->requests; rq; rq = rq->next)
+    {
+      rq->result = -1;
+      rq->code = "sandbox_error";
+      sr_error_set (&rq->err, 0, "the session manager is stopping");
+      rq->done = true;
+    }
+  m->requests = NULL;
+  pthread_cond_broadcast (&m->changed);
+  pthread_mutex_unlock (&m->lock);
+  return NULL;
+}
+
+/* Creates a session on the manager's thread and waits for it.  */
+static int
+create_on_manager (struct sr_sessions *m, const char *image, struct sr_session **ret,
+                   const char **code, sr_error_t *err)
+{
+  struct create_request rq = { .image = image };
+
+  pthread_mutex_lock (&m->lock);
+  if (m->stop)
+    {
+      pthread_mutex_unlock (&m->lock);
+      return fail_code (code, "sandbox_error", err, 0, "the session manager is stopping");
+    }
+  rq.next = m->requests;
+  m->requests = &rq;
+  pthread_cond_broadcast (&m->changed);
+  while (!rq.done)
+    pthread_cond_wait (&m->changed, &m->lock);
+  pthread_mutex_unlock (&m->lock);
+  if (rq.result < 0)
+    {
+      if (code)
+        *code = rq.code;
+      sr_error_move (err, &rq.err);
+      return -1;
+    }
+  *ret = rq.session;
+  return 0;
+}
+
+int
+sr_sessions_new (const struct sr_config *cfg, struct sr_store *store, struct sr_sessions **ret,
+                 sr_error_t *err)
+{
+  struct sr_sessions *m = sr_xcalloc (1, sizeof *m);
+  pthread_condattr_t ca;
+  int r;
+
+  m->cfg = cfg;
+  m->store = store;
+  m->state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
+  pthread_mutex_init (&m->lock, NULL);
+  pthread_condattr_init (&ca);
+  pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
+  pthread_cond_init (&m->changed, &ca);
+  pthread_condattr_destroy (&ca);
+  if (sr_code_load_policy (cfg, &m->filter, &m->caps, err) < 0)
+    goto fail;
+  /* What a runner that died left: its session inits died with it.  */
+  (void) sr_mkdir_p (m->state_dir, NULL);
+  sr_state_reclaim (m->state_dir, NULL);
+  r = pthread_create (&m->reaper, NULL, reaper_main, m);
+  if (r != 0)
+    {
+      sr_error_set (err, r, "start the session reaper");
+      goto fail;
+    }
+  m->reaper_started = true;
+  *ret = m;
+  return 0;
+
+fail:
+  sr_sessions_free (m);
+  return -1;
+}
+
+void
+sr_sessions_free (struct sr_sessions *m)
+{
+  struct sr_session *s;
+
+  if (m == NULL)
+    return;
+  pthread_mutex_lock (&m->lock);
+  m->stop = true;
+  pthread_cond_broadcast (&m->changed);
+  pthread_mutex_unlock (&m->lock);
+  if (m->reaper_started)
+    pthread_join (m->reaper, NULL);
+
+  pthread_mutex_lock (&m->lock);
+  for (;;)
+    {
+      bool busy = false;
+
+      for (s = m->head; s; s = s->next)
+        busy |= s->busy || s->pins;
+      if (!busy)
+        break;
+      pthread_cond_wait (&m->changed, &m->lock);
+    }
+  s = m->head;
+  m->head = NULL;
+  pthread_mutex_unlock (&m->lock);
+  while (s)
+    {
+      struct sr_session *next = s->next;
+
+      session_destroy (s);
+      s = next;
+    }
+  sr_seccomp_filter_free (m->filter);
+  pthread_cond_destroy (&m->changed);
+  pthread_mutex_destroy (&m->lock);
+  free (m->state_dir);
+  free (m);
+}
+
+static int
+fail_code (const char **code, const char *name, sr_error_t *err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (code)
+    *code = name;
+  va_start (ap, fmt);
+  sr_error_setv (err, errnum, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+static int
+open_in_root (int rootfd, const char *path, int flags)
+{
+  struct open_how how = {
+    .flags = (uint64_t) (flags | O_CLOEXEC),
+    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+  };
+
+  return (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+}
+
+static void
+make_id (char id[static 40])
+{
+  unsigned char raw[16];
+  size_t got = 0;
+
+  while (got < sizeof raw)
+    {
+      ssize_t n = getrandom (raw + got, sizeof raw - got, 0);
+
+      if (n < 0 && errno != EINTR)
+        sr_oom ();
+      if (n > 0)
+        got += (size_t) n;
+    }
+  for (size_t i = 0; i < sizeof raw; i++)
+    snprintf (id + 2 * i, 3, "%02x", raw[i]);
+}
+
+static int
+session_create (struct sr_sessions *m, const char *image_ref, struct sr_session **ret,
+                const char **code, sr_error_t *err)
+{
+  const struct sr_config *cfg = m->cfg;
+  struct sr_session *s = sr_xcalloc (1, sizeof *s);
+  _cleanup_free_ char *root = NULL, *label = NULL;
+  struct sr_container_config cc;
+  struct sr_bind bind = { 0 };
+  sr_error_t e = NULL;
+
+  s->m = m;
+  s->image.lock_fd = -1;
+  s->code_fd = -1;
+  s->fs.rootfd = s->fs.datafd = -1;
+  make_id (s->id);
+  if (code)
+    *code = "sandbox_error";
+
+  if (sr_store_use (m->store, image_ref, &s->image, &e) < 0)
+    {
+      if (e->errnum != ENOENT)
+        {
+          sr_error_move (err, &e);
+          sr_error_wrap (err, "session image %s", image_ref);
+          goto fail;
+        }
+      sr_error_free (&e);
+      fail_code (code, "image_missing", err, 0,
+                 "the session image '%s' is not in the store %s; build the default images "
+                 "with rootfs/build-all.sh --import, or import one with `sandbox-runner image "
+                 "import --name %s PATH`",
+                 image_ref, sr_store_dir (m->store), image_ref);
+      goto fail;
+    }
+  if (sr_code_make_dir (cfg, &s->code_dir, &s->code_fd, &s->fs.uid, &s->fs.gid, err) < 0)
+    goto fail;
+
+  sr_code_container_config (cfg, &s->image, m->filter, m->caps, cfg->max_timeout_ms, &cc);
+  cc.fs.data_size = cfg->session_data_size;
+  if (cc.max_file_size < cfg->session_data_size)
+    cc.max_file_size = cfg->session_data_size;
+  bind.source = s->code_dir;
+  bind.target = (char *) SR_CODE_DIR;
+  cc.fs.binds = &bind;
+  cc.fs.n_binds = 1;
+  cc.state_dir = m->state_dir;
+  label = sr_xasprintf ("session %s (%s)", s->id, image_ref);
+  cc.label = label;
+  if (sr_container_create (&cc, &s->c, err) < 0 || sr_container_hold (s->c, err) < 0)
+    {
+      sr_error_wrap (err, "create the session's container");
+      goto fail;
+    }
+
+  root = sr_xasprintf ("/proc/%ld/root", (long) sr_container_pid (s->c));
+  s->fs.rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (s->fs.rootfd < 0)
+    {
+      sr_error_set (err, errno, "open %s", root);
+      goto fail;
+    }
+  s->fs.datafd = open_in_root (s->fs.rootfd, SR_DATA_DIR, O_PATH | O_DIRECTORY);
+  if (s->fs.datafd < 0)
+    {
+      sr_error_set (err, errno, "open the session's %s", SR_DATA_DIR);
+      goto fail;
+    }
+  s->created = (int64_t) time (NULL);
+  s->last_used_ns = sr_now_ns ();
+  *ret = s;
+  return 0;
+
+fail:
+  session_destroy (s);
+  return -1;
+}
+
+int
+sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image,
+                     struct sr_session **ret, const char **code, sr_error_t *err)
+{
+  struct sr_session *s = NULL;
+  int r;
+
+  pthread_mutex_lock (&m->lock);
+  if (id && *id)
+    {
+      for (s = m->head; s; s = s->next)
+        if (strcmp (s->id, id) == 0)
+          break;
+      if (s && !s->busy && !sr_container_alive (s->c))
+        s = NULL;  /* the reaper takes it */
+      if (s == NULL)
+        r = fail_code (code, "session_not_found", err, 0,
+                       "no session '%s' (it may have expired or been closed)", id);
+      else if (s->busy)
+        r = fail_code (code, "session_busy", err, 0,
+                       "session %s is busy with another call; retry when it ends", id);
+      else
+        {
+          s->busy = true;
+          *ret = s;
+          r = 0;
+        }
+      pthread_mutex_unlock (&m->lock);
+      return r;
+    }
+  if (m->n >= m->cfg->max_sessions)
+    {
+      pthread_mutex_unlock (&m->lock);
+      return fail_code (code, "session_limit", err, 0,
+                        "%zu sessions are open, the limit (max_sessions); close one with "
+                        "close_session first",
+                        m->n);
+    }
+  m->n++;
+  pthread_mutex_unlock (&m->lock);
+
+  r = create_on_manager (m, image && *image ? image : m->cfg->session_image, &s, code, err);
+
+  pthread_mutex_lock (&m->lock);
+  if (r < 0)
+    m->n--;
+  else
+    {
+      struct sr_session **pp = &m->head;
+
+      while (*pp)
+        pp = &(*pp)->next;
+      *pp = s;
+      s->busy = true;
+      *ret = s;
+    }
+  pthread_mutex_unlock (&m->lock);
+  return r;
+}
+
+void
+sr_session_release (struct sr_session *s)
+{
+  struct sr_sessions *m;
+
+  if (s == NULL)
+    return;
+  m = s->m;
+  pthread_mutex_lock (&m->lock);
+  s->busy = false;
+  s->last_used_ns = sr_now_ns ();
+  pthread_cond_broadcast (&m->changed);
+  pthread_mutex_unlock (&m->lock);
+}
+
+int
+sr_sessions_close (struct sr_sessions *m, const char *id, const char **code, sr_error_t *err)
+{
+  struct sr_session *s, **pp;
+
+  pthread_mutex_lock (&m->lock);
+  for (pp = &m->head; *pp; pp = &(*pp)->next)
+    if (strcmp ((*pp)->id, id) == 0)
+      break;
+  s = *pp;
+  if (s == NULL || s->busy || s->pins)
+    {
+      pthread_mutex_unlock (&m->lock);
+      if (s == NULL)
+        return fail_code (code, "session_not_found", err, 0, "no session '%s'", id);
+      return fail_code (code, "session_busy", err, 0,
+                        "session %s is busy with another call; close it when that ends", id);
+    }
+  *pp = s->next;
+  m->n--;
+  pthread_mutex_unlock (&m->lock);
+  session_destroy (s);
+  return 0;
+}
+
+void
+sr_sessions_list (struct sr_sessions *m, struct sr_session_info **ret, size_t *ret_n)
+{
+  struct sr_session_info *v = NULL;
+  size_t n = 0;
+  uint64_t now = sr_now_ns ();
+
+  pthread_mutex_lock (&m->lock);
+  for (struct sr_session *s = m->head; s; s = s->next)
+    {
+      struct sr_session_info *i;
+
+      v = sr_xrealloc (v, (n + 1) * sizeof *v);
+      i = &v[n++];
+      memset (i, 0, sizeof *i);
+      snprintf (i->id, sizeof i->id, "%s", s->id);
+      i->image = sr_xstrdup (s->image.info.names && s->image.info.names[0]
+                             ? s->image.info.names[0] : s->image.info.id);
+      i->init_pid = sr_container_pid (s->c);
+      i->created = s->created;
+      i->idle_ms = s->busy ? 0 : (now - s->last_used_ns) / 1000000;
+      i->busy = s->busy;
+    }
+  pthread_mutex_unlock (&m->lock);
+  *ret = v;
+  *ret_n = n;
+}
+
+void
+sr_session_infos_free (struct sr_session_info *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free (v[i].image);
+  free (v);
+}
+
+const char *
+sr_session_id (const struct sr_session *s)
+{
+  return s->id;
+}
+
+const char *
+sr_session_image (const struct sr_session *s)
+{
+  return s->image.info.names && s->image.info.names[0] ? s->image.info.names[0]
+                                                       : s->image.info.id;
+}
+
+const struct sr_fsroot *
+sr_session_fs (const struct sr_session *s)
+{
+  return &s->fs;
+}
+
+int
+sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
+                 const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err)
+{
+  _cleanup_strv_ char **env = NULL;
+  struct sr_exec_spec full = *spec;
+
+  if (full.env == NULL)
+    full.env = env = sr_code_env (&s->image);
+  if (full.cwd == NULL)
+    full.cwd = SR_DATA_DIR;
+  return sr_container_exec (s->c, &full, opts, res, err);
+}
+
+/* Progress of one stage of a session's run_code.  */
+struct stage_progress
+{
+  const char *stage;
+  uint64_t bytes;
+  const struct sr_code_request *req;
+};
+
+static void
+count_output (enum sr_stream stream, const char *buf, size_t len, void *userdata)
+{
+  struct stage_progress *p = userdata;
+
+  (void) stream;
+  (void) buf;
+  p->bytes += len;
+  p->req->on_progress (p->stage, p->bytes, p->req->userdata);
+}
+
+static int
+run_stage (struct sr_session *s, const struct sr_code_request *req, const char *stage,
+           const char *command, uint64_t timeout_ms, struct sr_run_result *res, sr_error_t *err)
+{
+  _cleanup_strv_ char **argv = sr_code_split_command (command);
+  struct stage_progress progress = { .stage = stage, .req = req };
+  struct sr_run_options opts = {
+    .timeout_ms = timeout_ms, .max_output = s->m->cfg->max_output, .stdin_fd = -1,
+    .cancel_fd = req->cancel_fd,
+  };
+  struct sr_exec_spec spec = { .argv = argv };
+
+  if (argv[0] == NULL)
+    return sr_error_set (err, 0, "empty %s command", stage);
+  if (req->on_progress)
+    {
+      req->on_progress (stage, 0, req->userdata);
+      opts.on_output = count_output;
+      opts.userdata = &progress;
+    }
+  return sr_session_exec (s, &spec, &opts, res, err);
+}
+
+/* The artifacts a call changed, with their MIME types.  */
+static void
+changed_artifacts (struct sr_session *s, struct sr_artifact *before, size_t n_before,
+                   struct sr_artifact **ret, size_t *ret_n)
+{
+  struct sr_artifact *after = NULL;
+  size_t n_after = 0;
+  bool truncated;
+
+  *ret = NULL;
+  *ret_n = 0;
+  if (sr_files_list (&s->fs, false, &after, &n_after, &truncated, NULL, NULL) < 0)
+    return;
+  sr_artifacts_changed (before, n_before, after, n_after, ret, ret_n);
+  sr_artifacts_free (after, n_after);
+  for (size_t i = 0; i < *ret_n; i++)
+    {
+      uint64_t size;
+      int fd = sr_files_open_artifact (&s->fs, (*ret)[i].path, &size, NULL, NULL);
+
+      if (fd >= 0)
+        {
+          (*ret)[i].mime_type = sr_files_mime (fd);
+          close (fd);
+        }
+    }
+}
+
+int
+sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
+                     struct sr_code_result *res, struct sr_artifact **ret_artifacts,
+                     size_t *ret_n_artifacts, sr_error_t *err)
+{
+  const struct sr_config *cfg = s->m->cfg;
+  const struct sr_language *l;
+  struct sr_artifact *before = NULL;
+  size_t n_before = 0;
+  bool truncated;
+  int r = -1;
+
+  memset (res, 0, sizeof *res);
+  *ret_artifacts = NULL;
+  *ret_n_artifacts = 0;
+  if (sr_code_validate (cfg, req, &l, NULL, err) < 0)
+    return -1;
+  res->language = sr_xstrdup (l->name);
+  res->failure = "sandbox_error";
+  if (sr_code_write_source (s->code_fd, l->source, req->code, req->code_len, s->fs.uid,
+                            s->fs.gid, err) < 0)
+    return -1;
+  (void) sr_files_list (&s->fs, false, &before, &n_before, &truncated, NULL, NULL);
+
+  if (l->compile[0])
+    {
+      res->compiled = true;
+      if (run_stage (s, req, "compile", l->compile, cfg->compile_timeout_ms, &res->run, err) < 0)
+        {
+          sr_error_wrap (err, "compile stage");
+          goto out;
+        }
+      res->compile_ms = res->run.duration_ns / 1000000;
+      if (res->run.status != SR_RUN_SUCCESS)
+        {
+          res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
+                                                            : SR_CODE_COMPILE_ERROR;
+          res->duration_ms = res->compile_ms;
+          res->failure = NULL;
+          r = 0;
+          goto out;
+        }
+      sr_run_result_done (&res->run);
+      memset (&res->run, 0, sizeof res->run);
+    }
+  if (run_stage (s, req, "run", l->run, req->timeout_ms ? req->timeout_ms : cfg->timeout_ms,
+                 &res->run, err)
+      < 0)
+    goto out;
+  res->status = sr_code_status_of (&res->run);
+  res->duration_ms = res->run.duration_ns / 1000000;
+  res->failure = NULL;
+  r = 0;
+
+out:
+  if (r == 0)
+    changed_artifacts (s, before, n_before, ret_artifacts, ret_n_artifacts);
+  sr_artifacts_free (before, n_before);
+  return r;
+}
+
+/* --- persistent shells --- */
+
+static struct sr_session *
+find_locked (struct sr_sessions *m, const char *id, size_t id_len)
+{
+  for (struct sr_session *s = m->head; s; s = s->next)
+    if (strlen (s->id) == id_len && memcmp (s->id, id, id_len) == 0)
+      return s;
+  return NULL;
+}
+
+int
+sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret_shell_id,
+                       char **ret_session_id, const char **code, sr_error_t *err)
+{
+  struct sr_session *s;
+  struct sr_shell *sh = NULL;
+  char id[64];
+  int r;
+
+  if (session_id && *session_id)
+    {
+      pthread_mutex_lock (&m->lock);
+      s = find_locked (m, session_id, strlen (session_id));
+      if (s == NULL || !sr_container_alive (s->c))
+        {
+          pthread_mutex_unlock (&m->lock);
+          return fail_code (code, "session_not_found", err, 0, "no session '%s'", session_id);
+        }
+      s->pins++;
+      pthread_mutex_unlock (&m->lock);
+    }
+  else
+    {
+      if (sr_sessions_acquire (m, NULL, NULL, &s, code, err) < 0)
+        return -1;
+      pthread_mutex_lock (&m->lock);
+      s->pins++;
+      pthread_mutex_unlock (&m->lock);
+      sr_session_release (s);
+    }
+
+  pthread_mutex_lock (&m->lock);
+  if (s->n_shells >= SR_MAX_SHELLS_PER_SESSION)
+    r = fail_code (code, "shell_limit", err, 0,
+                   "session %s has %u shells, the most it may have; remove one first", s->id,
+                   SR_MAX_SHELLS_PER_SESSION);
+  else
+    {
+      snprintf (id, sizeof id, "%s-%u", s->id, ++s->shell_serial);
+      r = 0;
+    }
+  pthread_mutex_unlock (&m->lock);
+  if (r == 0 && sr_shell_start (s, &s->fs, id, m->cfg->max_output, &sh, err) < 0)
+    {
+      if (code)
+        *code = "sandbox_error";
+      r = -1;
+    }
+
+  pthread_mutex_lock (&m->lock);
+  if (r == 0)
+    {
+      s->shells = sr_xrealloc (s->shells, (s->n_shells + 1) * sizeof *s->shells);
+      s->shells[s->n_shells++] = (struct shell_slot) { .sh = sh };
+      *ret_shell_id = sr_xstrdup (id);
+      *ret_session_id = sr_xstrdup (s->id);
+    }
+  s->pins--;
+  s->last_used_ns = sr_now_ns ();
+  pthread_cond_broadcast (&m->changed);
+  pthread_mutex_unlock (&m->lock);
+  return r;
+}
+
+/* The slot of shell_id, under the lock.  */
+static struct shell_slot *
+find_shell_locked (struct sr_sessions *m, const char *shell_id, struct sr_session **ret)
+{
+  const char *dash = strrchr (shell_id, '-');
+  struct sr_session *s;
+
+  if (dash == NULL)
+    return NULL;
+  s = find_locked (m, shell_id, (size_t) (dash - shell_id));
+  if (s == NULL)
+    return NULL;
+  for (size_t i = 0; i < s->n_shells; i++)
+    if (strcmp (sr_shell_id (s->shells[i].sh), shell_id) == 0)
+      {
+        *ret = s;
+        return &s->shells[i];
+      }
+  return NULL;
+}
+
+int
+sr_sessions_shell_get (struct sr_sessions *m, const char *shell_id, struct sr_shell **ret,
+                       const char **code, sr_error_t *err)
+{
+  struct sr_session *s;
+  struct shell_slot *slot;
+
+  pthread_mutex_lock (&m->lock);
+  slot = find_shell_locked (m, shell_id, &s);
+  if (slot)
+    {
+      slot->refs++;
+      s->pins++;
+      *ret = slot->sh;
+    }
+  pthread_mutex_unlock (&m->lock);
+  if (slot == NULL)
+    return fail_code (code, "shell_not_found", err, 0,
+                      "no shell '%s' (its session may have expired or been closed)", shell_id);
+  return 0;
+}
+
+void
+sr_sessions_shell_put (struct sr_sessions *m, struct sr_shell *sh)
+{
+  struct sr_session *s;
+  struct shell_slot *slot;
+
+  pthread_mutex_lock (&m->lock);
+  slot = find_shell_locked (m, sr_shell_id (sh), &s);
+  if (slot)
+    {
+      slot->refs--;
+      s->pins--;
+      s->last_used_ns = sr_now_ns ();
+      pthread_cond_broadcast (&m->changed);
+    }
+  pthread_mutex_unlock (&m->lock);
+}
+
+int
+sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, const char **code,
+                          sr_error_t *err)
+{
+  struct sr_session *s;
+  struct shell_slot *slot;
+  struct sr_shell *sh;
+
+  pthread_mutex_lock (&m->lock);
+  slot = find_shell_locked (m, shell_id, &s);
+  if (slot == NULL || slot->refs)
+    {
+      pthread_mutex_unlock (&m->lock);
+      if (slot == NULL)
+        return fail_code (code, "shell_not_found", err, 0, "no shell '%s'", shell_id);
+      return fail_code (code, "shell_busy", err, 0,
+                        "shell %s is in use by another call; remove it when that ends",
+                        shell_id);
+    }
+  sh = slot->sh;
+  *slot = s->shells[--s->n_shells];
+  s->pins++;
+  pthread_mutex_unlock (&m->lock);
+
+  sr_shell_stop (sh);
+
+  pthread_mutex_lock (&m->lock);
+  s->pins--;
+  s->last_used_ns = sr_now_ns ();
+  pthread_cond_broadcast (&m->changed);
+  pthread_mutex_unlock (&m->lock);
+  return 0;
+}
+
+void
+sr_sessions_shell_list (struct sr_sessions *m, struct sr_shell_info **ret, size_t *ret_n)
+{
+  struct sr_shell_info *v = NULL;
+  size_t n = 0;
+
+  pthread_mutex_lock (&m->lock);
+  for (struct sr_session *s = m->head; s; s = s->next)
+    for (size_t i = 0; i < s->n_shells; i++)
+      {
+        v = sr_xrealloc (v, (n + 1) * sizeof *v);
+        v[n].shell_id = sr_xstrdup (sr_shell_id (s->shells[i].sh));
+        v[n].session_id = sr_xstrdup (s->id);
+        v[n].state = sr_shell_state (s->shells[i].sh);
+        n++;
+      }
+  pthread_mutex_unlock (&m->lock);
+  *ret = v;
+  *ret_n = n;
+}
+
+void
+sr_shell_infos_free (struct sr_shell_info *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      free (v[i].shell_id);
+      free (v[i].session_id);
+    }
+  free (v);
+}

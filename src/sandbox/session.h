@@ -1,0 +1,113 @@
+/* Sessions: containers that stay, for agents that iterate.
+ *
+ * A session is one held container (see sr_container_hold) of one image,
+ * with a persistent, size-capped /mnt/data (a tmpfs of session_data_size)
+ * and a private code directory bound at SR_CODE_DIR.  Each call runs a
+ * fresh process inside it under the same limits and policy as a one-shot
+ * run; files in /mnt/data, /work and /tmp persist from call to call.
+ *
+ * The manager holds every session of a server: at most max_sessions, each
+ * closed after session_idle_timeout without a call (by a reaper thread),
+ * all closed when the manager is freed.  Sessions of a runner that died
+ * are reclaimed when the next manager starts: their inits die with their
+ * runner (PR_SET_PDEATHSIG), and sr_state_reclaim removes their cgroups
+ * and state entries.
+ *
+ * A session serves one call at a time: sr_sessions_acquire marks it busy
+ * (session_busy for a second caller) until sr_session_release.
+ *
+ * Failures set *code to a machine-readable name: session_not_found,
+ * session_busy, session_limit, image_missing,
+ * sandbox_error, and those of sandbox/files.h.  */
+#ifndef SR_SANDBOX_SESSION_H
+#define SR_SANDBOX_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "image/store.h"
+#include "sandbox/code.h"
+#include "sandbox/files.h"
+#include "sandbox/shell.h"
+
+struct sr_sessions;
+struct sr_session;
+
+/* cfg and store must outlive the manager.  */
+int sr_sessions_new (const struct sr_config *cfg, struct sr_store *store,
+                     struct sr_sessions **ret, sr_error_t *err);
+/* Closes every session (waiting for calls in flight) and frees m.  */
+void sr_sessions_free (struct sr_sessions *m);
+
+/* id NULL or "": a new session on image (NULL: the session_image
+ * setting).  Otherwise the session id names, which must not be busy.
+ * The session is busy until sr_session_release.  */
+int sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image,
+                         struct sr_session **ret, const char **code, sr_error_t *err);
+void sr_session_release (struct sr_session *s);
+
+/* Destroys the session and its data.  Refuses a busy one.  */
+int sr_sessions_close (struct sr_sessions *m, const char *id, const char **code, sr_error_t *err);
+
+struct sr_session_info
+{
+  char id[40];
+  char *image;
+  pid_t init_pid;
+  int64_t created;         /* seconds since the epoch */
+  uint64_t idle_ms;        /* since the last call ended */
+  bool busy;
+};
+/* Every session, oldest first.  */
+void sr_sessions_list (struct sr_sessions *m, struct sr_session_info **ret, size_t *ret_n);
+void sr_session_infos_free (struct sr_session_info *v, size_t n);
+
+const char *sr_session_id (const struct sr_session *s);
+const char *sr_session_image (const struct sr_session *s);
+/* The session's filesystem, for sandbox/files.h.  */
+const struct sr_fsroot *sr_session_fs (const struct sr_session *s);
+
+/* run_code inside the session: the code is written to its SR_CODE_DIR,
+ * compiled there when the language compiles, and run with /mnt/data as
+ * the working directory.  The language's commands run in the session's
+ * image, whatever image the language names.  *ret_artifacts gets the
+ * files of /mnt/data the call created or changed.  Returns -1 like
+ * sr_code_run.  */
+int sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
+                         struct sr_code_result *res, struct sr_artifact **ret_artifacts,
+                         size_t *ret_n_artifacts, sr_error_t *err);
+
+/* Runs argv (a shell command line for persistent shells and tests) in the
+ * session, cwd /mnt/data.  */
+int sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
+                     const struct sr_run_options *opts, struct sr_run_result *res,
+                     sr_error_t *err);
+
+/* Persistent shells (sandbox/shell.h) of sessions.  A shell's id names
+ * its session.  Codes: session_not_found, shell_not_found, shell_busy,
+ * shell_limit, sandbox_error.  */
+
+/* Starts a shell in session_id (NULL or "": a new session).  */
+int sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret_shell_id,
+                           char **ret_session_id, const char **code, sr_error_t *err);
+/* The shell, kept (with its session) until sr_sessions_shell_put.  */
+int sr_sessions_shell_get (struct sr_sessions *m, const char *shell_id, struct sr_shell **ret,
+                           const char **code, sr_error_t *err);
+void sr_sessions_shell_put (struct sr_sessions *m, struct sr_shell *sh);
+/* Kills the shell; refuses one another call is using (shell_busy).  */
+int sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, const char **code,
+                              sr_error_t *err);
+
+struct sr_shell_info
+{
+  char *shell_id;
+  char *session_id;
+  enum sr_shell_state state;
+};
+void sr_sessions_shell_list (struct sr_sessions *m, struct sr_shell_info **ret, size_t *ret_n);
+void sr_shell_infos_free (struct sr_shell_info *v, size_t n);
+
+#endif

@@ -1,0 +1,554 @@
+#include "config.h"
+
+#include "sandbox/shell.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "runtime/container.h"
+#include "sandbox/session.h"
+
+/* How long a new shell may take to print its first prompt.  */
+#define SHELL_START_MS 10000u
+/* How long an interrupted command (timeout) gets to end.  */
+#define SHELL_INTERRUPT_GRACE_MS 2000u
+#define NONCE_CHARS 16
+
+/* What one stream (stdout or stderr) has not committed yet: the start
+ * of a marker, perhaps.  */
+struct carry
+{
+  char *data;
+  size_t len;
+  uint64_t markers;         /* markers seen on this stream */
+};
+
+struct sr_shell
+{
+  char id[48];
+  struct sr_session *session;
+  const struct sr_fsroot *fs;
+  char nonce[NONCE_CHARS + 1];
+  char marker[32];          /* "\036sr:<nonce>:" */
+  size_t marker_len;
+  int master, slave;
+  int cancel_fd;
+  pthread_t thread;
+  bool thread_started;
+
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  enum sr_shell_state state;
+  struct carry carry[2];    /* stdout, stderr */
+  uint64_t base[2];         /* markers before the running command */
+  int last_status;
+  bool finished;            /* the last command ended since exec */
+  char *out;
+  size_t out_len, max_output;
+  bool truncated;
+  char *failure;            /* why the shell could not run */
+};
+
+const char *
+sr_shell_state_name (enum sr_shell_state s)
+{
+  switch (s)
+    {
+    case SR_SHELL_INIT: return "init";
+    case SR_SHELL_READY: return "ready";
+    case SR_SHELL_WAITING: return "waiting";
+    case SR_SHELL_TERMINATED: return "terminated";
+    }
+  return "unknown";
+}
+
+void
+sr_shell_output_done (struct sr_shell_output *o)
+{
+  free (o->data);
+  memset (o, 0, sizeof *o);
+}
+
+/* Appends to the output, keeping its last max_output bytes.  */
+static void
+commit (struct sr_shell *sh, const char *buf, size_t len)
+{
+  if (len >= sh->max_output)
+    {
+      buf += len - sh->max_output;
+      len = sh->max_output;
+      sh->out_len = 0;
+      sh->truncated = true;
+    }
+  else if (sh->out_len + len > sh->max_output)
+    {
+      size_t drop = sh->out_len + len - sh->max_output;
+
+      memmove (sh->out, sh->out + drop, sh->out_len - drop);
+      sh->out_len -= drop;
+      sh->truncated = true;
+    }
+  memcpy (sh->out + sh->out_len, buf, len);
+  sh->out_len += len;
+  sh->out[sh->out_len] = '\0';
+}
+
+/* Both streams have shown the marker of the prompt after the command.  */
+static void
+update_state (struct sr_shell *sh)
+{
+  if (sh->state == SR_SHELL_TERMINATED)
+    return;
+  if (sh->carry[0].markers > sh->base[0] && sh->carry[1].markers > sh->base[1])
+    {
+      if (sh->state == SR_SHELL_WAITING)
+        sh->finished = true;
+      sh->state = SR_SHELL_READY;
+    }
+}
+
+/* Commits what precedes a marker, takes the marker out and notes the
+ * status it carries; holds back a trailing piece that may begin one.  */
+static void
+feed (struct sr_shell *sh, struct carry *c, const char *buf, size_t len)
+{
+  size_t pos = 0;
+
+  c->data = sr_xrealloc (c->data, c->len + len + 1);
+  memcpy (c->data + c->len, buf, len);
+  c->len += len;
+
+  for (;;)
+    {
+      char *m = memmem (c->data + pos, c->len - pos, sh->marker, sh->marker_len);
+      char *digits, *end;
+      long status;
+
+      if (m == NULL)
+        break;
+      commit (sh, c->data + pos, (size_t) (m - (c->data + pos)));
+      pos = (size_t) (m - c->data);
+      digits = m + sh->marker_len;
+      end = memchr (digits, '\036', c->len - (size_t) (digits - c->data));
+      if (end == NULL || (size_t) (end + 1 - c->data) >= c->len)
+        {
+          if (c->len - pos > sh->marker_len + 16)
+            {
+              /* Not a marker after all: let it through.  */
+              commit (sh, c->data + pos, 1);
+              pos++;
+              continue;
+            }
+          goto keep;  /* the rest has not arrived */
+        }
+      status = strtol (digits, NULL, 10);
+      sh->last_status = (int) status;
+      c->markers++;
+      pos = (size_t) (end + 1 - c->data);
+      if (pos < c->len && c->data[pos] == '\n')
+        pos++;
+    }
+  /* Hold back a tail that could be the start of a marker.  */
+  {
+    size_t keep_from = c->len;
+
+    for (size_t i = c->len > sh->marker_len ? c->len - sh->marker_len : pos; i < c->len; i++)
+      if (i >= pos && c->data[i] == '\036'
+          && memcmp (c->data + i, sh->marker, c->len - i) == 0)
+        {
+          keep_from = i;
+          break;
+        }
+    commit (sh, c->data + pos, keep_from - pos);
+    pos = keep_from;
+  }
+keep:
+  memmove (c->data, c->data + pos, c->len - pos);
+  c->len -= pos;
+}
+
+static void
+on_output (enum sr_stream stream, const char *buf, size_t len, void *userdata)
+{
+  struct sr_shell *sh = userdata;
+
+  pthread_mutex_lock (&sh->lock);
+  feed (sh, &sh->carry[stream == SR_STREAM_STDERR], buf, len);
+  update_state (sh);
+  pthread_cond_broadcast (&sh->changed);
+  pthread_mutex_unlock (&sh->lock);
+}
+
+/* What programs wrote to the terminal itself.  */
+static void
+drain_terminal_locked (struct sr_shell *sh)
+{
+  char buf[4096];
+  ssize_t n;
+
+  while ((n = read (sh->master, buf, sizeof buf)) > 0)
+    commit (sh, buf, (size_t) n);
+}
+
+static void *
+shell_main (void *arg)
+{
+  struct sr_shell *sh = arg;
+  _cleanup_free_ char *rc = sr_xasprintf ("/tmp/.sr-shell-%s.rc", sh->id);
+  char *argv[] = { (char *) "bash", (char *) "--noprofile", (char *) "--noediting",
+                   (char *) "--rcfile", rc, (char *) "-i", NULL };
+  struct sr_exec_spec spec = { .argv = argv };
+  struct sr_run_options opts = {
+    .max_output = 1, .stdin_fd = sh->slave, .cancel_fd = sh->cancel_fd,
+    .on_output = on_output, .userdata = sh,
+  };
+  struct sr_run_result res;
+  sr_error_t err = NULL;
+  int r = sr_session_exec (sh->session, &spec, &opts, &res, &err);
+
+  pthread_mutex_lock (&sh->lock);
+  sh->state = SR_SHELL_TERMINATED;
+  if (r < 0)
+    sh->failure = sr_xstrdup (err->msg);
+  else if (!sh->finished)
+    sh->last_status = res.signal ? 128 + res.signal : res.exit_code;
+  pthread_cond_broadcast (&sh->changed);
+  pthread_mutex_unlock (&sh->lock);
+  sr_error_free (&err);
+  sr_run_result_done (&res);
+  return NULL;
+}
+
+static int
+open_terminal (struct sr_shell *sh, sr_error_t *err)
+{
+  char name[64];
+  struct termios t;
+  struct winsize ws = { .ws_row = 50, .ws_col = 200 };
+
+  sh->master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (sh->master < 0)
+    return sr_error_set (err, errno, "open a pseudo-terminal");
+  if (grantpt (sh->master) < 0 || unlockpt (sh->master) < 0
+      || ptsname_r (sh->master, name, sizeof name) != 0)
+    return sr_error_set (err, errno, "set up the pseudo-terminal");
+  sh->slave = open (name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (sh->slave < 0)
+    return sr_error_set (err, errno, "open %s", name);
+  /* Input is not echoed back into the output; ^C still interrupts.  */
+  if (tcgetattr (sh->slave, &t) < 0)
+    return sr_error_set (err, errno, "tcgetattr %s", name);
+  t.c_lflag &= ~(tcflag_t) (ECHO | ECHOE | ECHOK | ECHONL | ECHOCTL);
+  t.c_lflag |= ISIG | ICANON;
+  if (tcsetattr (sh->slave, TCSANOW, &t) < 0 || ioctl (sh->slave, TIOCSWINSZ, &ws) < 0)
+    return sr_error_set (err, errno, "configure %s", name);
+  fcntl (sh->master, F_SETFL, O_NONBLOCK);
+  return 0;
+}
+
+static void
+deadline_after (struct timespec *ts, uint64_t ms)
+{
+  clock_gettime (CLOCK_MONOTONIC, ts);
+  ts->tv_sec += (time_t) (ms / 1000);
+  ts->tv_nsec += (long) (ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L)
+    {
+      ts->tv_sec++;
+      ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static bool
+passed (const struct timespec *deadline)
+{
+  struct timespec now;
+
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return now.tv_sec > deadline->tv_sec
+         || (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+/* Waits, under the lock, until the shell is not waiting or the deadline
+ * passes; drains the terminal meanwhile.  */
+static void
+wait_locked (struct sr_shell *sh, const struct timespec *deadline)
+{
+  while ((sh->state == SR_SHELL_WAITING || sh->state == SR_SHELL_INIT) && !passed (deadline))
+    {
+      struct timespec slice;
+
+      drain_terminal_locked (sh);
+      deadline_after (&slice, 100);
+      if (slice.tv_sec > deadline->tv_sec
+          || (slice.tv_sec == deadline->tv_sec && slice.tv_nsec > deadline->tv_nsec))
+        slice = *deadline;
+      pthread_cond_timedwait (&sh->changed, &sh->lock, &slice);
+    }
+  drain_terminal_locked (sh);
+}
+
+static void
+take_output_locked (struct sr_shell *sh, struct sr_shell_output *out)
+{
+  memset (out, 0, sizeof *out);
+  out->data = sr_xmalloc (sh->out_len + 1);
+  memcpy (out->data, sh->out, sh->out_len);
+  out->data[sh->out_len] = '\0';
+  out->len = sh->out_len;
+  out->truncated = sh->truncated;
+  out->state = sh->state;
+  out->finished = sh->finished || sh->state == SR_SHELL_TERMINATED;
+  out->exit_code = sh->last_status;
+  sh->out_len = 0;
+  sh->out[0] = '\0';
+  sh->truncated = false;
+}
+
+int
+sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id,
+                size_t max_output, struct sr_shell **ret, sr_error_t *err)
+{
+  struct sr_shell *sh = sr_xcalloc (1, sizeof *sh);
+  _cleanup_free_ char *rc_path = NULL, *rc = NULL;
+  pthread_condattr_t ca;
+  unsigned char raw[NONCE_CHARS / 2];
+  struct timespec deadline;
+  const char *code;
+  int r;
+
+  snprintf (sh->id, sizeof sh->id, "%s", id);
+  sh->session = s;
+  sh->fs = fs;
+  sh->master = sh->slave = sh->cancel_fd = -1;
+  sh->max_output = max_output ? max_output : 1;
+  sh->out = sr_xmalloc (sh->max_output + 1);
+  sh->out[0] = '\0';
+  pthread_mutex_init (&sh->lock, NULL);
+  pthread_condattr_init (&ca);
+  pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
+  pthread_cond_init (&sh->changed, &ca);
+  pthread_condattr_destroy (&ca);
+
+  if (getrandom (raw, sizeof raw, 0) != (ssize_t) sizeof raw)
+    {
+      sr_error_set (err, errno, "getrandom");
+      goto fail;
+    }
+  for (size_t i = 0; i < sizeof raw; i++)
+    snprintf (sh->nonce + 2 * i, 3, "%02x", raw[i]);
+  sh->marker_len = (size_t) snprintf (sh->marker, sizeof sh->marker, "\036sr:%s:", sh->nonce);
+
+  if (open_terminal (sh, err) < 0)
+    goto fail;
+  sh->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (sh->cancel_fd < 0)
+    {
+      sr_error_set (err, errno, "eventfd");
+      goto fail;
+    }
+  /* The prompt command is a shell variable, not exported: the commands
+   * never see it.  */
+  rc_path = sr_xasprintf ("/tmp/.sr-shell-%s.rc", sh->id);
+  /* The prompts stay empty whatever a command sets (a venv's activate
+   * prefixes PS1), so only the commands' output comes back.  */
+  rc = sr_xasprintf ("PS1=''\nPS2=''\nunset HISTFILE\nVIRTUAL_ENV_DISABLE_PROMPT=1\n"
+                     "PROMPT_COMMAND='__sr_status=$?; PS1=; PS2=; "
+                     "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\"; "
+                     "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\" >&2'\n",
+                     sh->nonce, sh->nonce);
+  if (sr_files_write (fs, rc_path, rc, strlen (rc), NULL, &code, err) < 0)
+    {
+      sr_error_wrap (err, "write the shell's rc file");
+      goto fail;
+    }
+
+  sh->state = SR_SHELL_INIT;
+  r = pthread_create (&sh->thread, NULL, shell_main, sh);
+  if (r != 0)
+    {
+      sr_error_set (err, r, "start the shell's thread");
+      goto fail;
+    }
+  sh->thread_started = true;
+
+  deadline_after (&deadline, SHELL_START_MS);
+  pthread_mutex_lock (&sh->lock);
+  wait_locked (sh, &deadline);
+  r = sh->state == SR_SHELL_READY ? 0 : -1;
+  if (r < 0)
+    sr_error_set (err, 0, "the shell did not start: %s",
+                  sh->failure ? sh->failure : sh->state == SR_SHELL_INIT ? "no prompt in time"
+                                                                         : "bash exited");
+  /* What bash printed while starting is nobody's output.  */
+  sh->out_len = 0;
+  sh->out[0] = '\0';
+  sh->finished = false;
+  pthread_mutex_unlock (&sh->lock);
+  if (r < 0)
+    goto fail;
+  *ret = sh;
+  return 0;
+
+fail:
+  sr_shell_stop (sh);
+  return -1;
+}
+
+int
+sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
+               struct sr_shell_output *out, const char **code, sr_error_t *err)
+{
+  _cleanup_free_ char *path = sr_xasprintf ("/tmp/.sr-shell-%s.sh", sh->id);
+  _cleanup_free_ char *script = sr_xasprintf ("%s\n", command);
+  _cleanup_free_ char *line = sr_xasprintf (". %s\n", path);
+  struct timespec deadline;
+
+  memset (out, 0, sizeof *out);
+  pthread_mutex_lock (&sh->lock);
+  if (sh->state != SR_SHELL_READY)
+    {
+      enum sr_shell_state st = sh->state;
+
+      pthread_mutex_unlock (&sh->lock);
+      if (code)
+        *code = st == SR_SHELL_TERMINATED ? "shell_terminated" : "shell_busy";
+      return sr_error_set (err, 0, st == SR_SHELL_TERMINATED
+                                       ? "shell %s has exited; remove it and start a new one"
+                                       : "shell %s is running a command; read its output with "
+                                         "shell_read, or interrupt it with write_stdin \\x03",
+                           sh->id);
+    }
+  /* The command file is written while no command runs; the shell reads
+   * it when it sources it, before anything else can change it.  */
+  if (sr_files_write (sh->fs, path, script, strlen (script), NULL, code, err) < 0)
+    {
+      pthread_mutex_unlock (&sh->lock);
+      return sr_error_wrap (err, "write the command for shell %s", sh->id);
+    }
+  drain_terminal_locked (sh);
+  sh->out_len = 0;
+  sh->out[0] = '\0';
+  sh->truncated = false;
+  sh->finished = false;
+  sh->base[0] = sh->carry[0].markers;
+  sh->base[1] = sh->carry[1].markers;
+  sh->state = SR_SHELL_WAITING;
+  if (sr_write_all (sh->master, line, strlen (line)) < 0)
+    {
+      sh->state = SR_SHELL_READY;
+      pthread_mutex_unlock (&sh->lock);
+      if (code)
+        *code = "io_error";
+      return sr_error_set (err, errno, "write to shell %s", sh->id);
+    }
+  if (wait)
+    {
+      deadline_after (&deadline, timeout_ms);
+      wait_locked (sh, &deadline);
+      if (sh->state == SR_SHELL_WAITING)
+        {
+          out->timed_out = true;
+          (void) sr_write_all (sh->master, "\003", 1);
+          deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
+          wait_locked (sh, &deadline);
+        }
+    }
+  {
+    bool timed_out = out->timed_out;
+
+    take_output_locked (sh, out);
+    out->timed_out = timed_out;
+  }
+  pthread_mutex_unlock (&sh->lock);
+  return 0;
+}
+
+void
+sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out)
+{
+  pthread_mutex_lock (&sh->lock);
+  drain_terminal_locked (sh);
+  take_output_locked (sh, out);
+  pthread_mutex_unlock (&sh->lock);
+}
+
+int
+sr_shell_write (struct sr_shell *sh, const char *data, size_t len, const char **code,
+                sr_error_t *err)
+{
+  int r = 0;
+
+  pthread_mutex_lock (&sh->lock);
+  if (sh->state == SR_SHELL_TERMINATED)
+    {
+      if (code)
+        *code = "shell_terminated";
+      r = sr_error_set (err, 0, "shell %s has exited", sh->id);
+    }
+  else if (sr_write_all (sh->master, data, len) < 0)
+    {
+      if (code)
+        *code = "io_error";
+      r = sr_error_set (err, errno, "write to shell %s", sh->id);
+    }
+  pthread_mutex_unlock (&sh->lock);
+  return r;
+}
+
+const char *
+sr_shell_id (const struct sr_shell *sh)
+{
+  return sh->id;
+}
+
+enum sr_shell_state
+sr_shell_state (struct sr_shell *sh)
+{
+  enum sr_shell_state st;
+
+  pthread_mutex_lock (&sh->lock);
+  st = sh->state;
+  pthread_mutex_unlock (&sh->lock);
+  return st;
+}
+
+void
+sr_shell_stop (struct sr_shell *sh)
+{
+  if (sh == NULL)
+    return;
+  if (sh->thread_started)
+    {
+      uint64_t one = 1;
+      /* It fails only when the counter would overflow: already written.  */
+      ssize_t n = write (sh->cancel_fd, &one, sizeof one);
+
+      (void) n;
+      pthread_join (sh->thread, NULL);
+    }
+  if (sh->master >= 0)
+    close (sh->master);
+  if (sh->slave >= 0)
+    close (sh->slave);
+  if (sh->cancel_fd >= 0)
+    close (sh->cancel_fd);
+  free (sh->carry[0].data);
+  free (sh->carry[1].data);
+  free (sh->out);
+  free (sh->failure);
+  pthread_cond_destroy (&sh->changed);
+  pthread_mutex_destroy (&sh->lock);
+  free (sh);
+}

@@ -1,0 +1,81 @@
+/* Persistent shells inside a session.
+ *
+ * A shell is one bash (interactive, no rc files, no line editing) running
+ * in the session's container for as long as it is wanted, so what a
+ * command changes in the shell (cwd, variables, an activated venv) is
+ * there for the next.  Its stdin and controlling terminal is a
+ * pseudo-terminal whose master the runner holds: write_stdin data reaches
+ * the running command as typed input, and a ^C byte (\x03) makes the
+ * line discipline interrupt the foreground job, as at a real terminal.
+ * stdout and stderr are pipes, merged into one output buffer that keeps
+ * its last max_output bytes.
+ *
+ * A command is written to a file in the container's /tmp and sourced, so
+ * any length and any number of lines work; the shell's prompt command
+ * then prints a marker with a random nonce and $? on stdout and stderr,
+ * which tells the runner the command ended and how.
+ *
+ * States: init (starting), ready (no command running), waiting (a command
+ * runs), terminated (bash exited or was killed).  */
+#ifndef SR_SANDBOX_SHELL_H
+#define SR_SANDBOX_SHELL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "sandbox/files.h"
+
+struct sr_session;
+struct sr_shell;
+
+enum sr_shell_state
+{
+  SR_SHELL_INIT,
+  SR_SHELL_READY,
+  SR_SHELL_WAITING,
+  SR_SHELL_TERMINATED,
+};
+const char *sr_shell_state_name (enum sr_shell_state s);
+
+struct sr_shell_output
+{
+  char *data;               /* NUL-terminated */
+  size_t len;
+  bool truncated;           /* older output was dropped */
+  enum sr_shell_state state;
+  bool finished;            /* the last command ended; exit_code is its $? */
+  int exit_code;
+  bool timed_out;           /* shell_exec waited its timeout out */
+};
+void sr_shell_output_done (struct sr_shell_output *o);
+
+/* Starts bash in session s (which must outlive the shell) and waits until
+ * it is ready.  */
+int sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id,
+                    size_t max_output, struct sr_shell **ret, sr_error_t *err);
+
+/* Runs command.  The output buffer starts empty.  With wait, returns when
+ * the command ends or after timeout_ms (then it interrupts the command
+ * with ^C and gives it two seconds to end; timed_out is set either way).
+ * Without wait, returns at once; sr_shell_read collects.  Refuses with
+ * *code shell_busy while a command runs, shell_terminated once bash is
+ * gone.  */
+int sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
+                   struct sr_shell_output *out, const char **code, sr_error_t *err);
+
+/* The output since the last exec or read (then emptied), and the state.  */
+void sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out);
+
+/* Writes data to the terminal as typed input.  */
+int sr_shell_write (struct sr_shell *sh, const char *data, size_t len, const char **code,
+                    sr_error_t *err);
+
+const char *sr_shell_id (const struct sr_shell *sh);
+enum sr_shell_state sr_shell_state (struct sr_shell *sh);
+
+/* Kills bash and what runs in its terminal, waits, frees.  */
+void sr_shell_stop (struct sr_shell *sh);
+
+#endif

@@ -1,0 +1,21 @@
+# hostile: reads the host through /proc/1/root, /proc/SERVER_PID/root and every /proc/*/root and cwd
+# expected: /proc shows only the container's own processes; the host file is never found
+# expect: status=success
+# expect: stdout!=/FOUND/
+# expect: stdout=/^\/proc\/@SERVER_PID@: absent$/m
+# expect: stdout=/^pids visible: 1$/m
+# expect: stdout=/^done$/m
+import os
+target = "@HOST_MARKER@"
+pids = [p for p in os.listdir("/proc") if p.isdigit()]
+print("pids visible:", len(pids))
+print("/proc/@SERVER_PID@:", "present" if os.path.exists("/proc/@SERVER_PID@") else "absent")
+for p in pids + ["self", "thread-self", "@SERVER_PID@"]:
+    for via in ("root", "cwd"):
+        for path in (f"/proc/{p}/{via}{target}", f"/proc/{p}/{via}/../../../..{target}"):
+            try:
+                print("FOUND", path, open(path).read().strip())
+            except OSError:
+                pass
+print("/proc/1/root lists:", " ".join(sorted(os.listdir("/proc/1/root"))))
+print("done")

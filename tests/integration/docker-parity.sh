@@ -1,0 +1,117 @@
+#!/bin/sh
+# run-code on the Docker backend gives what the native backend gives: the
+# same cases through `run-code --json --backend native` and `--backend
+# docker` agree on status, exit code and output (python: streams, exit
+# code, error, timeout, oom, truncation, non-UTF-8 output; cpp: success
+# and compile_error).  Both run the same cached OCI images: the native
+# store imports them, and dockerd gets them under the Docker backend's
+# default names (python:3.12-slim, gcc:14) unless it has those already.
+# A missing image and an unreachable daemon are clear errors.  Where
+# dockerd cannot run (a rootless suite), the whole test is skipped.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+require_image python cpp
+dockerd_ctl () { sh "$SR_SRCDIR/tests/docker/start-dockerd.sh" "$@"; }
+cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
+
+dockerd_state=$(dockerd_ctl start 2>"$sr_tmp/dockerd.err")
+case $? in
+  0) ;;
+  77) skip_all "$(cat "$sr_tmp/dockerd.err")" ;;
+  *) cat "$sr_tmp/dockerd.err"; echo "Bail out! tests/docker/start-dockerd.sh start failed"; exit 1 ;;
+esac
+case $dockerd_state in
+  started*) at_exit "dockerd_ctl stop >/dev/null" ;;
+esac
+echo "# dockerd: $dockerd_state"
+
+# An image the daemon already has (a real pull, or another run's import)
+# is used as it is, and left there.
+for pair in python=python:3.12-slim cpp=gcc:14; do
+  name=${pair%%=*} tag=${pair#*=}
+  docker image inspect "$tag" >/dev/null 2>&1 && continue
+  dockerd_ctl import-oci "$tag" "$cache/$name" >/dev/null 2>"$sr_tmp/import.err" ||
+    { cat "$sr_tmp/import.err"; echo "Bail out! docker import of image $name failed"; exit 1; }
+  at_exit "docker rmi -f '$tag' >/dev/null 2>&1"
+done
+
+# Every field but the timings and native-only measures, one per line.
+summary () {
+  printf '%s' "$1" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+for k in ("status", "exit_code", "signal", "stdout", "stderr", "stdout_truncated",
+          "stderr_truncated", "stdout_bytes", "stderr_bytes", "stdout_encoding",
+          "stderr_encoding", "error", "failure"):
+    if k in r:
+        print(k, json.dumps(r[k]))'
+}
+
+# parity NAME LANGUAGE CODE [ARGS...]: runs CODE on both backends and
+# compares them; $native holds the native summary for further checks.
+parity () {
+  local name=$1 lang=$2 code=$3 docker
+  shift 3
+  printf '%s' "$code" >"$sr_tmp/code"
+  run_sr run-code --json --backend native -l "$lang" "$@" "$sr_tmp/code"
+  native=$(summary "$out") native_rc=$rc
+  run_sr run-code --json --backend docker -l "$lang" "$@" "$sr_tmp/code"
+  docker=$(summary "$out")
+  if [ "$native" = "$docker" ] && [ "$native_rc" = "$rc" ]; then
+    ok 0 "$name: the same result on both backends"
+  else
+    ok 1 "$name: the same result on both backends"
+    printf '%s\n' "native (exit $native_rc):" "$native" "docker (exit $rc):" "$docker" "$err" |
+      sed 's/^/# /'
+  fi
+}
+
+parity "python stdout" python 'print("hello")'
+like "$native" 'stdout "hello\\n"' "python stdout: the program's output is there"
+parity "python stderr" python 'import sys; print("oops", file=sys.stderr)'
+parity "python exit code 3" python 'import sys; print("out"); sys.exit(3)'
+like "$native" 'exit_code 3' "python exit code 3: the code is kept"
+parity "python exception" python 'raise ValueError("boom")'
+like "$native" 'status "error"' "python exception: status error"
+parity "python timeout" python 'while True: pass' --timeout 1
+like "$native" 'status "timeout"' "python timeout: status timeout"
+parity "python oom" python 'x = bytearray(1 << 30); print(len(x))'
+like "$native" 'status "oom"' "python oom: status oom"
+parity "python output truncation" python 'import sys; sys.stdout.write("x" * 300000)'
+like "$native" 'stdout_truncated true' "python output truncation: the output is cut"
+parity "python non-UTF-8 output" python 'import sys; sys.stdout.buffer.write(b"\xff\xfe ok\n")'
+parity "cpp success" cpp '#include <cstdio>
+int main () { std::puts ("compiled"); return 0; }'
+like "$native" 'stdout "compiled\\n"' "cpp success: the program ran"
+parity "cpp compile error" cpp 'int main () { return undeclared; }'
+like "$native" 'status "compile_error"' "cpp compile error: status compile_error"
+
+# --- clear errors ---
+printf 'print(1)' >"$sr_tmp/code"
+SANDBOX_DOCKER_IMAGE_PYTHON=sandbox-runner-test/absent:$$ \
+  run_sr run-code --json --backend docker -l python "$sr_tmp/code"
+like "$(summary "$out")" 'failure "image_missing"' "an image the daemon lacks is image_missing"
+like "$out" 'docker pull sandbox-runner-test/absent' "... and the error says how to get it"
+DOCKER_HOST=unix://$sr_tmp/no-daemon.sock run_sr run-code --json --backend docker -l python "$sr_tmp/code"
+like "$(summary "$out")" 'failure "sandbox_error"' "an unreachable daemon is sandbox_error"
+like "$out" 'no-daemon.sock' "... and the error names the endpoint"
+
+# --- the backend from the configuration, and the light binary ---
+# Only the Docker path would try this endpoint.
+SANDBOX_BACKEND=docker SANDBOX_DOCKER_HOST=unix://$sr_tmp/cfg-host.sock \
+  run_sr run-code --json -l python "$sr_tmp/code"
+like "$out" 'cfg-host.sock' "backend = docker in the configuration runs on Docker, at docker_host"
+SANDBOX_BACKEND=docker run_sr run-code --json --backend native -l python "$sr_tmp/code"
+like "$(summary "$out")" 'status "success"' "--backend native overrides the configuration"
+
+# The light binary hands a Docker run over to sandbox-runner-full and
+# never loads libcurl itself for a native one (it would cost every run).
+LD_DEBUG=libs "$SR_BIN" run-code --backend native -l python "$sr_tmp/code" \
+  >/dev/null 2>"$sr_tmp/ld-native" </dev/null
+is "$(grep -c 'calling init:.*libcurl' "$sr_tmp/ld-native")" 0 \
+  "a native run-code does not load libcurl"
+LD_DEBUG=libs "$SR_BIN" run-code --backend docker -l python "$sr_tmp/code" \
+  >/dev/null 2>"$sr_tmp/ld-docker" </dev/null
+ok "$([ "$(grep -c 'calling init:.*libcurl' "$sr_tmp/ld-docker")" -gt 0 ]; echo $?)" \
+  "a docker run-code runs in sandbox-runner-full, which has the client"
+
+done_testing

@@ -1,0 +1,254 @@
+// Sessions, artifacts and file tools through the official MCP TypeScript
+// SDK client, over stdio (or HTTP with --http URL, where the artifacts'
+// download_url is fetched too).  Prints "RESULT 0|1 name" lines and
+// "# ..." diagnostics for the shell test.
+//   node session-client.mjs SR_BIN HOST_SECRET_FILE
+//   node session-client.mjs --http URL TOKEN
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const argv = process.argv.slice(2);
+const http = argv[0] === "--http";
+const check = (cond, name, detail) => {
+  console.log(`RESULT ${cond ? 0 : 1} ${name}`);
+  if (!cond && detail !== undefined) console.log(`# ${JSON.stringify(detail).slice(0, 800)}`);
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const connect = async (env = {}) => {
+  const transport = http
+    ? new StreamableHTTPClientTransport(new URL(argv[1]),
+      { requestInit: { headers: { Authorization: `Bearer ${argv[2]}` } } })
+    : new StdioClientTransport({ command: argv[0], args: ["serve"], env: { ...process.env, ...env },
+      stderr: "inherit" });
+  const client = new Client({ name: "sandbox-runner-session-test", version: "1.0.0" });
+  await client.connect(transport);
+  return client;
+};
+const call = (client, name, args) => client.callTool({ name, arguments: args });
+const errorCode = (r) => {
+  try {
+    return r.isError ? JSON.parse(r.content?.[0]?.text ?? "{}").error?.code : undefined;
+  } catch {
+    return undefined;
+  }
+};
+const b64 = (s) => Buffer.from(s).toString("base64");
+
+const client = await connect();
+
+if (http) {
+  // The download route: an artifact's download_url serves its bytes under
+  // the same bearer token, and nothing without it.
+  const csv = "a,b\n1,2\n";
+  let r = await call(client, "upload_file", { filename: "in.csv", content_base64: b64(csv) });
+  const sid = r.structuredContent?.session_id;
+  r = await call(client, "list_artifacts", { session_id: sid });
+  const url = r.structuredContent?.artifacts?.[0]?.download_url;
+  check(typeof url === "string" && url.endsWith(`/files/${sid}/in.csv`), "artifacts carry a download_url", r);
+  let res = await fetch(url, { headers: { Authorization: `Bearer ${argv[2]}` } });
+  check(res.status === 200 && (await res.text()) === csv, "GET download_url serves the artifact's bytes");
+  res = await fetch(url);
+  check(res.status === 401, "without the bearer token the download is refused", res.status);
+  res = await fetch(url.replace("in.csv", "..%2F..%2Fetc%2Fpasswd"),
+    { headers: { Authorization: `Bearer ${argv[2]}` } });
+  check(res.status === 403 || res.status === 404, "a download path escaping /mnt/data is refused", res.status);
+  res = await fetch(url.replace(sid, "0".repeat(32)), { headers: { Authorization: `Bearer ${argv[2]}` } });
+  check(res.status === 404, "a download from an unknown session is 404", res.status);
+  r = await call(client, "close_session", { session_id: sid });
+  check(r.structuredContent?.closed === true, "close_session over HTTP");
+  await client.close();
+  process.exit(0);
+}
+
+const hostSecret = argv[1];
+
+// The data workflow: upload a CSV, analyse and plot it, read the chart back.
+const csv = "x,y\n" + Array.from({ length: 20 }, (_, i) => `${i},${i * i}`).join("\n") + "\n";
+let r = await call(client, "upload_file", { filename: "data.csv", content_base64: b64(csv) });
+const sid = r.structuredContent?.session_id;
+check(!r.isError && /^[0-9a-f]{32}$/.test(sid ?? "") && r.structuredContent?.path === "/mnt/data/data.csv",
+  "upload_file without a session creates one and returns its id and the path", r);
+
+r = await call(client, "upload_file", { session_id: sid, filename: "data.csv", content_base64: b64("x") });
+check(errorCode(r) === "file_exists", "uploading over an existing file is file_exists", r);
+
+r = await call(client, "run_code", {
+  session_id: sid, language: "python", code: [
+    "import pandas as pd, matplotlib",
+    "matplotlib.use('Agg')",
+    "import matplotlib.pyplot as plt",
+    "df = pd.read_csv('data.csv')",
+    "print(int(df.y.sum()))",
+    "df.plot(x='x', y='y'); plt.savefig('chart.png')",
+  ].join("\n"),
+});
+const arts = r.structuredContent?.artifacts ?? [];
+check(r.structuredContent?.status === "success" && r.structuredContent?.stdout === "2470\n",
+  "run_code in the session reads the uploaded CSV with pandas", r.structuredContent);
+check(arts.length === 1 && arts[0].path === "chart.png" && arts[0].mime_type === "image/png" && arts[0].size > 1000,
+  "the result lists chart.png, and only it, as a new image/png artifact", arts);
+
+r = await call(client, "read_artifact", { session_id: sid, path: "chart.png" });
+const png = Buffer.from(r.structuredContent?.content_base64 ?? "", "base64");
+check(r.structuredContent?.mime_type === "image/png" && png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+  && png.length === r.structuredContent?.size, "read_artifact returns the PNG, byte for byte", r.structuredContent?.size);
+
+r = await call(client, "list_artifacts", { session_id: sid });
+check(JSON.stringify((r.structuredContent?.artifacts ?? []).map((a) => a.path)) === JSON.stringify(["chart.png", "data.csv"])
+  && r.structuredContent.artifacts.every((a) => a.mime_type && /^\d{4}-\d\d-\d\dT/.test(a.mtime)),
+  "list_artifacts lists both files with MIME types and times", r.structuredContent);
+
+// State persists from call to call; the working directory is /mnt/data.
+await call(client, "run_code", { session_id: sid, language: "python", code: "open('state.txt','w').write('kept')\nimport os\nos.makedirs('/work/w', exist_ok=True)\nopen('/work/w/t','w').write('w')" });
+r = await call(client, "run_code", { session_id: sid, language: "python", code: "import os\nprint(open('state.txt').read(), open('/work/w/t').read(), os.getcwd())" });
+check(r.structuredContent?.stdout === "kept w /mnt/data\n", "files persist across run_code calls, in /mnt/data and /work", r.structuredContent);
+check((r.structuredContent?.artifacts ?? []).length === 0, "a call that changes nothing lists no artifacts", r.structuredContent?.artifacts);
+
+// One call at a time per session.
+const slow = call(client, "run_code", { session_id: sid, language: "python", code: "import time; time.sleep(2); print('slow')" });
+await sleep(500);
+r = await call(client, "run_code", { session_id: sid, language: "python", code: "print(1)" });
+check(errorCode(r) === "session_busy", "a call while the session runs another is session_busy", r);
+r = await slow;
+check(r.structuredContent?.stdout === "slow\n", "and the first call completes", r.structuredContent);
+
+// File tools.
+r = await call(client, "file_write", { session_id: sid, path: "src/app.py", content: "a = 1\nb = 2\nprint(a + b)\n" });
+check(!r.isError && r.structuredContent?.path === "/mnt/data/src/app.py", "file_write creates parents", r);
+r = await call(client, "file_read", { session_id: sid, path: "src/app.py", offset: 2, limit: 1 });
+check(r.structuredContent?.content === "     2\tb = 2\n" && r.structuredContent?.total_lines === 3,
+  "file_read returns numbered lines from an offset", r.structuredContent);
+r = await call(client, "file_patch", { session_id: sid, path: "src/app.py", old_string: "b = 2", new_string: "b = 40" });
+check(r.structuredContent?.replacements === 1, "file_patch replaces a unique string", r);
+r = await call(client, "file_patch", { session_id: sid, path: "src/app.py", old_string: "nothing", new_string: "x" });
+check(errorCode(r) === "no_match", "file_patch of a missing string is no_match", r);
+r = await call(client, "file_patch", { session_id: sid, path: "src/app.py",
+  diff: "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,3 @@\n-a = 1\n+a = 2\n b = 40\n print(a + b)\n" });
+check(r.structuredContent?.replacements === 1, "file_patch applies a unified diff", r);
+r = await call(client, "run_code", { session_id: sid, language: "python", code: "exec(open('src/app.py').read())" });
+check(r.structuredContent?.stdout === "42\n", "the patched file runs", r.structuredContent);
+r = await call(client, "file_search", { session_id: sid, pattern: "^b = [0-9]+", glob: "*.py" });
+check(r.structuredContent?.matches?.length === 1 && r.structuredContent.matches[0].line === 2
+  && r.structuredContent.matches[0].path === "/mnt/data/src/app.py", "file_search finds the line", r.structuredContent);
+r = await call(client, "file_read", { session_id: sid, path: "/etc/os-release" });
+check(/Debian/.test(r.structuredContent?.content ?? ""), "file_read of an absolute path reads the container's file", r);
+r = await call(client, "file_write", { session_id: sid, path: "/etc/passwd", content: "x" });
+check(r.isError && ["path_outside_sandbox", "io_error"].includes(errorCode(r)), "file_write to the read-only root is refused", r);
+
+// Nothing escapes to the host.
+const secret = hostSecret;
+await call(client, "run_code", { session_id: sid, language: "python", code: [
+  "import os",
+  `os.symlink('${secret}', 'abs-link')`,
+  `os.symlink('../../../../../../..${secret}', 'rel-link')`,
+  "os.symlink('/proc/self/root' + " + JSON.stringify(secret) + ", 'proc-link')",
+  "os.symlink('/', 'root-link')",
+  "os.mkfifo('fifo')",
+].join("\n") });
+for (const path of ["abs-link", "rel-link", "proc-link", `root-link${secret}`, `../../../../..${secret}`,
+  secret, `/proc/1/root${secret}`, "fifo"]) {
+  r = await call(client, "read_artifact", { session_id: sid, path });
+  const got = Buffer.from(r.structuredContent?.content_base64 ?? "", "base64").toString();
+  check(r.isError && !got.includes("host-secret"), `read_artifact ${path} is refused (${errorCode(r)})`, r);
+  r = await call(client, "file_read", { session_id: sid, path });
+  check(!(r.structuredContent?.content ?? "").includes("host-secret"), `file_read ${path} never reads the host`, r);
+}
+r = await call(client, "upload_file", { session_id: sid, filename: "../escape.txt", content_base64: b64("x") });
+check(["path_outside_sandbox", "invalid_path"].includes(errorCode(r)), "upload_file with .. is refused", r);
+r = await call(client, "upload_file", { session_id: sid, filename: "abs-link", content_base64: b64("pwned"), overwrite: true });
+r = await call(client, "run_code", { session_id: sid, language: "python", code: "import os; print(os.path.islink('abs-link'))" });
+check(r.structuredContent?.stdout === "False\n", "overwriting a symlink replaces the link, never its target", r.structuredContent);
+
+
+// Persistent shells: state kept between commands, Ctrl-C, stdin, timeouts.
+r = await call(client, "shell_new", { session_id: sid });
+const shell = r.structuredContent?.shell_id;
+check(!r.isError && shell?.startsWith(sid) && r.structuredContent?.state === "ready", "shell_new starts a shell in the session", r);
+r = await call(client, "shell_exec", { shell_id: shell, command: "cd /tmp && export GREETING=hello && mkdir -p d" });
+check(r.structuredContent?.exit_code === 0 && r.structuredContent?.state === "ready", "shell_exec runs a command", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "pwd; echo $GREETING; ls /mnt/data/data.csv; echo err >&2" });
+check(r.structuredContent?.output?.includes("/tmp\nhello\n/mnt/data/data.csv\n") && r.structuredContent?.output?.includes("err\n"),
+  "the working directory and variables persist, stdout and stderr both come back", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "false" });
+check(r.structuredContent?.exit_code === 1, "the exit code of a failing command is returned", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "for i in 1 2 3; do\n  echo line$i\ndone\nX=$(printf '%5000s' | tr ' ' y); echo ${#X}" });
+check(r.structuredContent?.output === "line1\nline2\nline3\n5000\n", "multi-line and long commands work", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "python3 -m venv --without-pip /tmp/venv && . /tmp/venv/bin/activate" });
+r = await call(client, "shell_exec", { shell_id: shell, command: "echo $VIRTUAL_ENV; command -v python3" });
+check(r.structuredContent?.output === "/tmp/venv\n/tmp/venv/bin/python3\n", "an activated venv stays active", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "sleep 30; echo never", wait: false });
+check(r.structuredContent?.state === "waiting", "wait=false returns at once with state waiting", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "echo again" });
+check(errorCode(r) === "shell_busy", "a second command while one runs is shell_busy", r);
+const t0 = Date.now();
+r = await call(client, "write_stdin", { shell_id: shell, data: "\\x03" });
+check(r.structuredContent?.bytes === 1, "write_stdin sends Ctrl-C", r);
+for (let i = 0; i < 40 && r.structuredContent?.state !== "ready"; i++) {
+  await sleep(100);
+  r = await call(client, "shell_read", { shell_id: shell });
+}
+check(r.structuredContent?.state === "ready" && r.structuredContent?.exit_code === 130 && Date.now() - t0 < 5000
+  && !(r.structuredContent?.output ?? "").includes("never"), "Ctrl-C interrupts the running command (exit 130)", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "read -r name; echo hi $name", wait: false });
+await call(client, "write_stdin", { shell_id: shell, data: "agent\n" });
+for (let i = 0; i < 40 && r.structuredContent?.state !== "ready"; i++) {
+  await sleep(100);
+  r = await call(client, "shell_read", { shell_id: shell });
+}
+check(r.structuredContent?.output === "hi agent\n", "write_stdin feeds a command reading its input", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "sleep 30", timeout_seconds: 1 });
+check(r.structuredContent?.timed_out === true && r.structuredContent?.state === "ready", "a command past its timeout is interrupted", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "echo still $GREETING" });
+check(r.structuredContent?.output === "still hello\n", "and the shell keeps its state after that", r.structuredContent);
+r = await call(client, "shell_list", {});
+check(r.structuredContent?.shells?.some((s) => s.shell_id === shell && s.state === "ready"), "shell_list shows the shell", r.structuredContent);
+r = await call(client, "shell_exec", { shell_id: shell, command: "exit 3" });
+r = await call(client, "shell_read", { shell_id: shell });
+check(r.structuredContent?.state === "terminated", "exit ends the shell: state terminated", r.structuredContent);
+r = await call(client, "shell_remove", { shell_id: shell });
+check(r.structuredContent?.removed === true, "shell_remove removes it", r);
+r = await call(client, "shell_read", { shell_id: shell });
+check(errorCode(r) === "shell_not_found", "a removed shell is shell_not_found", r);
+
+r = await call(client, "list_sessions", {});
+check(r.structuredContent?.sessions?.some((s) => s.session_id === sid), "list_sessions shows the session", r);
+r = await call(client, "close_session", { session_id: sid });
+check(r.structuredContent?.closed === true, "close_session closes it", r);
+r = await call(client, "run_code", { session_id: sid, language: "python", code: "print(1)" });
+check(errorCode(r) === "session_not_found", "a closed session is session_not_found", r);
+
+// C++ in a session of the cpp image: compiled in the session, output kept.
+r = await call(client, "create_session", { image: "cpp" });
+const cpp = r.structuredContent?.session_id;
+r = await call(client, "run_code", { session_id: cpp, language: "cpp",
+  code: "#include <fstream>\nint main() { std::ofstream(\"out.txt\") << \"from c++\\n\"; }" });
+check(r.structuredContent?.status === "success" && r.structuredContent?.artifacts?.[0]?.path === "out.txt",
+  "run_code cpp in a session compiles, runs and leaves its file", r.structuredContent);
+r = await call(client, "run_code", { session_id: cpp, language: "cpp", code: "int main() { return nope; }" });
+check(r.structuredContent?.status === "compile_error", "a compile failure in a session is compile_error", r.structuredContent);
+r = await call(client, "create_session", { image: "no-such-image" });
+check(errorCode(r) === "image_missing", "a session of a missing image is image_missing", r);
+await client.close();
+
+// Limits, quota and expiry, in a server configured for them.
+const small = await connect({ SANDBOX_MAX_SESSIONS: "2", SANDBOX_SESSION_IDLE_TIMEOUT: "2",
+  SANDBOX_SESSION_DATA_SIZE: "1M", SANDBOX_SESSION_IMAGE: "python" });
+const a = (await call(small, "create_session", {})).structuredContent?.session_id;
+const b = (await call(small, "create_session", {})).structuredContent?.session_id;
+r = await call(small, "create_session", {});
+check(a && b && errorCode(r) === "session_limit", "past max_sessions a new session is session_limit", r);
+r = await call(small, "upload_file", { session_id: a, filename: "big", content_base64: Buffer.alloc(2 << 20).toString("base64") });
+check(errorCode(r) === "quota_exceeded", "an upload over the session's quota is quota_exceeded", r);
+r = await call(small, "run_code", { session_id: a, language: "python", code: "open('big','wb').write(b'x' * (2 << 20))" });
+check(r.structuredContent?.status === "error" && /No space left/.test(r.structuredContent?.stderr ?? ""),
+  "code writing past the quota fails with ENOSPC", r.structuredContent);
+r = await call(small, "run_code", { session_id: a, language: "python", code: "import os; os.remove('big'); print('ok')" });
+check(r.structuredContent?.stdout === "ok\n", "and the session keeps working", r.structuredContent);
+await sleep(3500);
+r = await call(small, "run_code", { session_id: b, language: "python", code: "print(1)" });
+check(errorCode(r) === "session_not_found", "a session idle past session_idle_timeout is closed", r);
+r = await call(small, "create_session", {});
+check(!r.isError, "and its place is free again", r);
+await small.close();
