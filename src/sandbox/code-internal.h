@@ -4,6 +4,7 @@
 #ifndef SR_SANDBOX_CODE_INTERNAL_H
 #define SR_SANDBOX_CODE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -32,6 +33,29 @@ char **sr_code_env (const struct sr_image_use *image);
 char **sr_code_split_command (const char *cmd);
 
 enum sr_code_status sr_code_status_of (const struct sr_run_result *r);
+
+/* One stage of a run_code, as a backend runs it.  */
+struct sr_code_stage
+{
+  const char *name;         /* "compile" or "run" */
+  const char *command;
+  bool code_writable;       /* SR_CODE_DIR writable (compile) or read-only (run) */
+  uint64_t timeout_ms;
+  const struct sr_code_request *req;
+  uint64_t output_bytes;
+};
+typedef int (*sr_code_stage_fn) (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
+                                 sr_error_t *err);
+
+/* When the request wants progress: reports the stage's start and points
+ * opts at a counter of its output.  */
+void sr_code_stage_progress (struct sr_code_stage *st, struct sr_run_options *opts);
+
+/* The compile stage (when the language has one) then the run stage,
+ * each through run_stage; fills res as sr_code_run documents.  */
+int sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
+                        const struct sr_code_request *req, sr_code_stage_fn run_stage, void *ctx,
+                        struct sr_code_result *res, sr_error_t *err);
 
 /* A new directory under <runtime_dir>/scratch owned by the container's
  * root (*ret_uid, *ret_gid as the host sees it), locked by the returned

@@ -194,23 +194,65 @@ sr_code_write_source (int dirfd, const char *name, const char *code, size_t len,
   return 0;
 }
 
-struct stage
-{
-  const char *name;
-  const char *command;
-  bool code_writable;
-  uint64_t timeout_ms;
-  const struct sr_code_request *req;
-  uint64_t output_bytes;
-};
-
 static void
 count_output (enum sr_stream stream, const char *buf, size_t len, void *userdata)
 {
-  struct stage *st = userdata;
+  struct sr_code_stage *st = userdata;
 
   st->output_bytes += len;
   st->req->on_progress (st->name, st->output_bytes, st->req->userdata);
+}
+
+void
+sr_code_stage_progress (struct sr_code_stage *st, struct sr_run_options *opts)
+{
+  if (st->req->on_progress == NULL)
+    return;
+  st->req->on_progress (st->name, 0, st->req->userdata);
+  opts->on_output = count_output;
+  opts->userdata = st;
+}
+
+int
+sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
+                    const struct sr_code_request *req, sr_code_stage_fn run_stage, void *ctx,
+                    struct sr_code_result *res, sr_error_t *err)
+{
+  if (l->compile[0])
+    {
+      struct sr_code_stage compile = { .name = "compile", .command = l->compile,
+                                       .code_writable = true,
+                                       .timeout_ms = cfg->compile_timeout_ms, .req = req };
+
+      res->compiled = true;
+      if (run_stage (ctx, &compile, &res->run, err) < 0)
+        return sr_error_wrap (err, "compile stage");
+      res->compile_ms = res->run.duration_ns / 1000000;
+      if (res->run.status != SR_RUN_SUCCESS)
+        {
+          /* A compiler killed by its ceiling or the memory limit failed to
+           * compile all the same; only a cancel stays a cancel.  */
+          res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
+                                                            : SR_CODE_COMPILE_ERROR;
+          res->duration_ms = res->compile_ms;
+          res->failure = NULL;
+          return 0;
+        }
+      sr_run_result_done (&res->run);
+      memset (&res->run, 0, sizeof res->run);
+    }
+  {
+    struct sr_code_stage run = { .name = "run", .command = l->run, .code_writable = false,
+                                 .timeout_ms = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms,
+                                 .req = req };
+
+    if (run_stage (ctx, &run, &res->run, err) < 0)
+      return -1;
+  }
+  res->status = sr_code_status_of (&res->run);
+  res->duration_ms = res->run.duration_ns / 1000000;
+  res->failure = NULL;
+  return 0;
 }
 
 char **
@@ -248,28 +290,39 @@ sr_code_container_config (const struct sr_config *cfg, const struct sr_image_use
   cc->max_open_files = SR_DEFAULT_MAX_OPEN_FILES;
 }
 
-static int
-run_stage (const struct sr_config *cfg, const struct sr_image_use *image, const char *scratch,
-           const struct sr_seccomp_filter *filter, uint64_t keep_caps, struct stage *st,
-           int cancel_fd, struct sr_run_result *res, sr_error_t *err)
+/* What a native stage runs on.  */
+struct native_stage
 {
+  const struct sr_config *cfg;
+  const struct sr_image_use *image;
+  const char *scratch;
+  const struct sr_seccomp_filter *filter;
+  uint64_t caps;
+};
+
+static int
+run_native_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
+                  sr_error_t *err)
+{
+  const struct native_stage *n = ctx;
   _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
-  _cleanup_free_ char *state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
+  _cleanup_free_ char *state_dir = sr_xasprintf ("%s/containers", n->cfg->runtime_dir);
   struct sr_bind bind = {
-    .source = (char *) scratch, .target = (char *) SR_CODE_DIR, .readonly = !st->code_writable,
+    .source = (char *) n->scratch, .target = (char *) SR_CODE_DIR,
+    .readonly = !st->code_writable,
   };
   struct sr_container_config cc;
   struct sr_exec_spec spec = { 0 };
   struct sr_run_options opts = {
-    .timeout_ms = st->timeout_ms, .max_output = cfg->max_output, .stdin_fd = -1,
-    .cancel_fd = cancel_fd,
+    .timeout_ms = st->timeout_ms, .max_output = n->cfg->max_output, .stdin_fd = -1,
+    .cancel_fd = st->req->cancel_fd,
   };
 
   if (argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
-  env = sr_code_env (image);
+  env = sr_code_env (n->image);
   (void) sr_mkdir_p (state_dir, NULL);
-  sr_code_container_config (cfg, image, filter, keep_caps, st->timeout_ms, &cc);
+  sr_code_container_config (n->cfg, n->image, n->filter, n->caps, st->timeout_ms, &cc);
   cc.fs.binds = &bind;
   cc.fs.n_binds = 1;
   cc.state_dir = state_dir;
@@ -278,12 +331,7 @@ run_stage (const struct sr_config *cfg, const struct sr_image_use *image, const 
   spec.argv = argv;
   spec.env = env;
   spec.cwd = SR_DEFAULT_WORKDIR;
-  if (st->req->on_progress)
-    {
-      st->req->on_progress (st->name, 0, st->req->userdata);
-      opts.on_output = count_output;
-      opts.userdata = st;
-    }
+  sr_code_stage_progress (st, &opts);
   return sr_container_run (&cc, &spec, &opts, res, err);
 }
 
@@ -388,47 +436,12 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
   if (sr_code_write_source (scratch_fd, l->source, req->code, req->code_len, uid, gid, err) < 0)
     goto out;
 
-  if (l->compile[0])
-    {
-      struct stage compile = { .name = "compile", .command = l->compile, .code_writable = true,
-                               .timeout_ms = cfg->compile_timeout_ms, .req = req };
-
-      res->compiled = true;
-      if (run_stage (cfg, &image, scratch, filter, caps, &compile, req->cancel_fd, &res->run,
-                     err)
-          < 0)
-        {
-          sr_error_wrap (err, "compile stage");
-          goto out;
-        }
-      res->compile_ms = res->run.duration_ns / 1000000;
-      if (res->run.status != SR_RUN_SUCCESS)
-        {
-          /* A compiler killed by its ceiling or the memory limit failed to
-           * compile all the same; only a cancel stays a cancel.  */
-          res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
-                                                            : SR_CODE_COMPILE_ERROR;
-          res->duration_ms = res->compile_ms;
-          res->failure = NULL;
-          r = 0;
-          goto out;
-        }
-      sr_run_result_done (&res->run);
-      memset (&res->run, 0, sizeof res->run);
-    }
-
   {
-    struct stage run = { .name = "run", .command = l->run, .code_writable = false,
-                         .timeout_ms = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms,
-                         .req = req };
+    struct native_stage n = { .cfg = cfg, .image = &image, .scratch = scratch, .filter = filter,
+                              .caps = caps };
 
-    if (run_stage (cfg, &image, scratch, filter, caps, &run, req->cancel_fd, &res->run, err) < 0)
-      goto out;
+    r = sr_code_run_stages (cfg, l, req, run_native_stage, &n, res, err);
   }
-  res->status = sr_code_status_of (&res->run);
-  res->duration_ms = res->run.duration_ns / 1000000;
-  res->failure = NULL;
-  r = 0;
 
 out:
   if (scratch)

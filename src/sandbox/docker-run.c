@@ -102,29 +102,23 @@ cap_add_of (const char *list)
   return v;
 }
 
-struct stage
+/* What a Docker stage runs on.  */
+struct docker_stage
 {
-  const char *name;
-  const char *command;
-  bool code_writable;
-  uint64_t timeout_ms;
-  const struct sr_code_request *req;
-  uint64_t output_bytes;
+  struct sr_docker *d;
+  const struct sr_config *cfg;
+  struct sr_docker_config dc;
+  const char *scratch;
 };
 
-static void
-count_output (enum sr_stream stream, const char *buf, size_t len, void *userdata)
-{
-  struct stage *st = userdata;
-
-  st->output_bytes += len;
-  st->req->on_progress (st->name, st->output_bytes, st->req->userdata);
-}
-
 static int
-run_stage (struct sr_docker *d, const struct sr_config *cfg, struct sr_docker_config dc,
-           const char *scratch, struct stage *st, struct sr_run_result *res, sr_error_t *err)
+run_docker_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
+                  sr_error_t *err)
 {
+  const struct docker_stage *ds = ctx;
+  const struct sr_config *cfg = ds->cfg;
+  struct sr_docker_config dc = ds->dc;
+  const char *scratch = ds->scratch;
   _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
   struct sr_docker_bind bind = {
     .source = scratch, .target = SR_CODE_DIR, .readonly = !st->code_writable,
@@ -148,13 +142,8 @@ run_stage (struct sr_docker *d, const struct sr_config *cfg, struct sr_docker_co
   spec.argv = argv;
   spec.env = env;
   spec.cwd = SR_DEFAULT_WORKDIR;
-  if (st->req->on_progress)
-    {
-      st->req->on_progress (st->name, 0, st->req->userdata);
-      opts.on_output = count_output;
-      opts.userdata = st;
-    }
-  return sr_docker_run (d, &dc, &spec, &opts, res, err);
+  sr_code_stage_progress (st, &opts);
+  return sr_docker_run (ds->d, &dc, &spec, &opts, res, err);
 }
 
 int
@@ -232,43 +221,11 @@ sr_docker_code_run (const struct sr_config *cfg, const struct sr_language *l,
       < 0)
     goto out;
 
-  if (l->compile[0])
-    {
-      struct stage compile = { .name = "compile", .command = l->compile, .code_writable = true,
-                               .timeout_ms = cfg->compile_timeout_ms, .req = req };
-
-      res->compiled = true;
-      if (run_stage (d, cfg, dc, scratch, &compile, &res->run, err) < 0)
-        {
-          sr_error_wrap (err, "compile stage");
-          goto out;
-        }
-      res->compile_ms = res->run.duration_ns / 1000000;
-      if (res->run.status != SR_RUN_SUCCESS)
-        {
-          res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
-                                                            : SR_CODE_COMPILE_ERROR;
-          res->duration_ms = res->compile_ms;
-          res->failure = NULL;
-          r = 0;
-          goto out;
-        }
-      sr_run_result_done (&res->run);
-      memset (&res->run, 0, sizeof res->run);
-    }
-
   {
-    struct stage run = { .name = "run", .command = l->run, .code_writable = false,
-                         .timeout_ms = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms,
-                         .req = req };
+    struct docker_stage ds = { .d = d, .cfg = cfg, .dc = dc, .scratch = scratch };
 
-    if (run_stage (d, cfg, dc, scratch, &run, &res->run, err) < 0)
-      goto out;
+    r = sr_code_run_stages (cfg, l, req, run_docker_stage, &ds, res, err);
   }
-  res->status = sr_code_status_of (&res->run);
-  res->duration_ms = res->run.duration_ns / 1000000;
-  res->failure = NULL;
-  r = 0;
 
 out:
   if (scratch)

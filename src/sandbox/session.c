@@ -587,45 +587,21 @@ sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
   return sr_container_exec (s->c, &full, opts, res, err);
 }
 
-/* Progress of one stage of a session's run_code.  */
-struct stage_progress
-{
-  const char *stage;
-  uint64_t bytes;
-  const struct sr_code_request *req;
-};
-
-static void
-count_output (enum sr_stream stream, const char *buf, size_t len, void *userdata)
-{
-  struct stage_progress *p = userdata;
-
-  (void) stream;
-  (void) buf;
-  p->bytes += len;
-  p->req->on_progress (p->stage, p->bytes, p->req->userdata);
-}
-
 static int
-run_stage (struct sr_session *s, const struct sr_code_request *req, const char *stage,
-           const char *command, uint64_t timeout_ms, struct sr_run_result *res, sr_error_t *err)
+run_session_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
+                   sr_error_t *err)
 {
-  _cleanup_strv_ char **argv = sr_code_split_command (command);
-  struct stage_progress progress = { .stage = stage, .req = req };
+  struct sr_session *s = ctx;
+  _cleanup_strv_ char **argv = sr_code_split_command (st->command);
   struct sr_run_options opts = {
-    .timeout_ms = timeout_ms, .max_output = s->m->cfg->max_output, .stdin_fd = -1,
-    .cancel_fd = req->cancel_fd,
+    .timeout_ms = st->timeout_ms, .max_output = s->m->cfg->max_output, .stdin_fd = -1,
+    .cancel_fd = st->req->cancel_fd,
   };
   struct sr_exec_spec spec = { .argv = argv };
 
   if (argv[0] == NULL)
-    return sr_error_set (err, 0, "empty %s command", stage);
-  if (req->on_progress)
-    {
-      req->on_progress (stage, 0, req->userdata);
-      opts.on_output = count_output;
-      opts.userdata = &progress;
-    }
+    return sr_error_set (err, 0, "empty %s command", st->name);
+  sr_code_stage_progress (st, &opts);
   return sr_session_exec (s, &spec, &opts, res, err);
 }
 
@@ -667,7 +643,7 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
   struct sr_artifact *before = NULL;
   size_t n_before = 0;
   bool truncated;
-  int r = -1;
+  int r;
 
   memset (res, 0, sizeof *res);
   *ret_artifacts = NULL;
@@ -681,37 +657,7 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
     return -1;
   (void) sr_files_list (&s->fs, false, &before, &n_before, &truncated, NULL, NULL);
 
-  if (l->compile[0])
-    {
-      res->compiled = true;
-      if (run_stage (s, req, "compile", l->compile, cfg->compile_timeout_ms, &res->run, err) < 0)
-        {
-          sr_error_wrap (err, "compile stage");
-          goto out;
-        }
-      res->compile_ms = res->run.duration_ns / 1000000;
-      if (res->run.status != SR_RUN_SUCCESS)
-        {
-          res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
-                                                            : SR_CODE_COMPILE_ERROR;
-          res->duration_ms = res->compile_ms;
-          res->failure = NULL;
-          r = 0;
-          goto out;
-        }
-      sr_run_result_done (&res->run);
-      memset (&res->run, 0, sizeof res->run);
-    }
-  if (run_stage (s, req, "run", l->run, req->timeout_ms ? req->timeout_ms : cfg->timeout_ms,
-                 &res->run, err)
-      < 0)
-    goto out;
-  res->status = sr_code_status_of (&res->run);
-  res->duration_ms = res->run.duration_ns / 1000000;
-  res->failure = NULL;
-  r = 0;
-
-out:
+  r = sr_code_run_stages (cfg, l, req, run_session_stage, s, res, err);
   if (r == 0)
     changed_artifacts (s, before, n_before, ret_artifacts, ret_n_artifacts);
   sr_artifacts_free (before, n_before);
