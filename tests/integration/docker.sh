@@ -99,7 +99,7 @@ is "$o" "CapInh: 0000000000000000 CapPrm: 0000000000000000 CapEff: 0000000000000
   "every capability is dropped, no_new_privs is set"
 dr run 'id -u; id -g; echo x > /work/f && echo scratch-writable; echo y > /tmp/f && echo tmp-writable'
 is "$(echo $o)" "65534 65534 scratch-writable tmp-writable" "the command runs as nobody, and its tmpfs mounts are writable to it"
-dr run 'grep -E " /(tmp|work) " /proc/mounts | cut -d" " -f2,4 | tr "\n" " "'
+dr run 'grep -E " /(tmp|work) " /proc/mounts | cut -d" " -f2,4 | sort | tr "\n" " "'
 like "$o" "^/tmp rw,nosuid,nodev,noexec[^ ]* /work rw,nosuid,nodev[^ ]* $" "/tmp is a nosuid,nodev,noexec tmpfs, /work a nosuid,nodev one"
 
 cat >"$sr_tmp/no-mkdir.json" <<'EOF'
