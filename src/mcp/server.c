@@ -15,6 +15,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
 #include "runtime/seccomp.h"
+#include "sandbox/code.h"
 #include "sandbox/session.h"
 #include "store/history.h"
 
@@ -95,6 +96,9 @@ sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, sr_e
     }
   /* Set once, before any worker thread reads it.  */
   sr_seccomp_set_cache_dir (cache);
+  /* A server killed with SIGKILL could not clean up: its containers' state,
+   * cgroups and scratch directories go before this one runs anything.  */
+  sr_code_reclaim (cfg);
   /* Sessions that cannot start cost the sessions, never one-shot runs.  */
   if (sr_sessions_new (cfg, s->store, &s->sessions, &e) < 0)
     {

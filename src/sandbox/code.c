@@ -124,6 +124,16 @@ sr_code_split_command (const char *cmd)
   return argv;
 }
 
+void
+sr_code_reclaim (const struct sr_config *cfg)
+{
+  _cleanup_free_ char *state = sr_xasprintf ("%s/containers", cfg->runtime_dir);
+  _cleanup_free_ char *scratch = sr_xasprintf ("%s/scratch", cfg->runtime_dir);
+
+  sr_state_reclaim (state, NULL);
+  sr_remove_unlocked (scratch, "code-");
+}
+
 int
 sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_t *ret_uid,
                   gid_t *ret_gid, sr_error_t *err)

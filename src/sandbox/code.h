@@ -67,6 +67,11 @@ int sr_code_validate (const struct sr_config *cfg, const struct sr_code_request 
                       const struct sr_language **ret_language, const char **ret_reason,
                       sr_error_t *err);
 
+/* Removes what runners that died left in the runtime dir: their
+ * containers' state entries (killing what still runs in them and removing
+ * their cgroups) and their scratch directories.  For a server's start.  */
+void sr_code_reclaim (const struct sr_config *cfg);
+
 /* Runs the request.  Returns -1 without running anything when the request
  * is invalid (errnum EINVAL: unknown language, empty code, code over
  * max_code_size, timeout over max_timeout) or the language's image is not

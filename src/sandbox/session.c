@@ -16,7 +16,6 @@
 #include "common/defaults.h"
 #include "common/util.h"
 #include "runtime/seccomp.h"
-#include "runtime/state.h"
 #include "sandbox/code-internal.h"
 #include "sandbox/shell.h"
 
@@ -237,9 +236,7 @@ sr_sessions_new (const struct sr_config *cfg, struct sr_store *store, struct sr_
   pthread_condattr_destroy (&ca);
   if (sr_code_load_policy (cfg, &m->filter, &m->caps, err) < 0)
     goto fail;
-  /* What a runner that died left: its session inits died with it.  */
   (void) sr_mkdir_p (m->state_dir, NULL);
-  sr_state_reclaim (m->state_dir, NULL);
   r = pthread_create (&m->reaper, NULL, reaper_main, m);
   if (r != 0)
     {

@@ -9,9 +9,9 @@
  * The manager holds every session of a server: at most max_sessions, each
  * closed after session_idle_timeout without a call (by a reaper thread),
  * all closed when the manager is freed.  Sessions of a runner that died
- * are reclaimed when the next manager starts: their inits die with their
- * runner (PR_SET_PDEATHSIG), and sr_state_reclaim removes their cgroups
- * and state entries.
+ * are reclaimed when the next server starts: their inits die with their
+ * runner (PR_SET_PDEATHSIG), and sr_code_reclaim removes their cgroups,
+ * state entries and code directories.
  *
  * A session serves one call at a time: sr_sessions_acquire marks it busy
  * (session_busy for a second caller) until sr_session_release.

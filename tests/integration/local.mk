@@ -15,13 +15,15 @@ integration_tests = \
 	tests/integration/mcp-http.sh \
 	tests/integration/mcp-session.sh \
 	tests/integration/doctor.sh \
-	tests/integration/ops-docs.sh
+	tests/integration/ops-docs.sh \
+	tests/integration/faults.sh \
+	tests/integration/load.sh
 
 TESTS += $(integration_tests)
 EXTRA_DIST += tests/hostile
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh \
 	tests/helpers/oci-fixture.py tests/integration/packages.txt \
-	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/session-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
+	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/session-client.mjs tests/load/leaks.sh tests/load/load-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
 
 # Test programs that drive the runtime directly.
 check_PROGRAMS += tests/helpers/session-driver
