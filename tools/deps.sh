@@ -9,7 +9,7 @@ build="build-essential autoconf automake pkg-config
   libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev"
 runtime="uidmap busybox-static ca-certificates"
 tests="python3 bubblewrap mandoc xz-utils git procps psmisc nodejs strace bash-completion
-  shellcheck systemd"
+  shellcheck systemd valgrind"
 images="mmdebstrap debian-archive-keyring"
 # bench/: the peers it compares with, and its charts
 bench="runc crun gnuplot-nox"

@@ -4,6 +4,11 @@
 #define SR_COMMANDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/error.h"
 
 /* Exit statuses of the runner itself, as env(1) and timeout(1) use them.  */
 #define SR_EXIT_TIMEOUT 124
@@ -24,13 +29,22 @@ int sr_cmd_kill (int argc, char **argv);
 int sr_cmd_image (int argc, char **argv);
 int sr_cmd_run_code (int argc, char **argv);
 int sr_cmd_history (int argc, char **argv);
+/* serve: stdio on the native backend in either binary; HTTP and the
+ * Docker backend in sandbox-runner-full, whose serve_http.c sets
+ * sr_cli_serve_http (the light binary hands those over).  */
 int sr_cmd_serve (int argc, char **argv);
+struct sr_mcp_server;
+typedef int (*sr_cli_serve_http_fn) (struct sr_mcp_server *server, const struct sr_config *cfg,
+                                     int stop_fd, sr_error_t *err);
+extern sr_cli_serve_http_fn sr_cli_serve_http;
 int sr_cmd_doctor (int argc, char **argv);
-/* image import and image pull; argv[0] is "import" or "pull".  These and
- * serve are in sandbox-runner-full; sandbox-runner hands them over
- * (delegate.c).  */
+/* image import and image pull; argv[0] is "import" or "pull".  These are
+ * in sandbox-runner-full; sandbox-runner hands them over (delegate.c).  */
 int sr_cmd_image_import (int argc, char **argv);
 int sr_cmd_image_pull (int argc, char **argv);
+/* A client of a running serve --transport http (session_client.c, with
+ * libcurl): in sandbox-runner-full too.  */
+int sr_cmd_session (int argc, char **argv);
 
 /* The command line main() got, for handing a command over.  */
 extern char **sr_cli_argv;
@@ -53,5 +67,15 @@ int sr_cli_cancel_fd (void);
 
 /* Prints "sandbox-runner: " and the message to stderr.  */
 void sr_cli_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* Parses the value s of option opt as a decimal integer of at least
+ * min; on bad input prints an error naming opt and returns -1.  */
+int sr_cli_parse_uint (const char *opt, const char *s, uint64_t min, uint64_t *ret);
+
+/* Reads the file path, or stdin when path is NULL or "-" (refused on a
+ * terminal), NUL-terminated into *ret: all of it, or max + 1 bytes when
+ * it is longer, for the caller to refuse.  Errors start with cmd.  */
+int sr_cli_read_input (const char *cmd, const char *path, size_t max, char **ret,
+                       size_t *ret_len);
 
 #endif

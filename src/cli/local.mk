@@ -2,6 +2,7 @@
 # that need the heavy libraries are in sandbox-runner-full (delegate.c).
 cli_sources = \
 	src/cli/main.c src/cli/commands.h \
+	src/cli/input.c \
 	src/cli/run.c \
 	src/cli/config_cmd.c \
 	src/cli/ps.c \
@@ -9,6 +10,7 @@ cli_sources = \
 	src/cli/run_code.c \
 	src/cli/history.c \
 	src/cli/doctor.c \
+	src/cli/serve.c \
 	src/cli/result_json.c src/cli/result_json.h \
 	src/cli/exec_full.c
 
@@ -17,6 +19,7 @@ sandbox_runner_SOURCES += $(cli_sources) src/cli/delegate.c
 pkglibexec_PROGRAMS = sandbox-runner-full
 sandbox_runner_full_SOURCES = $(cli_sources) \
 	src/cli/image_import.c src/cli/image_pull.c \
-	src/cli/serve.c \
+	src/cli/serve_http.c \
+	src/cli/session_client.c \
 	src/cli/backend_full.c
 sandbox_runner_full_LDADD = $(SR_LIBS)

@@ -1,7 +1,10 @@
 #include <config.h>
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -24,6 +27,7 @@ static const struct command commands[] = {
   { "history", sr_cmd_history, "list past runs" },
   { "doctor", sr_cmd_doctor, "check what this host supports and will enforce" },
   { "serve", sr_cmd_serve, "serve MCP over stdio or HTTP" },
+  { "session", sr_cmd_session, "use the sessions of a running HTTP server" },
 };
 
 void
@@ -36,6 +40,23 @@ sr_cli_error (const char *fmt, ...)
   vfprintf (stderr, fmt, ap);
   va_end (ap);
   fputc ('\n', stderr);
+}
+
+int
+sr_cli_parse_uint (const char *opt, const char *s, uint64_t min, uint64_t *ret)
+{
+  char *end;
+  unsigned long long v;
+
+  errno = 0;
+  v = strtoull (s, &end, 10);
+  if (errno || end == s || *end || *s == '-' || v < min)
+    {
+      sr_cli_error ("invalid %s '%s': expected a whole number of at least %" PRIu64, opt, s, min);
+      return -1;
+    }
+  *ret = v;
+  return 0;
 }
 
 static void

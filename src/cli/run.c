@@ -127,23 +127,6 @@ parse_env (struct run_args *a, const char *kv)
 }
 
 static int
-parse_uint (const char *opt, const char *s, uint64_t *ret)
-{
-  char *end;
-  unsigned long long v;
-
-  errno = 0;
-  v = strtoull (s, &end, 10);
-  if (errno || end == s || *end || *s == '-')
-    {
-      sr_cli_error ("invalid %s '%s': expected a whole number", opt, s);
-      return -1;
-    }
-  *ret = v;
-  return 0;
-}
-
-static int
 parse_size_opt (const char *opt, const char *s, uint64_t *ret)
 {
   if (sr_parse_size (s, ret) < 0)
@@ -257,7 +240,7 @@ parse_run_args (int argc, char **argv, const struct sr_config *cfg, struct run_a
           }
           break;
         case OPT_PIDS:
-          if (parse_uint ("--pids", optarg, &v) < 0)
+          if (sr_cli_parse_uint ("--pids", optarg, 0, &v) < 0)
             return -1;
           if (v > 1u << 22)
             {

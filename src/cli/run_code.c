@@ -37,53 +37,6 @@ usage (FILE *f, const struct sr_config *cfg)
            SR_EXIT_TIMEOUT, SR_EXIT_RUNNER);
 }
 
-/* Reads at most max + 1 bytes, so that an oversized snippet is seen as
- * such and not cut.  */
-static int
-read_code (const char *path, size_t max, char **ret, size_t *ret_len)
-{
-  _cleanup_close_ int fd = -1;
-  _cleanup_free_ char *buf = sr_xmalloc (max + 2);
-  size_t len = 0;
-
-  if (path == NULL || strcmp (path, "-") == 0)
-    {
-      if (isatty (STDIN_FILENO))
-        {
-          sr_cli_error ("run-code: give a FILE, or the code on stdin");
-          return -1;
-        }
-      fd = dup (STDIN_FILENO);
-    }
-  else
-    fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    {
-      sr_cli_error ("run-code: %s: %s", path ? path : "stdin", strerror (errno));
-      return -1;
-    }
-  while (len < max + 1)
-    {
-      ssize_t n = read (fd, buf + len, max + 1 - len);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          sr_cli_error ("run-code: read %s: %s", path ? path : "stdin", strerror (errno));
-          return -1;
-        }
-      if (n == 0)
-        break;
-      len += (size_t) n;
-    }
-  buf[len] = '\0';
-  *ret = TAKE_PTR (buf);
-  *ret_len = len;
-  return 0;
-}
-
-
 static cJSON *
 code_result_json (const struct sr_code_result *r)
 {
@@ -207,8 +160,8 @@ sr_cmd_run_code (int argc, char **argv)
       status = sr_cli_exec_full ();
       goto out;
     }
-  if (read_code (optind < argc ? argv[optind] : NULL, config.max_code_size, &code, &req.code_len)
-      < 0)
+  if (sr_cli_read_input ("run-code", optind < argc ? argv[optind] : NULL, config.max_code_size,
+                         &code, &req.code_len) < 0)
     goto out;
   if (req.code_len > config.max_code_size)
     {

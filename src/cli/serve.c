@@ -12,9 +12,12 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/util.h"
-#include "mcp/http.h"
 #include "mcp/server.h"
 #include "mcp/stdio.h"
+#include "sandbox/docker-run.h"
+
+/* Set by serve_http.c, in sandbox-runner-full only.  */
+sr_cli_serve_http_fn sr_cli_serve_http;
 
 static void
 usage (FILE *f)
@@ -87,6 +90,16 @@ sr_cmd_serve (int argc, char **argv)
       sr_cli_error ("serve: --transport must be stdio or http, not '%s'", transport);
       goto out;
     }
+  /* The light binary serves stdio on the native backend itself, without
+   * the libraries HTTP and Docker need (a third of its memory); the rest
+   * is sandbox-runner-full's.  */
+  if ((strcmp (transport, "http") == 0 && sr_cli_serve_http == NULL)
+      || (config.backend && strcmp (config.backend, "docker") == 0
+          && !sr_code_docker_available ()))
+    {
+      sr_config_done (&config);
+      return sr_cli_exec_full ();
+    }
   if (config.log_file[0])
     {
       int fd = open (config.log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -120,16 +133,8 @@ sr_cmd_serve (int argc, char **argv)
           < 0)
         goto fail;
     }
-  else
-    {
-      struct sr_mcp_http_options o = {
-        .listen = config.listen, .token_file = config.token_file,
-        .allowed_origins = config.allowed_origins, .max_message_size = config.max_message_size,
-      };
-
-      if (sr_mcp_http_run (server, &o, stop_fd, &err) < 0)
-        goto fail;
-    }
+  else if (sr_cli_serve_http (server, &config, stop_fd, &err) < 0)
+    goto fail;
   status = 0;
   goto out;
 

@@ -65,14 +65,17 @@ struct sr_config
   char *runtime_dir;
   /* server */
   uint64_t max_concurrent;
+  uint64_t warm_containers;  /* ready containers per one-stage language */
   uint64_t max_message_size;
   char *listen;
   char *token_file;
   char *allowed_origins;   /* comma-separated */
   char *log_file;
+  uint64_t http_session_idle_ms;  /* an unused Mcp-Session-Id expires */
   /* sessions and files */
   uint64_t max_sessions;
   uint64_t session_idle_ms;
+  uint64_t session_queue_ms;  /* a call for a busy session waits this long */
   uint64_t session_data_size;
   char *session_image;     /* the image of a session created without one */
   uint64_t max_upload_size;

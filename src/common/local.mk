@@ -4,4 +4,5 @@ libsandbox_a_SOURCES += \
 	src/common/utf8.c src/common/utf8.h \
 	src/common/config.c src/common/config.h \
 	src/common/json.h \
+	src/common/curlbuf.c src/common/curlbuf.h \
 	src/common/defaults.h

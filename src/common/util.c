@@ -373,34 +373,6 @@ sr_empty_dir_at (int dirfd, const char *name, sr_error_t *err)
   return empty_dir_fd (fd, sb.st_dev, err);
 }
 
-void
-sr_remove_unlocked (const char *dir, const char *prefix)
-{
-  DIR *d = opendir (dir);
-  struct dirent *de;
-
-  if (d == NULL)
-    return;
-  while ((de = readdir (d)) != NULL)
-    {
-      struct stat sb;
-      int fd;
-
-      if (strncmp (de->d_name, prefix, strlen (prefix)) != 0)
-        continue;
-      fd = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0)
-        continue;
-      /* A writer creates its directory, then locks it: one that is
-       * younger than a minute may be between the two.  */
-      if (fstat (fd, &sb) == 0 && time (NULL) - sb.st_mtime >= SR_UNLOCKED_MIN_AGE_S
-          && flock (fd, LOCK_EX | LOCK_NB) == 0)
-        (void) sr_rm_rf_at (dirfd (d), de->d_name, NULL);
-      close (fd);
-    }
-  closedir (d);
-}
-
 int
 sr_base64_decode (const char *text, size_t len, char **ret, size_t *ret_len)
 {

@@ -91,13 +91,6 @@ int sr_mkdir_p (const char *dir, sr_error_t *err);
  * (0: the one name is on).  */
 int sr_rm_rf_at (int dirfd, const char *name, sr_error_t *err);
 int sr_rm_rf_at_dev (int dirfd, const char *name, dev_t dev, sr_error_t *err);
-/* Removes the directories in dir whose names start with prefix and whose
- * flock nobody holds: the work dirs of writers that died.  A live writer
- * holds a lock on its directory for as long as it works in it.  */
-void sr_remove_unlocked (const char *dir, const char *prefix);
-/* Directories younger than this are left alone: their writer may not
- * have locked them yet.  */
-#define SR_UNLOCKED_MIN_AGE_S 60
 /* Removes everything inside the directory name under dirfd.  */
 int sr_empty_dir_at (int dirfd, const char *name, sr_error_t *err);
 

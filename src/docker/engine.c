@@ -19,15 +19,18 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "common/curlbuf.h"
 #include "common/defaults.h"
 #include "common/json.h"
 #include "common/util.h"
 #include "docker/engine.h"
+#include "runtime/supervise.h"
 
 /* The newest API version whose fields we use; a newer daemon is spoken to
  * at this version, an older one at its own.  Init and the fields below
@@ -51,93 +54,6 @@
 #define MAX_ERROR_BODY (64u << 10)
 #define MAX_RESPONSE (16u << 20)
 #define STREAM_HEADER_LEN 8
-
-/* --- buffers and capture (the same cap and marker as native) --- */
-
-struct buf
-{
-  char *data;
-  size_t len, cap;
-};
-
-static void
-buf_done (struct buf *b)
-{
-  free (b->data);
-  memset (b, 0, sizeof *b);
-}
-
-static void
-buf_append (struct buf *b, const void *d, size_t n)
-{
-  if (b->len + n + 1 > b->cap)
-    {
-      size_t cap = b->cap ? b->cap : 4096;
-
-      while (cap < b->len + n + 1)
-        cap *= 2;
-      b->data = sr_xrealloc (b->data, cap);
-      b->cap = cap;
-    }
-  memcpy (b->data + b->len, d, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
-
-struct capture
-{
-  struct sr_captured c;
-  size_t cap, alloc;
-};
-
-static void
-capture_add (struct capture *cap, const char *buf, size_t len)
-{
-  size_t room = cap->cap - cap->c.len;
-  size_t keep = len < room ? len : room;
-
-  cap->c.total += len;
-  if (keep < len)
-    cap->c.truncated = true;
-  if (keep == 0)
-    return;
-  if (cap->c.len + keep + 1 > cap->alloc)
-    {
-      size_t want = cap->alloc ? cap->alloc * 2 : 4096;
-
-      while (want < cap->c.len + keep + 1)
-        want *= 2;
-      if (want > cap->cap + 1)
-        want = cap->cap + 1;
-      cap->c.data = sr_xrealloc (cap->c.data, want);
-      cap->alloc = want;
-    }
-  memcpy (cap->c.data + cap->c.len, buf, keep);
-  cap->c.len += keep;
-  cap->c.data[cap->c.len] = '\0';
-}
-
-static struct sr_captured
-capture_finish (struct capture *cap)
-{
-  struct sr_captured c;
-
-  if (cap->c.data == NULL)
-    cap->c.data = sr_xstrdup ("");
-  if (cap->c.truncated)
-    {
-      _cleanup_free_ char *marker = sr_xasprintf (SR_TRUNCATION_MARKER_FMT, cap->c.len,
-                                                  (unsigned long long) (cap->c.total - cap->c.len));
-      size_t mlen = strlen (marker);
-
-      cap->c.data = sr_xrealloc (cap->c.data, cap->c.len + mlen + 1);
-      memcpy (cap->c.data + cap->c.len, marker, mlen + 1);
-      cap->c.len += mlen;
-    }
-  c = cap->c;
-  memset (cap, 0, sizeof *cap);
-  return c;
-}
 
 /* --- the connection --- */
 
@@ -236,17 +152,6 @@ transport_error (const struct sr_docker *d, CURL *h, CURLcode rc, const char *er
                        d->endpoint, errbuf[0] ? errbuf : curl_easy_strerror (rc));
 }
 
-static size_t
-on_body (char *ptr, size_t size, size_t n, void *userdata)
-{
-  struct buf *b = userdata;
-
-  if (b->len + n > MAX_RESPONSE)
-    return 0;
-  buf_append (b, ptr, size * n);
-  return size * n;
-}
-
 struct api_version_header
 {
   char *api;
@@ -278,7 +183,7 @@ on_ping_header (char *ptr, size_t size, size_t n, void *userdata)
  * the HTTP status, or -1 when the exchange itself failed.  */
 static long
 request (const struct sr_docker *d, const char *method, const char *path, const cJSON *body,
-         long timeout_ms, struct buf *resp, sr_error_t *err)
+         long timeout_ms, struct sr_buf *resp, sr_error_t *err)
 {
   _cleanup_(curl_cleanupp) CURL *h = NULL;
   _cleanup_(slist_freep) struct curl_slist *headers = NULL;
@@ -292,7 +197,9 @@ request (const struct sr_docker *d, const char *method, const char *path, const 
   curl_easy_setopt (h, CURLOPT_URL, url);
   curl_easy_setopt (h, CURLOPT_CUSTOMREQUEST, method);
   curl_easy_setopt (h, CURLOPT_TIMEOUT_MS, timeout_ms);
-  curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, on_body);
+  if (resp->max == 0)
+    resp->max = MAX_RESPONSE;
+  curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, sr_buf_curl_write);
   curl_easy_setopt (h, CURLOPT_WRITEDATA, resp);
   if (body)
     {
@@ -314,7 +221,7 @@ request (const struct sr_docker *d, const char *method, const char *path, const 
 
 /* An error the daemon answered with: {"message": "..."}.  */
 static int
-api_error (long status, const struct buf *resp, int errnum, const char *what, sr_error_t *err)
+api_error (long status, const struct sr_buf *resp, int errnum, const char *what, sr_error_t *err)
 {
   _cleanup_json_ cJSON *j = resp->data ? cJSON_Parse (resp->data) : NULL;
   const cJSON *m = cJSON_GetObjectItemCaseSensitive (j, "message");
@@ -348,7 +255,7 @@ errno_of_status (long status)
 static int
 get_json (struct sr_docker *d, const char *path, const char *what, cJSON **ret, sr_error_t *err)
 {
-  struct buf resp = { 0 };
+  struct sr_buf resp = { 0 };
   long status = request (d, "GET", path, NULL, CONTROL_TIMEOUT_MS, &resp, err);
 
   if (status < 0)
@@ -356,11 +263,11 @@ get_json (struct sr_docker *d, const char *path, const char *what, cJSON **ret, 
   if (status != 200)
     {
       api_error (status, &resp, errno_of_status (status), what, err);
-      buf_done (&resp);
+      sr_buf_done (&resp);
       return -1;
     }
   *ret = cJSON_Parse (resp.data ? resp.data : "");
-  buf_done (&resp);
+  sr_buf_done (&resp);
   if (*ret == NULL)
     return sr_error_set (err, EPROTO, "%s: the daemon's answer is not JSON", what);
   return 0;
@@ -480,7 +387,7 @@ sr_docker_open (const char *host, struct sr_docker **ret, sr_error_t *err)
   _cleanup_free_ char *url = NULL;
   char errbuf[CURL_ERROR_SIZE], api[16] = "";
   struct api_version_header v = { api, sizeof api };
-  struct buf body = { 0 };
+  struct sr_buf body = { 0 };
   CURLcode rc;
   long status = 0;
 
@@ -508,7 +415,8 @@ sr_docker_open (const char *host, struct sr_docker **ret, sr_error_t *err)
   curl_easy_setopt (h, CURLOPT_CONNECTTIMEOUT_MS, (long) SR_DOCKER_PING_TIMEOUT_MS);
   curl_easy_setopt (h, CURLOPT_HEADERFUNCTION, on_ping_header);
   curl_easy_setopt (h, CURLOPT_HEADERDATA, &v);
-  curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, on_body);
+  body.max = MAX_RESPONSE;
+  curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, sr_buf_curl_write);
   curl_easy_setopt (h, CURLOPT_WRITEDATA, &body);
   rc = curl_easy_perform (h);
   if (rc != CURLE_OK)
@@ -531,7 +439,7 @@ sr_docker_open (const char *host, struct sr_docker **ret, sr_error_t *err)
     free (d->base_url);
     d->base_url = versioned;
   }
-  buf_done (&body);
+  sr_buf_done (&body);
   {
     _cleanup_json_ cJSON *info = NULL;
     const cJSON *cgv;
@@ -546,7 +454,7 @@ sr_docker_open (const char *host, struct sr_docker **ret, sr_error_t *err)
   return 0;
 
 fail:
-  buf_done (&body);
+  sr_buf_done (&body);
   sr_docker_close (d);
   return -1;
 }
@@ -591,7 +499,7 @@ int
 sr_docker_image_exists (struct sr_docker *d, const char *image, sr_error_t *err)
 {
   _cleanup_free_ char *esc = NULL, *path = NULL;
-  struct buf resp = { 0 };
+  struct sr_buf resp = { 0 };
   long status;
 
   if (image == NULL || *image == '\0')
@@ -604,16 +512,16 @@ sr_docker_image_exists (struct sr_docker *d, const char *image, sr_error_t *err)
     return -1;
   if (status == 200)
     {
-      buf_done (&resp);
+      sr_buf_done (&resp);
       return 0;
     }
   if (status == 404)
     {
-      buf_done (&resp);
+      sr_buf_done (&resp);
       return image_missing (image, err);
     }
   api_error (status, &resp, errno_of_status (status), "inspect image", err);
-  buf_done (&resp);
+  sr_buf_done (&resp);
   return sr_error_wrap (err, "%s", image);
 }
 
@@ -795,7 +703,7 @@ create_container (struct sr_docker *d, const struct sr_docker_config *cfg, char 
 {
   _cleanup_json_ cJSON *body = NULL, *resp_json = NULL;
   _cleanup_free_ char *path = NULL;
-  struct buf resp = { 0 };
+  struct sr_buf resp = { 0 };
   unsigned char rnd[6] = { 0 };
   const cJSON *id;
   long status;
@@ -812,17 +720,17 @@ create_container (struct sr_docker *d, const struct sr_docker_config *cfg, char 
     return -1;
   if (status == 404)
     {
-      buf_done (&resp);
+      sr_buf_done (&resp);
       return image_missing (cfg->image, err);
     }
   if (status != 201)
     {
       api_error (status, &resp, errno_of_status (status), "create a container", err);
-      buf_done (&resp);
+      sr_buf_done (&resp);
       return -1;
     }
   resp_json = cJSON_Parse (resp.data ? resp.data : "");
-  buf_done (&resp);
+  sr_buf_done (&resp);
   id = cJSON_GetObjectItemCaseSensitive (resp_json, "Id");
   if (!cJSON_IsString (id) || strspn (id->valuestring, "0123456789abcdef") != strlen (id->valuestring))
     return sr_error_set (err, EPROTO, "create a container: the daemon's answer has no Id");
@@ -834,21 +742,21 @@ static void
 remove_container (struct sr_docker *d, const char *id)
 {
   _cleanup_free_ char *path = sr_xasprintf ("/containers/%s?force=1&v=1", id);
-  struct buf resp = { 0 };
+  struct sr_buf resp = { 0 };
 
   (void) request (d, "DELETE", path, NULL, CONTROL_TIMEOUT_MS, &resp, NULL);
-  buf_done (&resp);
+  sr_buf_done (&resp);
 }
 
 static void
 kill_container (struct sr_docker *d, const char *id)
 {
   _cleanup_free_ char *path = sr_xasprintf ("/containers/%s/kill?signal=KILL", id);
-  struct buf resp = { 0 };
+  struct sr_buf resp = { 0 };
 
   /* 409: it is not running any more, which is what we wanted.  */
   (void) request (d, "POST", path, NULL, CONTROL_TIMEOUT_MS, &resp, NULL);
-  buf_done (&resp);
+  sr_buf_done (&resp);
 }
 
 /* --- the output stream --- */
@@ -856,10 +764,10 @@ kill_container (struct sr_docker *d, const char *id)
 struct stream
 {
   const struct sr_run_options *opts;
-  struct capture out, err;
+  struct sr_capture out, err;
   long status;          /* of the stream request */
   bool headers_done;
-  struct buf body;      /* the body of a failed stream request */
+  struct sr_buf body;      /* the body of a failed stream request */
   unsigned char head[STREAM_HEADER_LEN];
   size_t head_len;
   uint32_t left;        /* payload bytes left in the current frame */
@@ -869,7 +777,7 @@ struct stream
 static void
 stream_deliver (struct stream *s, const char *p, size_t n)
 {
-  struct capture *cap;
+  struct sr_capture *cap;
   enum sr_stream which;
 
   /* Type 0 is stdin, which we never attach; a type we do not know is
@@ -882,7 +790,7 @@ stream_deliver (struct stream *s, const char *p, size_t n)
     return;
   if (s->opts->on_output)
     s->opts->on_output (which, p, n, s->opts->userdata);
-  capture_add (cap, p, n);
+  sr_capture_add (cap, p, n);
 }
 
 static size_t
@@ -894,7 +802,7 @@ on_stream_data (char *ptr, size_t size, size_t nmemb, void *userdata)
   if (s->status != 200 && s->status != 101)
     {
       if (s->body.len < MAX_ERROR_BODY)
-        buf_append (&s->body, ptr, n);
+        sr_buf_append (&s->body, ptr, n);
       return n;
     }
   while (i < n)
@@ -1177,7 +1085,7 @@ sr_docker_run (struct sr_docker *d, const struct sr_docker_config *cfg,
   struct xfer x = { 0 };
   struct run_ctx rc = { .d = d };
   struct supervise sv = { .kill = kill_run, .kill_ctx = &rc };
-  struct buf resp = { 0 };
+  struct sr_buf resp = { 0 };
   _cleanup_json_ cJSON *info = NULL;
   size_t cap = opts->max_output ? opts->max_output : SR_DEFAULT_MAX_OUTPUT;
   long status;
@@ -1207,7 +1115,7 @@ sr_docker_run (struct sr_docker *d, const struct sr_docker_config *cfg,
         exec_failure_code ((*err)->msg, result);
       goto out;
     }
-  buf_done (&resp);
+  sr_buf_done (&resp);
 
   if (supervise_stream (d, &x, opts, &sv, err) < 0)
     goto out;
@@ -1226,7 +1134,7 @@ sr_docker_run (struct sr_docker *d, const struct sr_docker_config *cfg,
       api_error (status, &resp, errno_of_status (status), "wait for the container", err);
       goto out;
     }
-  buf_done (&resp);
+  sr_buf_done (&resp);
   /* The exit code and the OOM flag both from the final state.  */
   inspect = sr_xasprintf ("/containers/%s/json", id);
   if (get_json (d, inspect, "inspect the container", &info, err) < 0)
@@ -1241,10 +1149,10 @@ sr_docker_run (struct sr_docker *d, const struct sr_docker_config *cfg,
 
 out:
   xfer_done (&x);
-  buf_done (&resp);
-  result->out = capture_finish (&s.out);
-  result->err = capture_finish (&s.err);
-  buf_done (&s.body);
+  sr_buf_done (&resp);
+  result->out = sr_capture_finish (&s.out);
+  result->err = sr_capture_finish (&s.err);
+  sr_buf_done (&s.body);
   remove_container (d, id);
   return r;
 }
@@ -1259,7 +1167,7 @@ sr_docker_hold (struct sr_docker *d, const struct sr_docker_config *cfg,
   struct sr_docker_container *c = sr_xcalloc (1, sizeof *c);
   _cleanup_free_ char *start = NULL, *inspect = NULL;
   _cleanup_json_ cJSON *info = NULL;
-  struct buf resp = { 0 };
+  struct sr_buf resp = { 0 };
   const cJSON *state;
   long status;
 
@@ -1289,12 +1197,12 @@ sr_docker_hold (struct sr_docker *d, const struct sr_docker_config *cfg,
       goto fail;
     }
   c->init_pid = json_int (state, "Pid", 0);
-  buf_done (&resp);
+  sr_buf_done (&resp);
   *ret = c;
   return 0;
 
 fail:
-  buf_done (&resp);
+  sr_buf_done (&resp);
   sr_docker_destroy (c);
   return -1;
 }
@@ -1315,6 +1223,23 @@ const char *
 sr_docker_container_id (const struct sr_docker_container *c)
 {
   return c->id;
+}
+
+int
+sr_docker_container_pid (const struct sr_docker_container *c)
+{
+  return c->init_pid;
+}
+
+bool
+sr_docker_container_alive (struct sr_docker_container *c)
+{
+  _cleanup_free_ char *path = sr_xasprintf ("/containers/%s/json", c->id);
+  _cleanup_json_ cJSON *info = NULL;
+
+  if (get_json (c->d, path, "inspect the session's container", &info, NULL) < 0)
+    return false;
+  return json_bool (cJSON_GetObjectItemCaseSensitive (info, "State"), "Running");
 }
 
 /* Field 5 of /proc/PID/stat, the process group.  */
@@ -1374,7 +1299,7 @@ kill_group_inside (struct sr_docker_container *c, int ns_pgrp)
   char *argv[] = { (char *) "sh", (char *) "-c", cmd, NULL };
   _cleanup_json_ cJSON *body = cJSON_CreateObject (), *resp_json = NULL, *start = NULL;
   _cleanup_free_ char *path = sr_xasprintf ("/containers/%s/exec", c->id), *spath = NULL;
-  struct buf resp = { 0 };
+  struct sr_buf resp = { 0 };
   const cJSON *id;
 
   add_strv (body, "Cmd", argv);
@@ -1386,13 +1311,13 @@ kill_group_inside (struct sr_docker_container *c, int ns_pgrp)
   id = cJSON_GetObjectItemCaseSensitive (resp_json, "Id");
   if (!cJSON_IsString (id))
     goto out;
-  buf_done (&resp);
+  sr_buf_done (&resp);
   spath = sr_xasprintf ("/exec/%s/start", id->valuestring);
   start = cJSON_CreateObject ();
   cJSON_AddBoolToObject (start, "Detach", true);
   (void) request (c->d, "POST", spath, start, CONTROL_TIMEOUT_MS, &resp, NULL);
 out:
-  buf_done (&resp);
+  sr_buf_done (&resp);
 }
 
 /* Kills every process of the group led by the exec's process (host pid
@@ -1478,6 +1403,33 @@ kill_exec (void *ctx)
     }
 }
 
+/* How long after an exec's end its OOM event may still be on its way:
+ * the daemon learns of the kill from containerd, asynchronously.  */
+#define OOM_EVENT_WAIT_S 1
+
+/* Whether the daemon has an "oom" event of the container since t0: the
+ * events API with until in the near future answers what it has in the
+ * window, then ends.  */
+static bool
+oom_event_since (struct sr_docker_container *c, struct timespec t0)
+{
+  _cleanup_free_ char *filter = NULL, *esc = NULL, *path = NULL;
+  struct sr_buf resp = { 0 };
+  long status;
+  bool oom;
+
+  filter = sr_xasprintf ("{\"container\":[\"%s\"],\"event\":[\"oom\"]}", c->id);
+  esc = escape (filter);
+  /* A second early: since is inclusive but the event's time is the
+   * daemon's clock, which may lag ours on another host.  */
+  path = sr_xasprintf ("/events?since=%lld&until=%lld&filters=%s", (long long) t0.tv_sec - 1,
+                       (long long) time (NULL) + OOM_EVENT_WAIT_S, esc);
+  status = request (c->d, "GET", path, NULL, CONTROL_TIMEOUT_MS, &resp, NULL);
+  oom = status == 200 && resp.data && strstr (resp.data, "\"oom\"") != NULL;
+  sr_buf_done (&resp);
+  return oom;
+}
+
 int
 sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
                 const struct sr_run_options *opts, struct sr_run_result *result,
@@ -1491,8 +1443,9 @@ sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
   struct xfer x = { 0 };
   struct exec_ctx ec = { .c = c };
   struct supervise sv = { .kill = kill_exec, .kill_ctx = &ec };
-  struct buf resp = { 0 };
+  struct sr_buf resp = { 0 };
   size_t cap = opts->max_output ? opts->max_output : SR_DEFAULT_MAX_OUTPUT;
+  struct timespec t0_wall = { 0 };
   const cJSON *id;
   long status;
   int r = -1;
@@ -1524,7 +1477,7 @@ sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
       goto out;
     }
   created = cJSON_Parse (resp.data ? resp.data : "");
-  buf_done (&resp);
+  sr_buf_done (&resp);
   id = cJSON_GetObjectItemCaseSensitive (created, "Id");
   if (!cJSON_IsString (id))
     {
@@ -1539,6 +1492,7 @@ sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
   cJSON_AddBoolToObject (start, "Detach", false);
   cJSON_AddBoolToObject (start, "Tty", false);
   sv.t0 = sr_now_ns ();
+  clock_gettime (CLOCK_REALTIME, &t0_wall);
   xfer_start (c->d, &x, spath, start, &s);
   if (xfer_until_headers (c->d, &x, &s, "start the exec", err) < 0)
     goto out;
@@ -1568,15 +1522,17 @@ sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
     set_exit (result, json_int (info, "ExitCode", -1));
   else
     result->signal = SIGKILL;
-  set_status (result, &sv, false);
+  set_status (result, &sv,
+              result->signal == SIGKILL && !sv.timed_out && !sv.cancelled
+                  && oom_event_since (c, t0_wall));
   r = 0;
 
 out:
   xfer_done (&x);
-  buf_done (&resp);
-  result->out = capture_finish (&s.out);
-  result->err = capture_finish (&s.err);
-  buf_done (&s.body);
+  sr_buf_done (&resp);
+  result->out = sr_capture_finish (&s.out);
+  result->err = sr_capture_finish (&s.err);
+  sr_buf_done (&s.body);
   return r;
 }
 

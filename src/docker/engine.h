@@ -142,6 +142,11 @@ int sr_docker_run (struct sr_docker *d, const struct sr_docker_config *cfg,
  * command ends, times out or is cancelled, what is left of its process
  * group is killed; the container lives on until sr_docker_destroy, which
  * kills and removes it and accepts NULL.  */
+/* An exec killed by SIGKILL is status oom when the daemon reported an
+ * "oom" event of the container while it ran (the memory cgroup's OOM
+ * notification, which the daemon also turns into State.OOMKilled): the
+ * container outlives the exec, so its sticky OOMKilled cannot tell one
+ * exec from the next.  */
 int sr_docker_hold (struct sr_docker *d, const struct sr_docker_config *cfg,
                     struct sr_docker_container **ret, sr_error_t *err);
 int sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
@@ -151,6 +156,11 @@ void sr_docker_destroy (struct sr_docker_container *c);
 
 /* The container's full id.  */
 const char *sr_docker_container_id (const struct sr_docker_container *c);
+/* Its init on the daemon's host, as the daemon reported it at start.  */
+int sr_docker_container_pid (const struct sr_docker_container *c);
+/* Whether it still runs (the daemon says so); false when it cannot be
+ * asked.  */
+bool sr_docker_container_alive (struct sr_docker_container *c);
 
 /* Removes the containers with our label whose runner is dead: made on this
  * host by a process that no longer exists.  Containers of live runners and

@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "image/layer.h"
 #include "image/oci.h"
+#include "runtime/state.h"
 
 #define MAX_INDEX_DEPTH 4
 
@@ -347,15 +348,8 @@ unpack (struct sr_store *s, const char *path, char **ret_dir, int *ret_lock, sr_
   struct sr_layer_stats stats;
   _cleanup_close_ int fd = -1;
 
-  if (mkdtemp (dir) == NULL)
-    return sr_error_set (err, errno, "mkdtemp %s", dir);
-  fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || flock (fd, LOCK_EX) < 0)
-    {
-      sr_error_set (err, errno, "open %s", dir);
-      (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);
-      return -1;
-    }
+  if (sr_workdir_make (dir, &fd, err) < 0)
+    return -1;
   if (sr_layer_apply (fd, path, &o, &stats, err) < 0)
     {
       (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "common/curlbuf.h"
 #include "common/defaults.h"
 #include "common/util.h"
 #include "image/digest.h"
@@ -388,36 +389,6 @@ parse_www_authenticate (const char *h, struct challenge *ret)
 
 /* --- HTTP --- */
 
-struct buf
-{
-  char *data;
-  size_t len, cap;
-};
-
-static void
-buf_done (struct buf *b)
-{
-  free (b->data);
-  memset (b, 0, sizeof *b);
-}
-
-static void
-buf_append (struct buf *b, const void *d, size_t n)
-{
-  if (b->len + n + 1 > b->cap)
-    {
-      size_t cap = b->cap ? b->cap : 4096;
-
-      while (cap < b->len + n + 1)
-        cap *= 2;
-      b->data = sr_xrealloc (b->data, cap);
-      b->cap = cap;
-    }
-  memcpy (b->data + b->len, d, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
-
 static const char base64_chars[]
   = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -461,9 +432,9 @@ struct pull
 struct xfer
 {
   long status;
-  struct buf www_auth;
+  struct sr_buf www_auth;
   char *content_type, *docker_digest, *content_range;
-  struct buf body;
+  struct sr_buf body;
   size_t max;
   bool too_big;
   struct sr_blob_writer *w;
@@ -477,12 +448,12 @@ static void
 xfer_reset (struct xfer *x)
 {
   x->status = 0;
-  buf_done (&x->www_auth);
+  sr_buf_done (&x->www_auth);
   free (x->content_type);
   free (x->docker_digest);
   free (x->content_range);
   x->content_type = x->docker_digest = x->content_range = NULL;
-  buf_done (&x->body);
+  sr_buf_done (&x->body);
   x->too_big = false;
 }
 
@@ -491,25 +462,6 @@ xfer_done (struct xfer *x)
 {
   xfer_reset (x);
   sr_error_free (&x->cb_err);
-}
-
-static char *
-header_value (const char *line, size_t len, const char *name)
-{
-  size_t n = strlen (name);
-  const char *v, *end = line + len;
-
-  if (len <= n || strncasecmp (line, name, n) != 0 || line[n] != ':')
-    return NULL;
-  v = line + n + 1;
-  while (v < end && (*v == ' ' || *v == '\t'))
-    v++;
-  while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
-    end--;
-  v = strndup (v, (size_t) (end - v));
-  if (v == NULL)
-    sr_oom ();
-  return (char *) v;
 }
 
 static size_t
@@ -529,30 +481,18 @@ on_header (char *data, size_t size, size_t nmemb, void *userdata)
         x->status = strtol (sp + 1, NULL, 10);
       return len;
     }
-  if ((v = header_value (data, len, "WWW-Authenticate")))
+  if ((v = sr_curl_header_value (data, len, "WWW-Authenticate")))
     {
       if (x->www_auth.len)
-        buf_append (&x->www_auth, ", ", 2);
-      buf_append (&x->www_auth, v, strlen (v));
+        sr_buf_append (&x->www_auth, ", ", 2);
+      sr_buf_append (&x->www_auth, v, strlen (v));
       free (v);
     }
-  else if ((v = header_value (data, len, "Content-Type")))
-    {
-      free (x->content_type);
-      x->content_type = v;
-      /* Drop parameters such as "; charset=utf-8".  */
-      x->content_type[strcspn (x->content_type, "; \t")] = '\0';
-    }
-  else if ((v = header_value (data, len, "Docker-Content-Digest")))
-    {
-      free (x->docker_digest);
-      x->docker_digest = v;
-    }
-  else if ((v = header_value (data, len, "Content-Range")))
-    {
-      free (x->content_range);
-      x->content_range = v;
-    }
+  else if (sr_curl_header_take (data, len, "Content-Type", &x->content_type))
+    /* Drop parameters such as "; charset=utf-8".  */
+    x->content_type[strcspn (x->content_type, "; \t")] = '\0';
+  else if (!sr_curl_header_take (data, len, "Docker-Content-Digest", &x->docker_digest))
+    sr_curl_header_take (data, len, "Content-Range", &x->content_range);
   return len;
 }
 
@@ -599,11 +539,11 @@ on_body (char *data, size_t size, size_t nmemb, void *userdata)
     {
       x->too_big = true;
       len = x->max > x->body.len ? x->max - x->body.len : 0;
-      buf_append (&x->body, data, len);
+      sr_buf_append (&x->body, data, len);
       /* An error body is only cut; a document that is too big fails.  */
       return x->w ? size * nmemb : 0;
     }
-  buf_append (&x->body, data, len);
+  sr_buf_append (&x->body, data, len);
   return len;
 }
 
@@ -913,7 +853,7 @@ registry_get (struct pull *p, const char *path, const char *accept, struct xfer 
 
 static int
 fetch_manifest (struct pull *p, const char *reference, const char *want_digest,
-                struct buf *ret_body, char **ret_type, char ret_digest[SR_DIGEST_LEN + 1],
+                struct sr_buf *ret_body, char **ret_type, char ret_digest[SR_DIGEST_LEN + 1],
                 sr_error_t *err)
 {
   _cleanup_free_ char *path = sr_xasprintf ("%s/manifests/%s", p->ref.repository, reference);
@@ -1076,7 +1016,7 @@ static int
 pull (struct pull *p, const char *ref, char **ret_id, sr_error_t *err)
 {
   _cleanup_free_ char *type = NULL, *name = NULL;
-  struct buf body = { 0 };
+  struct sr_buf body = { 0 };
   struct sr_oci_manifest m = { 0 };
   char digest[SR_DIGEST_LEN + 1];
   enum sr_oci_kind kind;
@@ -1115,7 +1055,7 @@ pull (struct pull *p, const char *ref, char **ret_id, sr_error_t *err)
       memcpy (want, d->digest, sizeof want);
       want_size = d->size;
       sr_oci_index_done (&idx);
-      buf_done (&body);
+      sr_buf_done (&body);
       free (type);
       type = NULL;
       if (fetch_manifest (p, want, want, &body, &type, digest, err) < 0)
@@ -1165,7 +1105,7 @@ pull (struct pull *p, const char *ref, char **ret_id, sr_error_t *err)
 
 out:
   sr_oci_manifest_done (&m);
-  buf_done (&body);
+  sr_buf_done (&body);
   return r;
 }
 

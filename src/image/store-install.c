@@ -20,6 +20,7 @@
 #include "common/util.h"
 #include "image/layer.h"
 #include "image/oci.h"
+#include "runtime/state.h"
 
 /* The mount points the runtime needs, made in every rootfs.  */
 static const char *const runtime_dirs[] = { "proc", "sys", "dev", "tmp", "work", "scratch",
@@ -69,7 +70,13 @@ extract_layers (struct sr_store *s, const struct sr_oci_manifest *m, int rootfd,
 
       sr_store_report_ (s, SR_PROGRESS_EXTRACT, ep.digest, ep.layer, ep.n_layers, 0, ep.total);
       if (sr_layer_apply (rootfd, path, &o, &stats, err) < 0)
-        return sr_error_wrap (err, "layer %zu of %zu", i + 1, m->n_layers);
+        {
+          /* Not the layer's fault: say which file system to make room on.  */
+          if (err && *err && ((*err)->errnum == ENOSPC || (*err)->errnum == EDQUOT))
+            return sr_error_wrap (err, "layer %zu of %zu: the file system of the image store %s "
+                                  "is full", i + 1, m->n_layers, s->dir);
+          return sr_error_wrap (err, "layer %zu of %zu", i + 1, m->n_layers);
+        }
       if (stats.skipped && s->warn)
         {
           _cleanup_free_ char *msg = sr_xasprintf (
@@ -152,14 +159,9 @@ sr_store_install (struct sr_store *s, const char *manifest_digest, const char *n
        * that its lock marks as alive.  */
       close (TAKE_FD (lockfd));
       tmp = sr_xasprintf ("%s/tmp/" EXTRACT_PREFIX "%.12s-XXXXXX", s->dir, id);
-      if (mkdtemp (tmp) == NULL)
-        {
-          sr_error_set (err, errno, "mkdtemp %s", tmp);
-          goto out;
-        }
-      tmpfd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (tmpfd < 0 || flock (tmpfd, LOCK_EX) < 0 || fchmod (tmpfd, 0755) < 0
-          || mkdirat (tmpfd, "rootfs", 0755) < 0)
+      if (sr_workdir_make (tmp, &tmpfd, err) < 0)
+        goto out;
+      if (fchmod (tmpfd, 0755) < 0 || mkdirat (tmpfd, "rootfs", 0755) < 0)
         {
           sr_error_set (err, errno, "prepare %s", tmp);
           goto out;

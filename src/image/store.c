@@ -18,6 +18,7 @@
 #include "common/defaults.h"
 #include "common/util.h"
 #include "image/oci.h"
+#include "runtime/state.h"
 
 #define PARTIAL_SUFFIX ".partial"
 
@@ -122,7 +123,7 @@ sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err)
   {
     _cleanup_free_ char *tmp = sr_xasprintf ("%s/tmp", dir);
 
-    sr_remove_unlocked (tmp, EXTRACT_PREFIX);
+    sr_workdir_reclaim (tmp, EXTRACT_PREFIX);
   }
   *ret = s;
   return 0;

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/defaults.h"
 #include "common/util.h"
 #include "mcp/jsonrpc.h"
 #include "sandbox/files.h"
@@ -58,6 +59,12 @@
 /* initialize is answered at once; this only bounds a broken core.  */
 #define INITIALIZE_WAIT_S 10
 #define SESSION_ID_BYTES 16
+/* An MCP session nobody used for this long is forgotten (when the
+ * options do not say otherwise): a client that went away without DELETE
+ * must not hold its slot and its conn until the server stops.  An hour
+ * outlasts any pause of an agent that is still there; it reinitializes
+ * on the 404 anyway.  */
+#define HTTP_SESSION_IDLE_DEFAULT_MS (60ull * 60 * 1000)
 
 struct msg
 {
@@ -112,6 +119,8 @@ struct http
 {
   struct sr_mcp_server *mcp;
   size_t max_message_size;
+  uint64_t max_download_size;
+  uint64_t idle_ns;      /* an MCP session unused this long expires */
   char **tokens;         /* NULL: no authentication */
   char **origins;        /* allowed besides localhost */
   bool loopback;
@@ -798,13 +807,69 @@ session_end (struct session *se)
   session_unref (se); /* the table's */
 }
 
-/* The session with this id, with a reference, or NULL.  Every id is
- * compared, in constant time.  */
+/* Whether a session in the table has been unused past the idle timeout:
+ * no request or stream open (an SSE stream or a long run is use), and
+ * none for idle_ns.  h->lock held.  */
+static bool
+expired_locked (const struct http *h, struct session *se, uint64_t now)
+{
+  bool open;
+
+  if (se->last_used_ns >= now || now - se->last_used_ns < h->idle_ns)
+    return false;
+  pthread_mutex_lock (&se->lock);
+  open = se->streams != NULL;
+  pthread_mutex_unlock (&se->lock);
+  return !open;
+}
+
+/* Ends the sessions that expired, so that a client that never comes back
+ * does not keep its conn.  Runs at every request: the table holds at
+ * most MAX_SESSIONS.  */
+static void
+expire_sessions (struct http *h)
+{
+  struct session *gone = NULL;
+  uint64_t now;
+
+  pthread_mutex_lock (&h->lock);
+  /* Under the lock, as every update of last_used_ns is.  */
+  now = sr_now_ns ();
+  for (struct session **p = &h->sessions; *p;)
+    {
+      struct session *se = *p;
+
+      if (expired_locked (h, se, now))
+        {
+          *p = se->next;
+          h->n_sessions--;
+          se->in_table = false;
+          se->next = gone;
+          gone = se;
+        }
+      else
+        p = &se->next;
+    }
+  pthread_mutex_unlock (&h->lock);
+  while (gone)
+    {
+      struct session *se = gone;
+
+      gone = se->next;
+      session_close (se);
+      session_unref (se); /* the table's */
+    }
+}
+
+/* The session with this id, with a reference, or NULL (also when it
+ * expired: expire_sessions ran first).  Every id is compared, in
+ * constant time.  */
 static struct session *
 session_find (struct http *h, const char *id)
 {
   struct session *found = NULL;
 
+  expire_sessions (h);
   pthread_mutex_lock (&h->lock);
   for (struct session *se = h->sessions; se; se = se->next)
     if (ct_equal (se->id, id) && found == NULL)
@@ -1119,9 +1184,21 @@ serve_file (struct http *h, struct MHD_Connection *c, const char *url)
     {
       fd = sr_files_open_artifact (sr_session_fs (se), slash + 1, &size, &code, &err);
       sr_session_release (se);
+      if (fd >= 0 && size > h->max_download_size)
+        {
+          _cleanup_free_ char *msg = sr_xasprintf (
+              "file_too_large: %s is %llu bytes, over the download limit of %llu bytes "
+              "(max_artifact_size)",
+              slash + 1, (unsigned long long) size, (unsigned long long) h->max_download_size);
+
+          close (fd);
+          return reply_error (c, MHD_HTTP_CONTENT_TOO_LARGE, -32000, msg, NULL, NULL);
+        }
       if (fd >= 0)
         {
           mime = sr_files_mime (fd);
+          /* MHD sends from the fd in pieces (sendfile where it can): a
+           * large file is streamed, never held in memory.  */
           resp = MHD_create_response_from_fd64 (size, fd);
           if (resp == NULL)
             {
@@ -1315,6 +1392,11 @@ on_completed (void *cls, struct MHD_Connection *c, void **con_cls,
       cut = st->gone && st->id != NULL;
       stream_unlink_locked (st);
       pthread_mutex_unlock (&se->lock);
+      /* Idle time counts from the end of the last request, not its
+       * start: a run of two hours is no idle session.  */
+      pthread_mutex_lock (&se->h->lock);
+      se->last_used_ns = sr_now_ns ();
+      pthread_mutex_unlock (&se->h->lock);
       if (cut && request_pending (st))
         {
           cJSON *msg = cJSON_CreateObject ();
@@ -1449,7 +1531,12 @@ int
 sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, int stop_fd,
                  sr_error_t *err)
 {
-  struct http h = { .mcp = s, .max_message_size = o->max_message_size };
+  struct http h = {
+    .mcp = s, .max_message_size = o->max_message_size,
+    .max_download_size = o->max_download_size ? o->max_download_size
+                                              : SR_DEFAULT_MAX_ARTIFACT_SIZE,
+    .idle_ns = (o->session_idle_ms ? o->session_idle_ms : HTTP_SESSION_IDLE_DEFAULT_MS) * 1000000,
+  };
   struct addrinfo *ai = NULL;
   struct MHD_Daemon *d;
   struct session *all;

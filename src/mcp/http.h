@@ -8,11 +8,18 @@
  * opens the session's own SSE stream for its logging, DELETE ends it.
  * Host and Origin are checked against DNS rebinding, and bearer tokens
  * from token_file are required when it is set (and it must be set when
- * the address is not loopback).  */
+ * the address is not loopback).  An Mcp-Session-Id unused for
+ * session_idle_ms (no request, no stream open) is forgotten: its requests
+ * get 404, the spec's sign for the client to initialize again.
+ *
+ * GET /files/{session_id}/{path} serves a session's artifact under the
+ * same checks, streamed from the open file (never read whole), and
+ * answers 413 for a file over max_download_size.  */
 #ifndef SR_MCP_HTTP_H
 #define SR_MCP_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/error.h"
 #include "mcp/server.h"
@@ -23,6 +30,8 @@ struct sr_mcp_http_options
   const char *token_file;       /* NULL or "": none */
   const char *allowed_origins;  /* comma-separated origins allowed besides localhost */
   size_t max_message_size;
+  uint64_t max_download_size;   /* 0: SR_DEFAULT_MAX_ARTIFACT_SIZE */
+  uint64_t session_idle_ms;     /* 0: HTTP_SESSION_IDLE_DEFAULT_MS of http.c, an hour */
 };
 
 /* Serves until stop_fd is readable, then closes every session and

@@ -16,6 +16,7 @@
 #include "mcp/tools.h"
 #include "runtime/seccomp.h"
 #include "sandbox/code.h"
+#include "sandbox/pool.h"
 #include "sandbox/session.h"
 #include "store/history.h"
 
@@ -40,6 +41,7 @@ struct sr_mcp_server
   char *history_problem;
   struct sr_sessions *sessions;
   char *sessions_problem;
+  struct sr_code_pool *pool;   /* NULL: the policy did not load; runs say why */
   char *files_url;
   pthread_mutex_t lock;
   pthread_cond_t slot_freed;
@@ -99,6 +101,8 @@ sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, sr_e
   /* A server killed with SIGKILL could not clean up: its containers' state,
    * cgroups and scratch directories go before this one runs anything.  */
   sr_code_reclaim (cfg);
+  if (sr_code_pool_new (cfg, s->store, &s->pool, &e) < 0)
+    sr_error_free (&e);
   /* Sessions that cannot start cost the sessions, never one-shot runs.  */
   if (sr_sessions_new (cfg, s->store, &s->sessions, &e) < 0)
     {
@@ -117,6 +121,7 @@ sr_mcp_server_free (struct sr_mcp_server *s)
   if (s == NULL)
     return;
   sr_sessions_free (s->sessions);
+  sr_code_pool_free (s->pool);
   sr_history_close (s->history);
   sr_store_close (s->store);
   free (s->history_problem);
@@ -293,6 +298,14 @@ give_slot (struct sr_mcp_server *s)
   pthread_mutex_unlock (&s->lock);
 }
 
+static void
+on_warning (const char *message, void *userdata)
+{
+  struct call *call = userdata;
+
+  log_message (call->conn, 3, "%s", message);
+}
+
 static void *
 call_main (void *arg)
 {
@@ -303,9 +316,9 @@ call_main (void *arg)
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (call->params, "arguments");
   struct sr_mcp_tool_ctx ctx = {
     .cfg = s->cfg, .store = s->store, .history = s->history,
-    .history_problem = s->history_problem, .sessions = s->sessions,
+    .history_problem = s->history_problem, .sessions = s->sessions, .pool = s->pool,
     .files_url = s->files_url, .cancel_fd = call->cancel_fd,
-    .on_progress = on_progress, .userdata = call,
+    .on_progress = on_progress, .on_warning = on_warning, .userdata = call,
   };
   bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
   cJSON *result = NULL;

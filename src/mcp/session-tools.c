@@ -352,6 +352,32 @@ take_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
   return NULL;
 }
 
+/* The work of a tool inside its session, between acquire and release:
+ * 0, or -1 with *code (NULL: sandbox_error) and *err set.  data is the
+ * tool's own: its inputs and what it brings out.  */
+typedef int (*session_work_fn) (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s,
+                                void *data, const char **code, sr_error_t *err);
+
+/* Takes the session of args (a new one when create and no session_id is
+ * given), runs work in it and releases it.  NULL on success, else the
+ * refusal to return.  */
+static cJSON *
+with_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
+              session_work_fn work, void *data)
+{
+  struct sr_session *s = NULL;
+  const char *code = NULL;
+  sr_error_t err = NULL;
+  cJSON *bad;
+  int r;
+
+  if ((bad = take_session (ctx, args, create, &s)))
+    return bad;
+  r = work (ctx, s, data, &code, &err);
+  sr_session_release (s);
+  return r < 0 ? refusal (code, &err) : NULL;
+}
+
 /* Percent-encodes what a URL path may not hold as it is.  */
 static char *
 url_path (const char *p)
@@ -481,15 +507,37 @@ call_list_sessions (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
   return sr_mcp_tool_result (o, false);
 }
 
+struct upload
+{
+  const char *filename;
+  const char *data;
+  size_t len;
+  bool overwrite;
+  char *path;
+  char *session_id;
+};
+
+static int
+upload_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+             const char **code, sr_error_t *err)
+{
+  struct upload *u = data;
+
+  (void) ctx;
+  /* Known even when the upload fails: the session may be new.  */
+  u->session_id = sr_xstrdup (sr_session_id (s));
+  return sr_files_upload (sr_session_fs (s), u->filename, u->data, u->len, u->overwrite,
+                          &u->path, code, err);
+}
+
 static cJSON *
 call_upload_file (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "session_id", "filename", "content_base64", "overwrite",
                                        NULL };
-  const char *filename, *content, *code = NULL;
-  _cleanup_free_ char *data = NULL, *path = NULL;
-  struct sr_session *s = NULL;
-  sr_error_t err = NULL;
+  const char *filename, *content;
+  _cleanup_free_ char *data = NULL;
+  struct upload u = { 0 };
   size_t len;
   bool overwrite;
   cJSON *o, *bad;
@@ -508,47 +556,69 @@ call_upload_file (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
     return sr_mcp_tool_error ("file_too_large",
                               "the file is %zu bytes, over the upload limit of %llu bytes", len,
                               (unsigned long long) ctx->cfg->max_upload_size);
-  if ((bad = take_session (ctx, args, true, &s)))
-    return bad;
-  if (sr_files_upload (sr_session_fs (s), filename, data, len, overwrite, &path, &code, &err) < 0)
+  u = (struct upload) { .filename = filename, .data = data, .len = len, .overwrite = overwrite };
+  if ((bad = with_session (ctx, args, true, upload_work, &u)))
+    o = bad;
+  else
     {
-      sr_session_release (s);
-      return refusal (code, &err);
+      o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "session_id", u.session_id);
+      cJSON_AddStringToObject (o, "path", u.path);
+      cJSON_AddNumberToObject (o, "size", (double) len);
+      o = sr_mcp_tool_result (o, false);
     }
-  o = cJSON_CreateObject ();
-  cJSON_AddStringToObject (o, "session_id", sr_session_id (s));
-  cJSON_AddStringToObject (o, "path", path);
-  cJSON_AddNumberToObject (o, "size", (double) len);
-  sr_session_release (s);
-  return sr_mcp_tool_result (o, false);
+  free (u.path);
+  free (u.session_id);
+  return o;
+}
+
+/* The result is made in the session: it names it.  */
+static int
+list_artifacts_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                     const char **code, sr_error_t *err)
+{
+  cJSON **ret = data;
+  struct sr_artifact *v = NULL;
+  size_t n = 0;
+  bool truncated = false;
+
+  if (sr_files_list (sr_session_fs (s), true, &v, &n, &truncated, code, err) < 0)
+    return -1;
+  *ret = cJSON_CreateObject ();
+  cJSON_AddStringToObject (*ret, "session_id", sr_session_id (s));
+  sr_mcp_add_artifacts (*ret, ctx, sr_session_id (s), v, n);
+  cJSON_AddBoolToObject (*ret, "truncated", truncated);
+  sr_artifacts_free (v, n);
+  return 0;
 }
 
 static cJSON *
 call_list_artifacts (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "session_id", NULL };
-  struct sr_session *s = NULL;
-  struct sr_artifact *v = NULL;
-  const char *code = NULL;
-  sr_error_t err = NULL;
-  size_t n = 0;
-  bool truncated = false;
-  cJSON *o, *bad;
+  cJSON *o = NULL, *bad;
 
-  if ((bad = sr_mcp_check_arguments (args, known)) || (bad = take_session (ctx, args, false, &s)))
+  if ((bad = sr_mcp_check_arguments (args, known))
+      || (bad = with_session (ctx, args, false, list_artifacts_work, &o)))
     return bad;
-  if (sr_files_list (sr_session_fs (s), true, &v, &n, &truncated, &code, &err) < 0)
-    {
-      sr_session_release (s);
-      return refusal (code, &err);
-    }
-  o = cJSON_CreateObject ();
-  cJSON_AddStringToObject (o, "session_id", sr_session_id (s));
-  sr_mcp_add_artifacts (o, ctx, sr_session_id (s), v, n);
-  cJSON_AddBoolToObject (o, "truncated", truncated);
-  sr_artifacts_free (v, n);
-  sr_session_release (s);
   return sr_mcp_tool_result (o, false);
+}
+
+struct read_artifact
+{
+  const char *path;
+  char *data, *mime;
+  size_t len;
+};
+
+static int
+read_artifact_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                    const char **code, sr_error_t *err)
+{
+  struct read_artifact *a = data;
+
+  return sr_files_read_artifact (sr_session_fs (s), a->path, ctx->cfg->max_artifact_size,
+                                 &a->data, &a->len, &a->mime, code, err);
 }
 
 static cJSON *
@@ -556,23 +626,20 @@ call_read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "session_id", "path", NULL };
   _cleanup_free_ char *data = NULL, *mime = NULL, *b64 = NULL;
-  struct sr_session *s = NULL;
-  const char *path, *code = NULL;
-  sr_error_t err = NULL;
+  struct read_artifact a = { 0 };
+  const char *path;
   size_t len;
   cJSON *o, *bad;
 
-  if ((bad = sr_mcp_check_arguments (args, known)) || (bad = need_string (args, "path", &path))
-      || (bad = take_session (ctx, args, false, &s)))
+  if ((bad = sr_mcp_check_arguments (args, known)) || (bad = need_string (args, "path", &path)))
     return bad;
-  if (sr_files_read_artifact (sr_session_fs (s), path, ctx->cfg->max_artifact_size, &data, &len,
-                              &mime, &code, &err)
-      < 0)
-    {
-      sr_session_release (s);
-      return refusal (code, &err);
-    }
-  sr_session_release (s);
+  a.path = path;
+  bad = with_session (ctx, args, false, read_artifact_work, &a);
+  data = a.data;
+  mime = a.mime;
+  len = a.len;
+  if (bad)
+    return bad;
   b64 = sr_base64_encode (data, len);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "path", path);
@@ -582,31 +649,44 @@ call_read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
   return sr_mcp_tool_result (o, false);
 }
 
+struct file_read
+{
+  const char *path;
+  uint64_t offset, limit, total;
+  char *text;
+};
+
+static int
+file_read_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                const char **code, sr_error_t *err)
+{
+  struct file_read *f = data;
+
+  return sr_files_read_lines (sr_session_fs (s), f->path, f->offset ? f->offset : 1,
+                              f->limit ? f->limit : FILE_READ_DEFAULT_LINES,
+                              ctx->cfg->max_artifact_size, &f->text, &f->total, code, err);
+}
+
 static cJSON *
 call_file_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "session_id", "path", "offset", "limit", NULL };
   _cleanup_free_ char *text = NULL;
-  struct sr_session *s = NULL;
-  const char *path, *code = NULL;
+  struct file_read f = { 0 };
+  const char *path;
   uint64_t offset, limit, total = 0;
-  sr_error_t err = NULL;
   cJSON *o, *bad;
 
   if ((bad = sr_mcp_check_arguments (args, known)) || (bad = need_string (args, "path", &path))
       || (bad = optional_count (args, "offset", &offset))
-      || (bad = optional_count (args, "limit", &limit))
-      || (bad = take_session (ctx, args, false, &s)))
+      || (bad = optional_count (args, "limit", &limit)))
     return bad;
-  if (sr_files_read_lines (sr_session_fs (s), path, offset ? offset : 1,
-                           limit ? limit : FILE_READ_DEFAULT_LINES, ctx->cfg->max_artifact_size,
-                           &text, &total, &code, &err)
-      < 0)
-    {
-      sr_session_release (s);
-      return refusal (code, &err);
-    }
-  sr_session_release (s);
+  f = (struct file_read) { .path = path, .offset = offset, .limit = limit };
+  bad = with_session (ctx, args, false, file_read_work, &f);
+  text = f.text;
+  total = f.total;
+  if (bad)
+    return bad;
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "path", path);
   {
@@ -619,14 +699,30 @@ call_file_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
   return sr_mcp_tool_result (o, false);
 }
 
+struct file_write
+{
+  const char *path, *content;
+  char *written;
+};
+
+static int
+file_write_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                 const char **code, sr_error_t *err)
+{
+  struct file_write *f = data;
+
+  (void) ctx;
+  return sr_files_write (sr_session_fs (s), f->path, f->content, strlen (f->content),
+                         &f->written, code, err);
+}
+
 static cJSON *
 call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "session_id", "path", "content", NULL };
   _cleanup_free_ char *written = NULL;
-  struct sr_session *s = NULL;
-  const char *path, *content, *code = NULL;
-  sr_error_t err = NULL;
+  struct file_write f = { 0 };
+  const char *path, *content;
   cJSON *o, *bad;
 
   if ((bad = sr_mcp_check_arguments (args, known)) || (bad = need_string (args, "path", &path))
@@ -635,19 +731,32 @@ call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
   if (strlen (content) > ctx->cfg->max_upload_size)
     return sr_mcp_tool_error ("file_too_large", "the content is over the upload limit of %llu "
                               "bytes", (unsigned long long) ctx->cfg->max_upload_size);
-  if ((bad = take_session (ctx, args, false, &s)))
+  f = (struct file_write) { .path = path, .content = content };
+  bad = with_session (ctx, args, false, file_write_work, &f);
+  written = f.written;
+  if (bad)
     return bad;
-  if (sr_files_write (sr_session_fs (s), path, content, strlen (content), &written, &code, &err)
-      < 0)
-    {
-      sr_session_release (s);
-      return refusal (code, &err);
-    }
-  sr_session_release (s);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "path", written);
   cJSON_AddNumberToObject (o, "size", (double) strlen (content));
   return sr_mcp_tool_result (o, false);
+}
+
+struct file_patch
+{
+  const char *path, *old_s, *new_s, *diff;
+  bool all;
+  unsigned replaced;
+};
+
+static int
+file_patch_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                 const char **code, sr_error_t *err)
+{
+  struct file_patch *f = data;
+
+  return sr_files_patch (sr_session_fs (s), f->path, f->old_s, f->new_s, f->all, f->diff,
+                         ctx->cfg->max_artifact_size, &f->replaced, code, err);
 }
 
 static cJSON *
@@ -655,11 +764,9 @@ call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "session_id", "path", "old_string", "new_string",
                                        "replace_all", "diff", NULL };
-  struct sr_session *s = NULL;
-  const char *path, *old_s, *new_s, *diff, *code = NULL;
-  unsigned replaced = 0;
+  struct file_patch f = { 0 };
+  const char *path, *old_s, *new_s, *diff;
   bool all;
-  sr_error_t err = NULL;
   cJSON *o, *bad;
 
   if ((bad = sr_mcp_check_arguments (args, known)) || (bad = need_string (args, "path", &path))
@@ -673,47 +780,56 @@ call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
                               "give either old_string and new_string, or diff");
   if (old_s && *old_s == '\0')
     return sr_mcp_tool_error ("invalid_arguments", "old_string must not be empty");
-  if ((bad = take_session (ctx, args, false, &s)))
+  f = (struct file_patch) { .path = path, .old_s = old_s, .new_s = new_s, .diff = diff,
+                            .all = all };
+  if ((bad = with_session (ctx, args, false, file_patch_work, &f)))
     return bad;
-  if (sr_files_patch (sr_session_fs (s), path, old_s, new_s, all, diff,
-                      ctx->cfg->max_artifact_size, &replaced, &code, &err)
-      < 0)
-    {
-      sr_session_release (s);
-      return refusal (code, &err);
-    }
-  sr_session_release (s);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "path", path);
-  cJSON_AddNumberToObject (o, "replacements", replaced);
+  cJSON_AddNumberToObject (o, "replacements", f.replaced);
   return sr_mcp_tool_result (o, false);
+}
+
+struct file_search
+{
+  const char *pattern, *glob, *path;
+  struct sr_file_match *v;
+  size_t n;
+  bool truncated;
+};
+
+static int
+file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                  const char **code, sr_error_t *err)
+{
+  struct file_search *f = data;
+
+  return sr_files_search (sr_session_fs (s), f->pattern, f->glob, f->path,
+                          ctx->cfg->max_artifact_size, FILE_SEARCH_MAX_MATCHES, &f->v, &f->n,
+                          &f->truncated, code, err);
 }
 
 static cJSON *
 call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "session_id", "pattern", "glob", "path", NULL };
-  struct sr_session *s = NULL;
-  struct sr_file_match *v = NULL;
-  const char *pattern, *glob, *path, *code = NULL;
-  size_t n = 0;
-  bool truncated = false;
-  sr_error_t err = NULL;
+  struct file_search f = { 0 };
+  struct sr_file_match *v;
+  const char *pattern, *glob, *path;
+  size_t n;
+  bool truncated;
   cJSON *o, *list, *bad;
 
   if ((bad = sr_mcp_check_arguments (args, known)) || (bad = need_string (args, "pattern", &pattern))
       || (bad = optional_string (args, "glob", &glob))
-      || (bad = optional_string (args, "path", &path))
-      || (bad = take_session (ctx, args, false, &s)))
+      || (bad = optional_string (args, "path", &path)))
     return bad;
-  if (sr_files_search (sr_session_fs (s), pattern, glob, path, ctx->cfg->max_artifact_size,
-                       FILE_SEARCH_MAX_MATCHES, &v, &n, &truncated, &code, &err)
-      < 0)
-    {
-      sr_session_release (s);
-      return refusal (code, &err);
-    }
-  sr_session_release (s);
+  f = (struct file_search) { .pattern = pattern, .glob = glob, .path = path };
+  if ((bad = with_session (ctx, args, false, file_search_work, &f)))
+    return bad;
+  v = f.v;
+  n = f.n;
+  truncated = f.truncated;
   o = cJSON_CreateObject ();
   list = cJSON_AddArrayToObject (o, "matches");
   for (size_t i = 0; i < n; i++)
@@ -816,18 +932,54 @@ take_shell (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, const char **r
   return NULL;
 }
 
+/* The work of a tool on a shell it holds, as session_work_fn.  */
+typedef int (*shell_work_fn) (struct sr_shell *sh, void *data, const char **code,
+                              sr_error_t *err);
+
+/* Takes the shell of args (its id in *ret_id), runs work on it and puts
+ * it back.  NULL on success, else the refusal to return.  */
+static cJSON *
+with_shell (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, const char **ret_id,
+            shell_work_fn work, void *data)
+{
+  struct sr_shell *sh;
+  const char *code = NULL;
+  sr_error_t err = NULL;
+  cJSON *bad;
+  int r;
+
+  if ((bad = take_shell (ctx, args, ret_id, &sh)))
+    return bad;
+  r = work (sh, data, &code, &err);
+  sr_sessions_shell_put (ctx->sessions, sh);
+  return r < 0 ? refusal (code, &err) : NULL;
+}
+
+struct shell_exec
+{
+  const char *command;
+  bool wait;
+  uint64_t timeout_ms;
+  struct sr_shell_output out;
+};
+
+static int
+shell_exec_work (struct sr_shell *sh, void *data, const char **code, sr_error_t *err)
+{
+  struct shell_exec *x = data;
+
+  return sr_shell_exec (sh, x->command, x->wait, x->timeout_ms, &x->out, code, err);
+}
+
 static cJSON *
 call_shell_exec (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "shell_id", "command", "wait", "timeout_seconds", NULL };
   const cJSON *wait = arg (args, "wait"), *timeout = arg (args, "timeout_seconds");
-  struct sr_shell_output out;
-  struct sr_shell *sh;
-  const char *id, *command, *code = NULL;
+  struct shell_exec x;
+  const char *id, *command;
   uint64_t timeout_ms = ctx->cfg->timeout_ms;
-  sr_error_t err = NULL;
   cJSON *bad;
-  int r;
 
   if ((bad = sr_mcp_check_arguments (args, known)) || (bad = need_string (args, "command", &command)))
     return bad;
@@ -845,14 +997,20 @@ call_shell_exec (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
   if (strlen (command) > ctx->cfg->max_code_size)
     return sr_mcp_tool_error ("code_too_large", "the command is over the limit of %llu bytes",
                               (unsigned long long) ctx->cfg->max_code_size);
-  if ((bad = take_shell (ctx, args, &id, &sh)))
+  x = (struct shell_exec) { .command = command, .wait = wait == NULL || cJSON_IsTrue (wait),
+                            .timeout_ms = timeout_ms };
+  if ((bad = with_shell (ctx, args, &id, shell_exec_work, &x)))
     return bad;
-  r = sr_shell_exec (sh, command, wait == NULL || cJSON_IsTrue (wait), timeout_ms, &out, &code,
-                     &err);
-  sr_sessions_shell_put (ctx->sessions, sh);
-  if (r < 0)
-    return refusal (code, &err);
-  return shell_result (id, &out);
+  return shell_result (id, &x.out);
+}
+
+static int
+shell_read_work (struct sr_shell *sh, void *data, const char **code, sr_error_t *err)
+{
+  (void) code;
+  (void) err;
+  sr_shell_read (sh, data);
+  return 0;
 }
 
 static cJSON *
@@ -860,15 +1018,27 @@ call_shell_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "shell_id", NULL };
   struct sr_shell_output out;
-  struct sr_shell *sh;
   const char *id;
   cJSON *bad;
 
-  if ((bad = sr_mcp_check_arguments (args, known)) || (bad = take_shell (ctx, args, &id, &sh)))
+  if ((bad = sr_mcp_check_arguments (args, known))
+      || (bad = with_shell (ctx, args, &id, shell_read_work, &out)))
     return bad;
-  sr_shell_read (sh, &out);
-  sr_sessions_shell_put (ctx->sessions, sh);
   return shell_result (id, &out);
+}
+
+struct write_stdin
+{
+  const char *data;
+  size_t len;
+};
+
+static int
+write_stdin_work (struct sr_shell *sh, void *data, const char **code, sr_error_t *err)
+{
+  struct write_stdin *w = data;
+
+  return sr_shell_write (sh, w->data, w->len, code, err);
 }
 
 static cJSON *
@@ -876,23 +1046,18 @@ call_write_stdin (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "shell_id", "data", NULL };
   _cleanup_free_ char *data = NULL;
-  struct sr_shell *sh;
-  const char *id, *given, *code = NULL;
-  sr_error_t err = NULL;
+  struct write_stdin w;
+  const char *id, *given;
   size_t len;
   cJSON *o, *bad;
-  int r;
 
   if ((bad = sr_mcp_check_arguments (args, known)) || (bad = need_string (args, "data", &given)))
     return bad;
   data = sr_xstrdup (given);
   len = decode_escapes (data);
-  if ((bad = take_shell (ctx, args, &id, &sh)))
+  w = (struct write_stdin) { .data = data, .len = len };
+  if ((bad = with_shell (ctx, args, &id, write_stdin_work, &w)))
     return bad;
-  r = sr_shell_write (sh, data, len, &code, &err);
-  sr_sessions_shell_put (ctx->sessions, sh);
-  if (r < 0)
-    return refusal (code, &err);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "shell_id", id);
   cJSON_AddNumberToObject (o, "bytes", (double) len);

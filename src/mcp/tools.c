@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "mcp/session-tools.h"
 #include "sandbox/code.h"
+#include "sandbox/pool.h"
 #include "sandbox/session.h"
 
 /* The tool definitions, as tools/list sends them.  */
@@ -257,6 +258,8 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
         }
       r = sr_session_run_code (session, &req, &res, &artifacts, &n_artifacts, &err);
     }
+  else if (ctx->pool)
+    r = sr_code_pool_run (ctx->pool, &req, &res, &err);
   else
     r = sr_code_run (ctx->cfg, ctx->store, &req, &res, &err);
   if (r < 0)
@@ -303,6 +306,13 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
           _cleanup_free_ char *msg = sr_xasprintf ("unavailable: %s", err->msg);
 
           cJSON_AddStringToObject (o, "history", msg);
+          if (ctx->on_warning)
+            {
+              _cleanup_free_ char *w = sr_xasprintf ("the run history could not record a run: %s",
+                                                     err->msg);
+
+              ctx->on_warning (w, ctx->userdata);
+            }
           sr_error_free (&err);
         }
       sr_history_entry_done (&e);

@@ -14,6 +14,7 @@
 #include "store/history.h"
 
 struct sr_sessions;
+struct sr_code_pool;
 
 struct sr_mcp_tool_ctx
 {
@@ -22,10 +23,14 @@ struct sr_mcp_tool_ctx
   struct sr_history *history;   /* NULL: history unavailable */
   const char *history_problem;  /* why, when it is */
   struct sr_sessions *sessions;
+  struct sr_code_pool *pool;    /* warm containers; NULL: none */
   const char *files_url;        /* "http://host:port" when HTTP serves /files, or NULL */
   int cancel_fd;                /* readable: cancel the run */
   /* Progress of a run (stage, output bytes), from the calling thread.  */
   void (*on_progress) (const char *stage, uint64_t output_bytes, void *userdata);
+  /* A problem the operator should hear of that does not fail the call
+   * (the history could not record a run); may be NULL.  */
+  void (*on_warning) (const char *message, void *userdata);
   void *userdata;
 };
 

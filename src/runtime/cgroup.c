@@ -697,12 +697,12 @@ read_memory_file (const struct sr_cgroup *cg, const char *v2_file, const char *v
   return NULL;
 }
 
-bool
-sr_cgroup_oom_killed (const struct sr_cgroup *cg)
+uint64_t
+sr_cgroup_oom_kills (const struct sr_cgroup *cg)
 {
   _cleanup_free_ char *buf = read_memory_file (cg, "memory.events", "memory.oom_control");
 
-  return buf && keyed_value (buf, "oom_kill") > 0;
+  return buf ? keyed_value (buf, "oom_kill") : 0;
 }
 
 uint64_t

@@ -63,8 +63,10 @@ int sr_cgroup_attach (struct sr_cgroup *cg, pid_t pid, sr_error_t *err);
  * kernel has it, else SIGKILL to each pid in cgroup.procs until empty.  */
 int sr_cgroup_kill (struct sr_cgroup *cg, sr_error_t *err);
 
-/* True when the kernel's OOM killer killed a process of this container.  */
-bool sr_cgroup_oom_killed (const struct sr_cgroup *cg);
+/* How many processes of this container the kernel's OOM killer has killed
+ * so far (the counter only grows; a held container compares it with its
+ * value when a command started).  */
+uint64_t sr_cgroup_oom_kills (const struct sr_cgroup *cg);
 
 /* Peak memory use in bytes (memory.peak / max_usage_in_bytes), 0 if unknown.  */
 uint64_t sr_cgroup_memory_peak (const struct sr_cgroup *cg);

@@ -369,6 +369,12 @@ sr_child_main (const struct sr_child_args *args)
     die (&st, errno, "sethostname %s", args->hostname);
   st.msg.marks[SR_MARK_NET] = sr_now_ns ();
 
+  /* The runner's other fds, copied at clone, go before waiting: an init
+   * may wait long (a warm container), and one holding another container's
+   * sync socket or output pipe would keep that container's runner from
+   * ever seeing its EOF.  START brings the fds the command needs.  */
+  close_all_but (args->sync_fd, args->sync_fd);
+
   /* sync 2: built; wait for the command, or to be held.  */
   st.msg.marks[SR_MARK_READY] = sr_now_ns ();
   st.msg.type = SR_SYNC_READY;
@@ -405,7 +411,10 @@ sr_joiner_main (const struct sr_child_args *args, int target_pidfd)
   pid_t pid;
 
   st.msg.marks[SR_MARK_CHILD_START] = sr_now_ns ();
-  close (args->parent_sync_fd);
+  /* This process may outlive its clone by hours (a shell): the fds the
+   * runner had open then, another container's sync socket or output pipe
+   * among them, must not stay open with it.  */
+  close_all_but (args->sync_fd, target_pidfd);
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     die (&st, errno, "set the parent death signal");
   reset_signals ();

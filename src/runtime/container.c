@@ -494,7 +494,7 @@ make_spec_fd (const struct sr_exec_spec *spec, sr_error_t *err)
 
 static void
 fill_status (struct sr_container *c, const struct sr_supervise_outcome *o,
-             struct sr_run_result *res)
+             uint64_t oom_kills_before, struct sr_run_result *res)
 {
   res->cpu_ns = (uint64_t) (o->rusage.ru_utime.tv_sec + o->rusage.ru_stime.tv_sec) * 1000000000ull
                 + (uint64_t) (o->rusage.ru_utime.tv_usec + o->rusage.ru_stime.tv_usec) * 1000ull;
@@ -507,7 +507,7 @@ fill_status (struct sr_container *c, const struct sr_supervise_outcome *o,
     res->status = SR_RUN_TIMEOUT;
   else if (o->cancelled)
     res->status = SR_RUN_CANCELLED;
-  else if (c->cgroup && sr_cgroup_oom_killed (c->cgroup))
+  else if (c->cgroup && sr_cgroup_oom_kills (c->cgroup) > oom_kills_before)
     res->status = SR_RUN_OOM;
   else if (res->signal == 0 && res->exit_code == 0)
     res->status = SR_RUN_SUCCESS;
@@ -527,7 +527,7 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
   int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
   struct sr_supervise_outcome outcome = { 0 };
   struct sr_supervise_io io = { 0 };
-  uint64_t t0;
+  uint64_t t0, oom_kills_before;
   int r = -1;
 
   if (spec->argv == NULL || spec->argv[0] == NULL)
@@ -550,6 +550,8 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
       goto out;
     }
 
+  /* A held container's OOM kills of earlier commands are not this one's.  */
+  oom_kills_before = c->held && c->cgroup ? sr_cgroup_oom_kills (c->cgroup) : 0;
   {
     int fds[4] = { spec_fd, opts->stdin_fd >= 0 ? opts->stdin_fd : null_fd, out[1], errp[1] };
 
@@ -582,7 +584,7 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
     goto out;
   p->reaped = true;
   result->duration_ns = sr_now_ns () - t0;
-  fill_status (c, &outcome, result);
+  fill_status (c, &outcome, oom_kills_before, result);
   result->out = outcome.out;
   result->err = outcome.err;
   memset (&outcome, 0, sizeof outcome);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -71,6 +72,16 @@ entry_path (const char *dir, const char *name)
   return sr_xasprintf ("%s/%s.json", dir, name);
 }
 
+/* A failed write of an entry: when its file system is full, say so and
+ * which one, since the runner's state dir is not where a user looks.  */
+static int
+write_failed (sr_error_t *err, int errnum, const char *what, const char *path, const char *dir)
+{
+  if (errnum == ENOSPC || errnum == EDQUOT)
+    return sr_error_set (err, errnum, "%s %s: the file system of %s is full", what, path, dir);
+  return sr_error_set (err, errnum, "%s %s", what, path);
+}
+
 int
 sr_state_write (const char *dir, const struct sr_state *s, sr_error_t *err)
 {
@@ -104,10 +115,10 @@ sr_state_write (const char *dir, const struct sr_state *s, sr_error_t *err)
   tmp = sr_xasprintf ("%s.tmp", path);
   fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
-    return sr_error_set (err, errno, "create %s", tmp);
+    return write_failed (err, errno, "create", tmp, dir);
   if (sr_write_all (fd, text, strlen (text)) < 0)
     {
-      sr_error_set (err, errno, "write %s", tmp);
+      write_failed (err, errno, "write", tmp, dir);
       unlink (tmp);
       return -1;
     }
@@ -300,4 +311,101 @@ sr_state_reclaim (const char *dir, sr_error_t *err)
     }
   sr_state_list_free (list, n);
   return reclaimed;
+}
+
+/* How often a writer tries again when a reclaimer removed each directory
+ * it made before it could lock it: more than once in a row means the
+ * reclaimer is not what removes them.  */
+#define WORKDIR_ATTEMPTS 8
+
+/* True when fd, which holds the lock, is still the directory at path: a
+ * reclaimer that took the lock first removed the directory before it let
+ * the lock go, so its link count is 0 or its name is gone (or names a new
+ * one).  */
+static bool
+workdir_still_there (int fd, const char *path)
+{
+  struct stat held, named;
+
+  if (fstat (fd, &held) < 0 || held.st_nlink == 0)
+    return false;
+  if (lstat (path, &named) < 0)
+    return false;
+  return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
+int
+sr_workdir_make (char *tmpl, int *ret_fd, sr_error_t *err)
+{
+  _cleanup_free_ char *pattern = sr_xstrdup (tmpl);
+
+  for (int attempt = 0; attempt < WORKDIR_ATTEMPTS; attempt++)
+    {
+      int fd;
+
+      strcpy (tmpl, pattern);
+      if (mkdtemp (tmpl) == NULL)
+        return sr_error_set (err, errno, "mkdtemp %s", tmpl);
+      fd = open (tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        {
+          if (errno == ENOENT)
+            continue; /* removed already */
+          sr_error_set (err, errno, "open %s", tmpl);
+          (void) rmdir (tmpl);
+          return -1;
+        }
+      while (flock (fd, LOCK_EX) < 0)
+        if (errno != EINTR)
+          {
+            sr_error_set (err, errno, "lock %s", tmpl);
+            close (fd);
+            (void) rmdir (tmpl);
+            return -1;
+          }
+      if (workdir_still_there (fd, tmpl))
+        {
+          *ret_fd = fd;
+          return 0;
+        }
+      close (fd);
+    }
+  return sr_error_set (err, EAGAIN, "%s: each directory made was removed before it was locked",
+                       pattern);
+}
+
+int
+sr_workdir_reclaim (const char *dir, const char *prefix)
+{
+  size_t prefix_len = strlen (prefix);
+  struct dirent *de;
+  int removed = 0;
+  DIR *d;
+
+  d = opendir (dir);
+  if (d == NULL)
+    return 0;
+  while ((de = readdir (d)) != NULL)
+    {
+      _cleanup_close_ int fd = -1;
+      struct stat held, named;
+
+      if (strncmp (de->d_name, prefix, prefix_len) != 0)
+        continue;
+      fd = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
+        continue;
+      /* Locked by us now, and still under this name (a writer that
+       * finished may have renamed it into place before it let go): it is
+       * removed before the lock goes, so that a writer that waits for
+       * the lock finds it gone.  */
+      if (fstat (fd, &held) < 0
+          || fstatat (dirfd (d), de->d_name, &named, AT_SYMLINK_NOFOLLOW) < 0
+          || held.st_dev != named.st_dev || held.st_ino != named.st_ino)
+        continue;
+      if (sr_rm_rf_at (dirfd (d), de->d_name, NULL) == 0)
+        removed++;
+    }
+  closedir (d);
+  return removed;
 }

@@ -23,15 +23,8 @@
  * (an fd passed out of the container), so stop reading.  */
 #define DRAIN_GRACE_MS 2000
 
-struct capture
-{
-  struct sr_captured c;
-  size_t cap;
-  size_t alloc;
-};
-
-static void
-capture_add (struct capture *cap, const char *buf, size_t len)
+void
+sr_capture_add (struct sr_capture *cap, const char *buf, size_t len)
 {
   size_t room = cap->cap - cap->c.len;
   size_t keep = len < room ? len : room;
@@ -57,9 +50,11 @@ capture_add (struct capture *cap, const char *buf, size_t len)
   cap->c.data[cap->c.len] = '\0';
 }
 
-static void
-capture_finish (struct capture *cap)
+struct sr_captured
+sr_capture_finish (struct sr_capture *cap)
 {
+  struct sr_captured c;
+
   if (cap->c.data == NULL)
     cap->c.data = sr_xstrdup ("");
   if (cap->c.truncated)
@@ -72,11 +67,14 @@ capture_finish (struct capture *cap)
       memcpy (cap->c.data + cap->c.len, marker, mlen + 1);
       cap->c.len += mlen;
     }
+  c = cap->c;
+  memset (cap, 0, sizeof *cap);
+  return c;
 }
 
 /* Reads what is there; returns 0 at EOF, 1 when more may come.  */
 static int
-drain (int fd, enum sr_stream stream, struct capture *cap, const struct sr_supervise_io *io)
+drain (int fd, enum sr_stream stream, struct sr_capture *cap, const struct sr_supervise_io *io)
 {
   char buf[65536];
 
@@ -92,7 +90,7 @@ drain (int fd, enum sr_stream stream, struct capture *cap, const struct sr_super
         return 0;
       if (io->on_output)
         io->on_output (stream, buf, (size_t) n, io->userdata);
-      capture_add (cap, buf, (size_t) n);
+      sr_capture_add (cap, buf, (size_t) n);
     }
 }
 
@@ -120,7 +118,7 @@ enum { WATCH_OUT, WATCH_ERR, WATCH_PID, WATCH_TIMER, WATCH_CANCEL, WATCH_MAX };
 int
 sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret, sr_error_t *err)
 {
-  struct capture out = { .cap = io->max_output }, errc = { .cap = io->max_output };
+  struct sr_capture out = { .cap = io->max_output }, errc = { .cap = io->max_output };
   _cleanup_close_ int timer = -1;
   struct pollfd pfd[WATCH_MAX];
   bool exited = false, killed = false;
@@ -204,10 +202,8 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
     }
   r = 0;
 out:
-  capture_finish (&out);
-  capture_finish (&errc);
-  ret->out = out.c;
-  ret->err = errc.c;
+  ret->out = sr_capture_finish (&out);
+  ret->err = sr_capture_finish (&errc);
   return r;
 }
 

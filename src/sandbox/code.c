@@ -131,7 +131,7 @@ sr_code_reclaim (const struct sr_config *cfg)
   _cleanup_free_ char *scratch = sr_xasprintf ("%s/scratch", cfg->runtime_dir);
 
   sr_state_reclaim (state, NULL);
-  sr_remove_unlocked (scratch, "code-");
+  sr_workdir_reclaim (scratch, "code-");
 }
 
 int
@@ -156,17 +156,11 @@ sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_
   (void) chmod (cfg->runtime_dir, 0755);
   (void) chmod (base, 0711);
   /* Those of runners that died.  */
-  sr_remove_unlocked (base, "code-");
+  sr_workdir_reclaim (base, "code-");
 
   dir = sr_xasprintf ("%s/code-XXXXXX", base);
-  if (mkdtemp (dir) == NULL)
-    return sr_error_set (err, errno, "mkdtemp %s", dir);
-  dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0 || flock (dfd, LOCK_EX) < 0)
-    {
-      sr_error_set (err, errno, "open %s", dir);
-      goto fail;
-    }
+  if (sr_workdir_make (dir, &dfd, err) < 0)
+    return -1;
   if ((geteuid () == 0 && fchown (dfd, uid, gid) < 0) || fchmod (dfd, 0755) < 0)
     {
       sr_error_set (err, errno, "chown %s", dir);
@@ -181,6 +175,27 @@ sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_
 fail:
   (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);
   return -1;
+}
+
+/* The source could not be written into dirfd: with ENOSPC or EDQUOT that
+ * is the host file system of the scratch dirs that is full, not the code
+ * that is too big, and the operator needs to know which one.  */
+static int
+write_source_failed (int dirfd, const char *name, sr_error_t *err)
+{
+  int e = errno;
+  char link[64], dir[4096];
+  ssize_t n;
+
+  snprintf (link, sizeof link, "/proc/self/fd/%d", dirfd);
+  n = readlink (link, dir, sizeof dir - 1);
+  if (n < 0)
+    strcpy (dir, ".");
+  else
+    dir[n] = '\0';
+  if (e == ENOSPC || e == EDQUOT)
+    return sr_error_set (err, e, "write %s/%s: the file system of %s is full", dir, name, dir);
+  return sr_error_set (err, e, "write %s/%s", dir, name);
 }
 
 int
@@ -198,7 +213,7 @@ sr_code_write_source (int dirfd, const char *name, const char *code, size_t len,
     }
   fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0 || sr_write_all (fd, code, len) < 0)
-    return sr_error_set (err, errno, "write %s", name);
+    return write_source_failed (dirfd, name, err);
   if (geteuid () == 0 && fchown (fd, uid, gid) < 0)
     return sr_error_set (err, errno, "chown %s", name);
   return 0;
@@ -394,54 +409,45 @@ sr_code_docker_available (void)
 }
 
 int
-sr_code_run (const struct sr_config *cfg, struct sr_store *store,
-             const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err)
+sr_code_use_image (struct sr_store *store, const struct sr_language *l,
+                   struct sr_image_use *image, const char **ret_failure, sr_error_t *err)
 {
-  const struct sr_language *l = NULL;
+  sr_error_t e = NULL;
+
+  if (sr_store_use (store, l->image, image, &e) == 0)
+    return 0;
+  if (e->errnum != ENOENT)
+    {
+      sr_error_move (err, &e);
+      return sr_error_wrap (err, "language %s", l->name);
+    }
+  sr_error_free (&e);
+  sr_error_set (err, 0,
+                "language %s needs image '%s', which is not in the store %s; build the "
+                "default images with rootfs/build-all.sh --import, or import one with "
+                "`sandbox-runner image import --name %s PATH`",
+                l->name, l->image, sr_store_dir (store), l->image);
+  (*err)->errnum = ENOENT;
+  *ret_failure = "image_missing";
+  return -1;
+}
+
+int
+sr_code_run_native (const struct sr_config *cfg, struct sr_store *store,
+                    const struct sr_language *l, const struct sr_seccomp_filter *filter,
+                    uint64_t caps, const struct sr_code_request *req, struct sr_code_result *res,
+                    sr_error_t *err)
+{
   struct sr_image_use image = { .lock_fd = -1 };
-  struct sr_seccomp_filter *filter = NULL;
   _cleanup_free_ char *scratch = NULL;
   _cleanup_close_ int scratch_fd = -1;
-  uint64_t caps;
   uid_t uid;
   gid_t gid;
   int r = -1;
 
-  memset (res, 0, sizeof *res);
-  if (sr_code_validate (cfg, req, &l, NULL, err) < 0)
+  if (sr_code_use_image (store, l, &image, &res->failure, err) < 0)
     return -1;
-  res->language = sr_xstrdup (l->name);
-  res->failure = "sandbox_error";
-  if (cfg->backend && strcmp (cfg->backend, "docker") == 0)
-    {
-      if (docker_runner == NULL)
-        return sr_error_set (err, 0, "backend docker: this binary has no Docker client; run "
-                                     "it through sandbox-runner-full");
-      return docker_runner (cfg, l, req, res, err);
-    }
-  {
-    sr_error_t e = NULL;
-
-    if (sr_store_use (store, l->image, &image, &e) < 0)
-      {
-        if (e->errnum != ENOENT)
-          {
-            sr_error_move (err, &e);
-            return sr_error_wrap (err, "language %s", l->name);
-          }
-        sr_error_free (&e);
-        sr_error_set (err, 0,
-                      "language %s needs image '%s', which is not in the store %s; build the "
-                      "default images with rootfs/build-all.sh --import, or import one with "
-                      "`sandbox-runner image import --name %s PATH`",
-                      l->name, l->image, sr_store_dir (store), l->image);
-        (*err)->errnum = ENOENT;
-        res->failure = "image_missing";
-        return -1;
-      }
-  }
-  if (sr_code_load_policy (cfg, &filter, &caps, err) < 0
-      || sr_code_make_dir (cfg, &scratch, &scratch_fd, &uid, &gid, err) < 0)
+  if (sr_code_make_dir (cfg, &scratch, &scratch_fd, &uid, &gid, err) < 0)
     goto out;
   if (sr_code_write_source (scratch_fd, l->source, req->code, req->code_len, uid, gid, err) < 0)
     goto out;
@@ -456,7 +462,33 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
 out:
   if (scratch)
     (void) sr_rm_rf_at (AT_FDCWD, scratch, NULL);
-  sr_seccomp_filter_free (filter);
   sr_image_release (&image);
+  return r;
+}
+
+int
+sr_code_run (const struct sr_config *cfg, struct sr_store *store,
+             const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err)
+{
+  const struct sr_language *l = NULL;
+  struct sr_seccomp_filter *filter = NULL;
+  uint64_t caps;
+  int r = -1;
+
+  memset (res, 0, sizeof *res);
+  if (sr_code_validate (cfg, req, &l, NULL, err) < 0)
+    return -1;
+  res->language = sr_xstrdup (l->name);
+  res->failure = "sandbox_error";
+  if (cfg->backend && strcmp (cfg->backend, "docker") == 0)
+    {
+      if (docker_runner == NULL)
+        return sr_error_set (err, 0, "backend docker: this binary has no Docker client; run "
+                                     "it through sandbox-runner-full");
+      return docker_runner (cfg, l, req, res, err);
+    }
+  if (sr_code_load_policy (cfg, &filter, &caps, err) == 0)
+    r = sr_code_run_native (cfg, store, l, filter, caps, req, res, err);
+  sr_seccomp_filter_free (filter);
   return r;
 }

@@ -102,6 +102,38 @@ cap_add_of (const char *list)
   return v;
 }
 
+int
+sr_docker_policy_init (const struct sr_config *cfg, struct sr_docker_policy *p, sr_error_t *err)
+{
+  memset (p, 0, sizeof *p);
+  if (seccomp_json (cfg, &p->seccomp, err) < 0)
+    return -1;
+  p->cap_add = cap_add_of (cfg->cap_keep);
+  p->dc = (struct sr_docker_config){
+    .memory = cfg->memory,
+    /* No swap beyond the memory limit, as native's memory.swap.max = 0.  */
+    .memory_swap = cfg->memory,
+    .nano_cpus = (uint64_t) (cfg->cpus * 1e9),
+    .pids_limit = (uint32_t) cfg->pids,
+    .shm_size = SR_DEFAULT_DEV_SHM_SIZE,
+    .readonly_root = true,
+    .user = SR_DOCKER_DEFAULT_USER,
+    .max_file_size = cfg->scratch_size > cfg->tmp_size ? cfg->scratch_size : cfg->tmp_size,
+    .max_open_files = SR_DEFAULT_MAX_OPEN_FILES,
+    .seccomp_json = p->seccomp,
+    .cap_add = p->cap_add,
+  };
+  return 0;
+}
+
+void
+sr_docker_policy_done (struct sr_docker_policy *p)
+{
+  free (p->seccomp);
+  sr_strv_free (p->cap_add);
+  memset (p, 0, sizeof *p);
+}
+
 /* What a Docker stage runs on.  */
 struct docker_stage
 {
@@ -152,28 +184,15 @@ sr_docker_code_run (const struct sr_config *cfg, const struct sr_language *l,
                     sr_error_t *err)
 {
   _cleanup_free_ char *image = sr_docker_code_image (l->name);
-  _cleanup_free_ char *seccomp = NULL, *scratch = NULL;
-  _cleanup_strv_ char **cap_add = NULL;
+  _cleanup_free_ char *scratch = NULL;
   _cleanup_close_ int scratch_fd = -1;
   struct sr_docker *d = NULL;
   struct sr_docker_tmpfs tmpfs[] = {
     { .path = "/tmp", .size = cfg->tmp_size, .exec = false, .mode = 01777 },
     { .path = SR_SCRATCH_DIR, .size = cfg->scratch_size, .exec = true, .mode = 0755 },
   };
-  struct sr_docker_config dc = {
-    .memory = cfg->memory,
-    /* No swap beyond the memory limit, as native's memory.swap.max = 0.  */
-    .memory_swap = cfg->memory,
-    .nano_cpus = (uint64_t) (cfg->cpus * 1e9),
-    .pids_limit = (uint32_t) cfg->pids,
-    .shm_size = SR_DEFAULT_DEV_SHM_SIZE,
-    .readonly_root = true,
-    .tmpfs = tmpfs,
-    .n_tmpfs = sizeof tmpfs / sizeof tmpfs[0],
-    .user = SR_DOCKER_DEFAULT_USER,
-    .max_file_size = cfg->scratch_size > cfg->tmp_size ? cfg->scratch_size : cfg->tmp_size,
-    .max_open_files = SR_DEFAULT_MAX_OPEN_FILES,
-  };
+  struct sr_docker_policy pol = { 0 };
+  struct sr_docker_config dc;
   uid_t unused_uid;
   gid_t unused_gid;
   int r = -1;
@@ -198,12 +217,12 @@ sr_docker_code_run (const struct sr_config *cfg, const struct sr_language *l,
       sr_error_wrap (err, "language %s", l->name);
       goto out;
     }
-  if (seccomp_json (cfg, &seccomp, err) < 0)
+  if (sr_docker_policy_init (cfg, &pol, err) < 0)
     goto out;
+  dc = pol.dc;
   dc.image = image;
-  dc.seccomp_json = seccomp;
-  cap_add = cap_add_of (cfg->cap_keep);
-  dc.cap_add = cap_add;
+  dc.tmpfs = tmpfs;
+  dc.n_tmpfs = sizeof tmpfs / sizeof tmpfs[0];
 
   if (sr_code_make_dir (cfg, &scratch, &scratch_fd, &unused_uid, &unused_gid, err) < 0)
     goto out;
@@ -231,5 +250,6 @@ out:
   if (scratch)
     (void) sr_rm_rf_at (AT_FDCWD, scratch, NULL);
   sr_docker_close (d);
+  sr_docker_policy_done (&pol);
   return r;
 }

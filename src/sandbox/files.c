@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <dlfcn.h>
 #include <magic.h>
 #include <pthread.h>
 #include <regex.h>
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -46,8 +48,9 @@
 
 /* --- errors --- */
 
-static int __attribute__ ((format (printf, 5, 6)))
-fail (const char **code, const char *name, sr_error_t *err, int errnum, const char *fmt, ...)
+int
+sr_fail_code (const char **code, const char *name, sr_error_t *err, int errnum, const char *fmt,
+              ...)
 {
   va_list ap;
 
@@ -136,10 +139,11 @@ parse_path (const struct sr_fsroot *r, const char *path, bool artifact, struct w
   const char *p;
 
   if (path == NULL || *path == '\0')
-    return fail (code, "invalid_path", err, 0, "the path is empty");
+    return sr_fail_code (code, "invalid_path", err, 0, "the path is empty");
   len = strlen (path);
   if (len >= PATH_MAX)
-    return fail (code, "invalid_path", err, 0, "the path is longer than %d bytes", PATH_MAX - 1);
+    return sr_fail_code (code, "invalid_path", err, 0, "the path is longer than %d bytes",
+                         PATH_MAX - 1);
   norm = sr_xmalloc (len + 1);
   for (p = path; *p;)
     {
@@ -151,10 +155,12 @@ parse_path (const struct sr_fsroot *r, const char *path, bool artifact, struct w
       if (clen == 0)
         break;
       if ((clen == 1 && p[0] == '.') || (clen == 2 && p[0] == '.' && p[1] == '.'))
-        return fail (code, "invalid_path", err, 0, "%s: '.' and '..' are not allowed in a path",
+        return sr_fail_code (code, "invalid_path", err, 0,
+                             "%s: '.' and '..' are not allowed in a path",
                      path);
       if (clen > NAME_MAX)
-        return fail (code, "invalid_path", err, 0, "%s: a name is longer than %d bytes", path,
+        return sr_fail_code (code, "invalid_path", err, 0, "%s: a name is longer than %d bytes",
+                             path,
                      NAME_MAX);
       if (n)
         norm[n++] = '/';
@@ -178,7 +184,7 @@ parse_path (const struct sr_fsroot *r, const char *path, bool artifact, struct w
       w->rel = sr_xstrdup (norm + data_len + (norm[data_len] == '/'));
     }
   else if (artifact)
-    return fail (code, "path_outside_sandbox", err, 0,
+    return sr_fail_code (code, "path_outside_sandbox", err, 0,
                  "%s is outside %s: artifacts live in the session's data directory", path,
                  SR_DATA_DIR);
   else
@@ -264,11 +270,11 @@ check_fs (int fd, bool for_write, const char *abs, const char **code, sr_error_t
   if (fstatfs (fd, &sf) < 0)
     return fail_errno (code, err, errno, "fstatfs %s", abs);
   if (refused_fs ((unsigned long) sf.f_type))
-    return fail (code, "path_outside_sandbox", err, 0,
+    return sr_fail_code (code, "path_outside_sandbox", err, 0,
                  "%s is on procfs, sysfs or another file system that sessions do not serve",
                  abs);
   if (for_write && ((unsigned long) sf.f_type != TMPFS_MAGIC || (sf.f_flags & ST_RDONLY)))
-    return fail (code, "path_outside_sandbox", err, 0,
+    return sr_fail_code (code, "path_outside_sandbox", err, 0,
                  "%s is not in a writable area of the session (%s, /tmp, %s)", abs, SR_DATA_DIR,
                  SR_SCRATCH_DIR);
   return 0;
@@ -287,7 +293,7 @@ reopen_regular (int pathfd, const char *abs, struct stat *st, const char **code,
   if (fstat (pathfd, st) < 0)
     return fail_errno (code, err, errno, "fstat %s", abs);
   if (!S_ISREG (st->st_mode))
-    return fail (code, "not_a_file", err, 0, "%s is %s, not a regular file", abs,
+    return sr_fail_code (code, "not_a_file", err, 0, "%s is %s, not a regular file", abs,
                  kind_of (st->st_mode));
   if (check_fs (pathfd, false, abs, code, err) < 0)
     return -1;
@@ -307,7 +313,7 @@ open_regular (const struct where *w, struct stat *st, const char **code, sr_erro
   if (pathfd < 0)
     {
       if (errno == ELOOP)
-        return fail (code, "path_outside_sandbox", err, errno,
+        return sr_fail_code (code, "path_outside_sandbox", err, errno,
                      "%s: a symlink on the way leaves the session, loops, or is a magic link",
                      w->abs);
       return fail_errno (code, err, errno, "open %s", w->abs);
@@ -345,7 +351,8 @@ read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *ret_len, co
         break;
       len += (size_t) n;
       if (len > max)
-        return fail (code, "file_too_large", err, 0, "%s is over the limit of %" PRIu64 " bytes",
+        return sr_fail_code (code, "file_too_large", err, 0,
+                             "%s is over the limit of %" PRIu64 " bytes",
                      abs, max);
     }
   buf[len] = '\0';
@@ -365,7 +372,7 @@ open_and_read (const struct where *w, uint64_t max, char **ret, size_t *ret_len,
   if (fd < 0)
     return -1;
   if ((uint64_t) st.st_size > max)
-    return fail (code, "file_too_large", err, 0,
+    return sr_fail_code (code, "file_too_large", err, 0,
                  "%s is %lld bytes, over the limit of %" PRIu64 " bytes", w->abs,
                  (long long) st.st_size, max);
   return read_all (fd, max, w->abs, ret, ret_len, code, err);
@@ -452,7 +459,7 @@ open_parent (const struct where *w, bool create, int *ret_fd, const char **ret_n
   size_t abs_base = strlen (w->abs) - strlen (rel);
 
   if (*rel == '\0')
-    return fail (code, "not_a_file", err, 0, "%s is a directory", w->abs);
+    return sr_fail_code (code, "not_a_file", err, 0, "%s is a directory", w->abs);
   fd = open_in (w->dirfd, "", O_PATH | O_DIRECTORY);
   if (fd < 0)
     return fail_errno (code, err, errno, "open %s", w->data ? SR_DATA_DIR : "/");
@@ -481,7 +488,7 @@ open_parent (const struct where *w, bool create, int *ret_fd, const char **ret_n
       if (next < 0)
         {
           if (errno == ELOOP)
-            return fail (code, "path_outside_sandbox", err, errno,
+            return sr_fail_code (code, "path_outside_sandbox", err, errno,
                          "%s: a symlink on the way loops or is a magic link", abs);
           return fail_errno (code, err, errno, "open %s", abs);
         }
@@ -512,10 +519,11 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
   if (fstatat (parentfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
     {
       if (!S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode))
-        return fail (code, "not_a_file", err, 0, "%s is %s, not a regular file", abs,
+        return sr_fail_code (code, "not_a_file", err, 0, "%s is %s, not a regular file", abs,
                      kind_of (st.st_mode));
       if (!overwrite)
-        return fail (code, "file_exists", err, 0, "%s exists (ask for overwrite to replace it)",
+        return sr_fail_code (code, "file_exists", err, 0,
+                             "%s exists (ask for overwrite to replace it)",
                      abs);
       if (S_ISREG (st.st_mode))
         {
@@ -575,10 +583,11 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
       e = errno;
       unlinkat (parentfd, tmp, 0);
       if (e == EEXIST)
-        return fail (code, "file_exists", err, 0, "%s exists (ask for overwrite to replace it)",
+        return sr_fail_code (code, "file_exists", err, 0,
+                             "%s exists (ask for overwrite to replace it)",
                      abs);
       if (e == EISDIR || e == ENOTEMPTY)
-        return fail (code, "not_a_file", err, 0, "%s is a directory", abs);
+        return sr_fail_code (code, "not_a_file", err, 0, "%s is a directory", abs);
       return fail_errno (code, err, e, "rename into %s", abs);
     }
   return 0;
@@ -608,11 +617,38 @@ write_path (const struct sr_fsroot *r, const struct where *w, const void *data, 
 
 /* --- MIME --- */
 
-/* One libmagic cookie for the process: loading the database is costly
- * and a cookie is not thread-safe, hence the lock.  */
+/* libmagic is opened on the first MIME type asked for, not linked: the
+ * light binary, which runs every one-shot container, would otherwise load
+ * it and its three compression libraries at each start.  One cookie for
+ * the process: loading the database is costly and a cookie is not
+ * thread-safe, hence the lock.  */
 static pthread_mutex_t magic_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct
+{
+  magic_t (*open) (int flags);
+  int (*load) (magic_t cookie, const char *path);
+  const char *(*buffer) (magic_t cookie, const void *buf, size_t len);
+  void (*close) (magic_t cookie);
+} magic_api;
 static magic_t magic_cookie;
 static bool magic_unavailable;
+
+static bool
+magic_api_load (void)
+{
+  void *lib = dlopen ("libmagic.so.1", RTLD_NOW | RTLD_LOCAL);
+
+  if (lib == NULL)
+    return false;
+  magic_api.open = (magic_t (*) (int)) dlsym (lib, "magic_open");
+  magic_api.load = (int (*) (magic_t, const char *)) dlsym (lib, "magic_load");
+  magic_api.buffer = (const char *(*) (magic_t, const void *, size_t)) dlsym (lib, "magic_buffer");
+  magic_api.close = (void (*) (magic_t)) dlsym (lib, "magic_close");
+  if (magic_api.open && magic_api.load && magic_api.buffer && magic_api.close)
+    return true;
+  dlclose (lib);
+  return false;
+}
 
 static char *
 mime_of_buffer (const void *buf, size_t len)
@@ -623,16 +659,19 @@ mime_of_buffer (const void *buf, size_t len)
   pthread_mutex_lock (&magic_lock);
   if (magic_cookie == NULL && !magic_unavailable)
     {
-      magic_cookie = magic_open (MAGIC_MIME_TYPE);
-      if (magic_cookie && magic_load (magic_cookie, NULL) < 0)
+      if (magic_api_load ())
         {
-          magic_close (magic_cookie);
-          magic_cookie = NULL;
+          magic_cookie = magic_api.open (MAGIC_MIME_TYPE);
+          if (magic_cookie && magic_api.load (magic_cookie, NULL) < 0)
+            {
+              magic_api.close (magic_cookie);
+              magic_cookie = NULL;
+            }
         }
       magic_unavailable = magic_cookie == NULL;
     }
   if (magic_cookie)
-    m = magic_buffer (magic_cookie, buf, len);
+    m = magic_api.buffer (magic_cookie, buf, len);
   ret = sr_xstrdup (m && *m ? m : "application/octet-stream");
   pthread_mutex_unlock (&magic_lock);
   return ret;
@@ -783,13 +822,61 @@ list_dir (struct listing *l, int dfd, const char *prefix, unsigned depth, const 
   return r;
 }
 
+/* --- remote filesystems (sr_fs_remote) --- */
+
+static unsigned
+remote_flags (const struct where *w)
+{
+  return w->data ? SR_FS_DATA : 0;
+}
+
+/* The MIME type of a remote file, from its first MIME_PEEK bytes.  */
+static char *
+remote_mime (const struct sr_fs_remote *rm, const char *abs)
+{
+  _cleanup_free_ char *data = NULL;
+  size_t len;
+
+  if (rm->read (rm->ctx, abs, SR_FS_DATA | SR_FS_HEAD, MIME_PEEK, &data, &len, NULL, NULL) < 0)
+    return sr_xstrdup ("application/octet-stream");
+  return mime_of_buffer (data, len);
+}
+
+static int
+remote_list (const struct sr_fs_remote *rm, bool with_mime, struct sr_artifact **ret,
+             size_t *ret_n, bool *ret_truncated, const char **code, sr_error_t *err)
+{
+  struct sr_artifact *v = NULL;
+  size_t n = 0;
+  bool truncated = false;
+
+  if (rm->walk (rm->ctx, SR_DATA_DIR, SR_FS_DATA, SR_MAX_ARTIFACT_DEPTH, &v, &n, &truncated,
+                code, err) < 0)
+    return -1;
+  if (n)
+    qsort (v, n, sizeof *v, compare_artifacts);
+  for (size_t i = 0; with_mime && i < n; i++)
+    {
+      _cleanup_free_ char *abs = sr_xasprintf ("%s/%s", SR_DATA_DIR, v[i].path);
+
+      v[i].mime_type = remote_mime (rm, abs);
+    }
+  *ret = v;
+  *ret_n = n;
+  *ret_truncated = truncated;
+  return 0;
+}
+
 int
 sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **ret,
                size_t *ret_n, bool *ret_truncated, const char **code, sr_error_t *err)
 {
   struct listing l = { .with_mime = with_mime };
-  int dfd = openat (r->datafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dfd;
 
+  if (r->remote)
+    return remote_list (r->remote, with_mime, ret, ret_n, ret_truncated, code, err);
+  dfd = openat (r->datafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
     return fail_errno (code, err, errno, "open %s", SR_DATA_DIR);
   if (list_dir (&l, dfd, "", 1, code, err) < 0)
@@ -848,7 +935,10 @@ sr_files_upload (const struct sr_fsroot *r, const char *path, const void *data, 
 
   if (parse_path (r, path, true, &w, code, err) < 0)
     return -1;
-  ret = write_path (r, &w, data, len, overwrite, code, err);
+  if (r->remote)
+    ret = r->remote->write (r->remote->ctx, w.abs, SR_FS_DATA, data, len, overwrite, code, err);
+  else
+    ret = write_path (r, &w, data, len, overwrite, code, err);
   if (ret == 0 && ret_path)
     *ret_path = TAKE_PTR (w.abs);
   where_done (&w);
@@ -867,7 +957,10 @@ sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_t ma
 
   if (parse_path (r, path, true, &w, code, err) < 0)
     return -1;
-  ret = open_and_read (&w, max_size, &data, &len, code, err);
+  if (r->remote)
+    ret = r->remote->read (r->remote->ctx, w.abs, SR_FS_DATA, max_size, &data, &len, code, err);
+  else
+    ret = open_and_read (&w, max_size, &data, &len, code, err);
   where_done (&w);
   if (ret < 0)
     return -1;
@@ -876,6 +969,26 @@ sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_t ma
   *ret_data = data;
   *ret_len = len;
   return 0;
+}
+
+/* A memfd with a copy of the remote file: what a caller of
+ * sr_files_open_artifact reads and fstats like the file itself.  */
+static int
+remote_open (const struct sr_fs_remote *rm, const char *abs, struct stat *st, const char **code,
+             sr_error_t *err)
+{
+  _cleanup_free_ char *data = NULL;
+  _cleanup_close_ int fd = -1;
+  size_t len;
+
+  if (rm->read (rm->ctx, abs, SR_FS_DATA, SR_FS_REMOTE_MAX_OPEN, &data, &len, code, err) < 0)
+    return -1;
+  fd = memfd_create ("sr-artifact", MFD_CLOEXEC);
+  if (fd < 0 || sr_write_all (fd, data, len) < 0 || fstat (fd, st) < 0)
+    return fail_errno (code, err, errno, "copy %s", abs);
+  if (lseek (fd, 0, SEEK_SET) < 0)
+    return fail_errno (code, err, errno, "copy %s", abs);
+  return TAKE_FD (fd);
 }
 
 int
@@ -888,7 +1001,10 @@ sr_files_open_artifact (const struct sr_fsroot *r, const char *path, uint64_t *r
 
   if (parse_path (r, path, true, &w, code, err) < 0)
     return -1;
-  fd = open_regular (&w, &st, code, err);
+  if (r->remote)
+    fd = remote_open (r->remote, w.abs, &st, code, err);
+  else
+    fd = open_regular (&w, &st, code, err);
   where_done (&w);
   if (fd >= 0 && ret_size)
     *ret_size = (uint64_t) st.st_size;
@@ -943,7 +1059,11 @@ sr_files_read_lines (const struct sr_fsroot *r, const char *path, uint64_t offse
 
   if (parse_path (r, path, false, &w, code, err) < 0)
     return -1;
-  ret = open_and_read (&w, max_size, &data, &len, code, err);
+  if (r->remote)
+    ret = r->remote->read (r->remote->ctx, w.abs, remote_flags (&w), max_size, &data, &len,
+                           code, err);
+  else
+    ret = open_and_read (&w, max_size, &data, &len, code, err);
   where_done (&w);
   if (ret < 0)
     return -1;
@@ -990,7 +1110,11 @@ sr_files_write (const struct sr_fsroot *r, const char *path, const char *content
 
   if (parse_path (r, path, false, &w, code, err) < 0)
     return -1;
-  ret = write_path (r, &w, content, len, true, code, err);
+  if (r->remote)
+    ret = r->remote->write (r->remote->ctx, w.abs, remote_flags (&w), content, len, true, code,
+                            err);
+  else
+    ret = write_path (r, &w, content, len, true, code, err);
   if (ret == 0 && ret_path)
     *ret_path = TAKE_PTR (w.abs);
   where_done (&w);
@@ -1008,14 +1132,14 @@ patch_string (const char *data, size_t len, const char *old_s, const char *new_s
   const char *hit;
 
   if (old_len == 0)
-    return fail (code, "invalid_patch", err, 0, "old_string is empty");
+    return sr_fail_code (code, "invalid_patch", err, 0, "old_string is empty");
   for (const char *p = data; (hit = memmem (p, len - (size_t) (p - data), old_s, old_len));
        p = hit + old_len)
     n++;
   if (n == 0)
-    return fail (code, "no_match", err, 0, "old_string was not found in %s", abs);
+    return sr_fail_code (code, "no_match", err, 0, "old_string was not found in %s", abs);
   if (n > 1 && !replace_all)
-    return fail (code, "ambiguous_match", err, 0,
+    return sr_fail_code (code, "ambiguous_match", err, 0,
                  "old_string occurs %u times in %s: give more context, or ask for replace_all",
                  n, abs);
   buf_add (out, "", 0);
@@ -1140,7 +1264,8 @@ parse_diff (const char *diff, struct hunk **ret, size_t *ret_n, const char **cod
           if (!parse_hunk_header (l->p, l->len, &start))
             {
               hunks_free (h, n);
-              return fail (code, "invalid_patch", err, 0, "line %zu: a malformed hunk header: %.*s",
+              return sr_fail_code (code, "invalid_patch", err, 0,
+                                   "line %zu: a malformed hunk header: %.*s",
                            i + 1, (int) (l->len > 80 ? 80 : l->len), l->p);
             }
           h = sr_xrealloc (h, (n + 1) * sizeof *h);
@@ -1170,7 +1295,7 @@ parse_diff (const char *diff, struct hunk **ret, size_t *ret_n, const char **cod
           if (cur->n == 0)
             {
               hunks_free (h, n);
-              return fail (code, "invalid_patch", err, 0,
+              return sr_fail_code (code, "invalid_patch", err, 0,
                            "line %zu: '\\ No newline at end of file' follows no line", i + 1);
             }
           cur->lines[cur->n - 1].no_eol = true;
@@ -1178,7 +1303,7 @@ parse_diff (const char *diff, struct hunk **ret, size_t *ret_n, const char **cod
       else
         {
           hunks_free (h, n);
-          return fail (code, "invalid_patch", err, 0,
+          return sr_fail_code (code, "invalid_patch", err, 0,
                        "line %zu: a hunk line must start with ' ', '-', '+' or '\\': %.*s", i + 1,
                        (int) (l->len > 80 ? 80 : l->len), l->p);
         }
@@ -1191,11 +1316,12 @@ parse_diff (const char *diff, struct hunk **ret, size_t *ret_n, const char **cod
       if (h[i].n == 0)
         {
           hunks_free (h, n);
-          return fail (code, "invalid_patch", err, 0, "hunk %zu has no lines", i + 1);
+          return sr_fail_code (code, "invalid_patch", err, 0, "hunk %zu has no lines", i + 1);
         }
     }
   if (n == 0)
-    return fail (code, "invalid_patch", err, 0, "the diff has no hunk (no line starting with @@)");
+    return sr_fail_code (code, "invalid_patch", err, 0,
+                         "the diff has no hunk (no line starting with @@)");
   *ret = h;
   *ret_n = n;
   return 0;
@@ -1276,7 +1402,7 @@ patch_diff (const char *data, size_t len, const char *diff, const char *abs, str
           unsigned long long line = (unsigned long long) h[k].old_start + (n_old ? 1 : 0);
 
           hunks_free (h, nh);
-          return fail (code, "no_match", err, 0,
+          return sr_fail_code (code, "no_match", err, 0,
                        "hunk %zu (at line %llu) does not match %s: its context and removed "
                        "lines are not there",
                        k + 1, line, abs);
@@ -1308,6 +1434,34 @@ patch_diff (const char *data, size_t len, const char *diff, const char *abs, str
   return 0;
 }
 
+static int
+remote_patch (const struct sr_fs_remote *rm, const struct where *w, const char *old_string,
+              const char *new_string, bool replace_all, const char *diff, uint64_t max_size,
+              unsigned *ret_replacements, const char **code, sr_error_t *err)
+{
+  _cleanup_free_ char *data = NULL, *out_p = NULL;
+  struct buf out = { 0 };
+  size_t len;
+  unsigned n = 0;
+  int ret;
+
+  if (rm->read (rm->ctx, w->abs, remote_flags (w) | SR_FS_NOFOLLOW, max_size, &data, &len, code,
+                err) < 0)
+    return -1;
+  if (diff)
+    ret = patch_diff (data, len, diff, w->abs, &out, &n, code, err);
+  else
+    ret = patch_string (data, len, old_string, new_string, replace_all, w->abs, &out, &n, code,
+                        err);
+  out_p = out.p;
+  if (ret == 0)
+    ret = rm->write (rm->ctx, w->abs, remote_flags (w), out.p ? out.p : "", out.len, true, code,
+                     err);
+  if (ret == 0 && ret_replacements)
+    *ret_replacements = n;
+  return ret;
+}
+
 int
 sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_string,
                 const char *new_string, bool replace_all, const char *diff, uint64_t max_size,
@@ -1324,9 +1478,17 @@ sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_str
   int ret = -1;
 
   if (diff == NULL && (old_string == NULL || new_string == NULL))
-    return fail (code, "invalid_patch", err, 0, "give old_string and new_string, or a diff");
+    return sr_fail_code (code, "invalid_patch", err, 0,
+                         "give old_string and new_string, or a diff");
   if (parse_path (r, path, false, &w, code, err) < 0)
     return -1;
+  if (r->remote)
+    {
+      ret = remote_patch (r->remote, &w, old_string, new_string, replace_all, diff, max_size,
+                          ret_replacements, code, err);
+      where_done (&w);
+      return ret;
+    }
   if (open_parent (&w, false, &parentfd, &name, code, err) < 0
       || check_fs (parentfd, true, w.abs, code, err) < 0)
     goto out;
@@ -1344,7 +1506,8 @@ sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_str
     goto out;
   if ((uint64_t) st.st_size > max_size)
     {
-      fail (code, "file_too_large", err, 0, "%s is %lld bytes, over the limit of %" PRIu64 " bytes",
+      sr_fail_code (code, "file_too_large", err, 0,
+                    "%s is %lld bytes, over the limit of %" PRIu64 " bytes",
             w.abs, (long long) st.st_size, max_size);
       goto out;
     }
@@ -1398,13 +1561,14 @@ struct search
 
 /* Searches the regular file pathfd is an O_PATH fd of; files that are
  * not readable text within the limit are skipped, not errors.  */
+static void search_buffer (struct search *s, char *data, size_t len, const char *abs);
+
 static void
 search_file (struct search *s, int pathfd, const char *abs)
 {
   _cleanup_close_ int fd = -1;
   _cleanup_free_ char *data = NULL;
   struct stat st;
-  uint64_t line = 0;
   size_t len;
 
   if (s->files >= SR_MAX_ARTIFACTS)
@@ -1417,6 +1581,15 @@ search_file (struct search *s, int pathfd, const char *abs)
   if (fd < 0 || (uint64_t) st.st_size > s->max_size
       || read_all (fd, s->max_size, abs, &data, &len, NULL, NULL) < 0)
     return;
+  search_buffer (s, data, len, abs);
+}
+
+/* The matches of one file's content (data is changed).  */
+static void
+search_buffer (struct search *s, char *data, size_t len, const char *abs)
+{
+  uint64_t line = 0;
+
   if (memchr (data, '\0', len < BINARY_PEEK ? len : BINARY_PEEK))
     return;
   for (size_t pos = 0; pos < len && !s->truncated;)
@@ -1523,6 +1696,49 @@ search_dir (struct search *s, int dfd, const char *abs, unsigned depth)
   closedir (d);
 }
 
+/* The walk of a remote filesystem, in path order (as search_dir walks in
+ * name order), each file read on its own.  */
+static int
+remote_search (const struct sr_fs_remote *rm, struct search *s, const struct where *w,
+               const char **code, sr_error_t *err)
+{
+  struct sr_artifact *v = NULL;
+  size_t n = 0;
+  bool truncated = false;
+
+  if (rm->walk (rm->ctx, w->abs, remote_flags (w), SR_MAX_ARTIFACT_DEPTH, &v, &n, &truncated,
+                code, err) < 0)
+    return -1;
+  s->truncated = truncated;
+  if (n)
+    qsort (v, n, sizeof *v, compare_artifacts);
+  for (size_t i = 0; i < n && !s->truncated; i++)
+    {
+      /* "": w->abs is the file itself, searched whatever the glob says.  */
+      const char *dir = strcmp (w->abs, "/") ? w->abs : "";
+      _cleanup_free_ char *abs = *v[i].path ? sr_xasprintf ("%s/%s", dir, v[i].path)
+                                            : sr_xstrdup (w->abs);
+      const char *base = strrchr (abs, '/') + 1;
+      _cleanup_free_ char *data = NULL;
+      size_t len;
+
+      if (*v[i].path && s->glob && fnmatch (s->glob, base, 0) != 0)
+        continue;
+      if (s->files >= SR_MAX_ARTIFACTS)
+        {
+          s->truncated = true;
+          break;
+        }
+      s->files++;
+      if (v[i].size > s->max_size
+          || rm->read (rm->ctx, abs, remote_flags (w), s->max_size, &data, &len, NULL, NULL) < 0)
+        continue;
+      search_buffer (s, data, len, abs);
+    }
+  sr_artifacts_free (v, n);
+  return 0;
+}
+
 int
 sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glob,
                  const char *dir, uint64_t max_size, size_t max_matches,
@@ -1537,23 +1753,29 @@ sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glo
   int rc, rv = -1;
 
   if (pattern == NULL)
-    return fail (code, "invalid_pattern", err, 0, "no pattern");
+    return sr_fail_code (code, "invalid_pattern", err, 0, "no pattern");
   rc = regcomp (&s.re, pattern, REG_EXTENDED | REG_NOSUB);
   if (rc != 0)
     {
       char msg[256];
 
       regerror (rc, &s.re, msg, sizeof msg);
-      return fail (code, "invalid_pattern", err, 0, "invalid regular expression '%s': %s",
+      return sr_fail_code (code, "invalid_pattern", err, 0, "invalid regular expression '%s': %s",
                    pattern, msg);
     }
   if (parse_path (r, dir && *dir ? dir : SR_DATA_DIR, false, &w, code, err) < 0)
     goto out_re;
+  if (r->remote)
+    {
+      if (remote_search (r->remote, &s, &w, code, err) < 0)
+        goto out;
+      goto done;
+    }
   pathfd = open_in (w.dirfd, w.rel, O_PATH);
   if (pathfd < 0)
     {
       if (errno == ELOOP)
-        fail (code, "path_outside_sandbox", err, errno,
+        sr_fail_code (code, "path_outside_sandbox", err, errno,
               "%s: a symlink on the way loops or is a magic link", w.abs);
       else
         fail_errno (code, err, errno, "open %s", w.abs);
@@ -1589,9 +1811,10 @@ sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glo
     }
   else
     {
-      fail (code, "not_a_file", err, 0, "%s is %s", w.abs, kind_of (st.st_mode));
+      sr_fail_code (code, "not_a_file", err, 0, "%s is %s", w.abs, kind_of (st.st_mode));
       goto out;
     }
+done:
   *ret = TAKE_PTR (s.v);
   *ret_n = s.n;
   if (ret_truncated)

@@ -50,13 +50,57 @@
 
 #include "common/error.h"
 
+struct sr_fs_remote;
+
 struct sr_fsroot
 {
   int rootfd;           /* the container's / (O_PATH directory) */
   int datafd;           /* SR_DATA_DIR inside it (O_PATH directory) */
   uid_t uid;            /* owner given to files the host creates: the */
   gid_t gid;            /* container's root, as the host sees it */
+  /* A container the host cannot open (the Docker backend: its tree may
+   * live in another machine's or user's namespace): when set, the fds
+   * above are unused and every operation goes through it.  */
+  const struct sr_fs_remote *remote;
 };
+
+struct sr_artifact;
+
+/* The primitives of a remote filesystem, all run inside the container as
+ * its user, so its own mount tree is what confines them: a path can only
+ * ever name a file of the container.  Paths come validated and absolute
+ * (parse_path's rules).  flags: SR_FS_DATA, the path was given inside
+ * SR_DATA_DIR and must resolve (symlinks followed) inside it, else
+ * path_outside_sandbox; SR_FS_NOFOLLOW, a symlink at the path itself is
+ * not_a_file; SR_FS_HEAD, read returns the first max bytes of a larger
+ * file instead of file_too_large.  Each sets *code like the functions
+ * below.  */
+#define SR_FS_DATA     1u
+#define SR_FS_NOFOLLOW 2u
+#define SR_FS_HEAD     4u
+struct sr_fs_remote
+{
+  /* A regular file's content, at most max bytes (file_too_large).  */
+  int (*read) (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret,
+               size_t *ret_len, const char **code, sr_error_t *err);
+  /* Writes atomically (a temp file renamed), parents created; a symlink
+   * at abs is replaced, not followed.  */
+  int (*write) (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
+                bool overwrite, const char **code, sr_error_t *err);
+  /* The regular files below the directory abs (or abs itself, as "", when
+   * it is a file), paths relative to it, unsorted; symlinks not followed,
+   * names starting TMP_PREFIX and kernel file systems left out; at most
+   * max_depth levels and SR_MAX_ARTIFACTS entries (*ret_truncated).  */
+  int (*walk) (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
+               struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated,
+               const char **code, sr_error_t *err);
+  void *ctx;
+};
+
+/* Sets *code (when code is not NULL) to name and the error from fmt;
+ * returns -1.  The one helper of sandbox/ for failures with a code.  */
+int sr_fail_code (const char **code, const char *name, sr_error_t *err, int errnum,
+                  const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
 
 /* One entry of the data directory, path relative to SR_DATA_DIR.  */
 struct sr_artifact
@@ -101,7 +145,9 @@ int sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_
                             const char **code, sr_error_t *err);
 
 /* Opens a regular file inside SR_DATA_DIR for reading (HTTP download);
- * *ret_size gets its size.  */
+ * *ret_size gets its size.  On a remote filesystem the fd is a copy (a
+ * memfd) of the file, at most SR_FS_REMOTE_MAX_OPEN bytes.  */
+#define SR_FS_REMOTE_MAX_OPEN (256ull << 20)
 int sr_files_open_artifact (const struct sr_fsroot *r, const char *path, uint64_t *ret_size,
                             const char **code, sr_error_t *err);
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "common/util.h"
 #include "runtime/seccomp.h"
 #include "sandbox/code-internal.h"
+#include "sandbox/session-backend.h"
 #include "sandbox/shell.h"
 
 /* A shell and the calls using it.  */
@@ -30,8 +32,7 @@ struct sr_session
 {
   struct sr_sessions *m;
   char id[40];
-  struct sr_image_use image;
-  struct sr_container *c;
+  struct sr_session_box *box;
   char *code_dir;
   int code_fd;             /* holds the code dir's lock */
   struct sr_fsroot fs;
@@ -63,22 +64,22 @@ struct sr_sessions
 {
   const struct sr_config *cfg;
   struct sr_store *store;
-  struct sr_seccomp_filter *filter;
-  uint64_t caps;
-  char *state_dir;
+  const struct sr_session_backend *be;
+  void *be_state;
 
   pthread_mutex_t lock;
   pthread_cond_t changed;  /* a session released, or stop */
   struct sr_session *head; /* oldest first */
   size_t n;                /* in the list, plus those being created */
   bool stop;
+  /* How long a call for a busy session waits for it (issue 6); 0: it is
+   * told session_busy at once.  */
+  uint64_t queue_ms;
   struct create_request *requests;
   pthread_t reaper;        /* also creates every session's container */
   bool reaper_started;
 };
 
-static int fail_code (const char **code, const char *name, sr_error_t *err, int errnum,
-                      const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
 static int session_create (struct sr_sessions *m, const char *image_ref,
                            struct sr_session **ret, const char **code, sr_error_t *err);
 
@@ -91,7 +92,8 @@ session_destroy (struct sr_session *s)
   for (size_t i = 0; i < s->n_shells; i++)
     sr_shell_stop (s->shells[i].sh);
   free (s->shells);
-  sr_container_destroy (s->c);
+  if (s->box)
+    s->m->be->destroy (s->box);
   if (s->fs.datafd >= 0)
     close (s->fs.datafd);
   if (s->fs.rootfd >= 0)
@@ -101,7 +103,6 @@ session_destroy (struct sr_session *s)
   if (s->code_fd >= 0)
     close (s->code_fd);
   free (s->code_dir);
-  sr_image_release (&s->image);
   free (s);
 }
 
@@ -122,7 +123,7 @@ take_expired (struct sr_sessions *m, uint64_t now)
         if (sr_shell_state (s->shells[i].sh) == SR_SHELL_WAITING)
           s->last_used_ns = now;
       idle = now - s->last_used_ns >= m->cfg->session_idle_ms * 1000000ull;
-      if (!s->busy && s->pins == 0 && (idle || !sr_container_alive (s->c)))
+      if (!s->busy && s->pins == 0 && (idle || !s->m->be->alive (s->box)))
         {
           *pp = s->next;
           s->next = gone;
@@ -199,7 +200,7 @@ create_on_manager (struct sr_sessions *m, const char *image, struct sr_session *
   if (m->stop)
     {
       pthread_mutex_unlock (&m->lock);
-      return fail_code (code, "sandbox_error", err, 0, "the session manager is stopping");
+      return sr_fail_code (code, "sandbox_error", err, 0, "the session manager is stopping");
     }
   rq.next = m->requests;
   m->requests = &rq;
@@ -218,6 +219,197 @@ create_on_manager (struct sr_sessions *m, const char *image, struct sr_session *
   return 0;
 }
 
+/* --- the native backend: runtime/container.h --- */
+
+struct native_state
+{
+  const struct sr_config *cfg;
+  struct sr_store *store;
+  struct sr_seccomp_filter *filter;
+  uint64_t caps;
+  char *state_dir;
+};
+
+struct sr_session_box
+{
+  struct sr_image_use image;
+  struct sr_container *c;
+};
+
+static int
+native_open (const struct sr_config *cfg, struct sr_store *store, void **ret, sr_error_t *err)
+{
+  struct native_state *ns = sr_xcalloc (1, sizeof *ns);
+
+  ns->cfg = cfg;
+  ns->store = store;
+  ns->state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
+  if (sr_code_load_policy (cfg, &ns->filter, &ns->caps, err) < 0)
+    {
+      free (ns->state_dir);
+      free (ns);
+      return -1;
+    }
+  (void) sr_mkdir_p (ns->state_dir, NULL);
+  *ret = ns;
+  return 0;
+}
+
+static void
+native_close (void *state)
+{
+  struct native_state *ns = state;
+
+  sr_seccomp_filter_free (ns->filter);
+  free (ns->state_dir);
+  free (ns);
+}
+
+static void
+native_destroy (struct sr_session_box *b)
+{
+  if (b == NULL)
+    return;
+  sr_container_destroy (b->c);
+  sr_image_release (&b->image);
+  free (b);
+}
+
+static int
+open_in_root (int rootfd, const char *path, int flags)
+{
+  struct open_how how = {
+    .flags = (uint64_t) (flags | O_CLOEXEC),
+    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+  };
+
+  return (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+}
+
+static int
+native_create (void *state, const char *id, const char *image_ref, const char *code_dir,
+               int code_fd, struct sr_session_box **ret, struct sr_fsroot *fs,
+               const char **code, sr_error_t *err)
+{
+  struct native_state *ns = state;
+  const struct sr_config *cfg = ns->cfg;
+  struct sr_session_box *b = sr_xcalloc (1, sizeof *b);
+  _cleanup_free_ char *root = NULL, *label = NULL;
+  struct sr_container_config cc;
+  struct sr_bind bind = { 0 };
+  sr_error_t e = NULL;
+
+  (void) code_fd;
+  b->image.lock_fd = -1;
+  if (sr_store_use (ns->store, image_ref, &b->image, &e) < 0)
+    {
+      if (e->errnum != ENOENT)
+        {
+          sr_error_move (err, &e);
+          sr_error_wrap (err, "session image %s", image_ref);
+          goto fail;
+        }
+      sr_error_free (&e);
+      sr_fail_code (code, "image_missing", err, 0,
+                    "the session image '%s' is not in the store %s; build the default images "
+                    "with rootfs/build-all.sh --import, or import one with `sandbox-runner image "
+                    "import --name %s PATH`",
+                    image_ref, sr_store_dir (ns->store), image_ref);
+      goto fail;
+    }
+
+  sr_code_container_config (cfg, &b->image, ns->filter, ns->caps, cfg->max_timeout_ms, &cc);
+  cc.fs.data_size = cfg->session_data_size;
+  if (cc.max_file_size < cfg->session_data_size)
+    cc.max_file_size = cfg->session_data_size;
+  bind.source = (char *) code_dir;
+  bind.target = (char *) SR_CODE_DIR;
+  cc.fs.binds = &bind;
+  cc.fs.n_binds = 1;
+  cc.state_dir = ns->state_dir;
+  label = sr_xasprintf ("session %s (%s)", id, image_ref);
+  cc.label = label;
+  if (sr_container_create (&cc, &b->c, err) < 0 || sr_container_hold (b->c, err) < 0)
+    {
+      sr_error_wrap (err, "create the session's container");
+      goto fail;
+    }
+
+  root = sr_xasprintf ("/proc/%ld/root", (long) sr_container_pid (b->c));
+  fs->rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fs->rootfd < 0)
+    {
+      sr_error_set (err, errno, "open %s", root);
+      goto fail;
+    }
+  fs->datafd = open_in_root (fs->rootfd, SR_DATA_DIR, O_PATH | O_DIRECTORY);
+  if (fs->datafd < 0)
+    {
+      sr_error_set (err, errno, "open the session's %s", SR_DATA_DIR);
+      goto fail;
+    }
+  *ret = b;
+  return 0;
+
+fail:
+  native_destroy (b);
+  return -1;
+}
+
+static bool
+native_alive (struct sr_session_box *b)
+{
+  return sr_container_alive (b->c);
+}
+
+static pid_t
+native_pid (const struct sr_session_box *b)
+{
+  return sr_container_pid (b->c);
+}
+
+static const char *
+native_image (const struct sr_session_box *b)
+{
+  return b->image.info.names && b->image.info.names[0] ? b->image.info.names[0]
+                                                       : b->image.info.id;
+}
+
+static char **
+native_env (const struct sr_session_box *b)
+{
+  return sr_code_env (&b->image);
+}
+
+static int
+native_exec (struct sr_session_box *b, const struct sr_exec_spec *spec,
+             const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err)
+{
+  return sr_container_exec (b->c, spec, opts, res, err);
+}
+
+static const struct sr_session_backend native_backend = {
+  .name = "native",
+  .open = native_open,
+  .close = native_close,
+  .create = native_create,
+  .destroy = native_destroy,
+  .alive = native_alive,
+  .pid = native_pid,
+  .image = native_image,
+  .env = native_env,
+  .exec = native_exec,
+  .shells = true,
+};
+
+static const struct sr_session_backend *docker_backend;
+
+void
+sr_session_set_docker_backend (const struct sr_session_backend *be)
+{
+  docker_backend = be;
+}
+
 int
 sr_sessions_new (const struct sr_config *cfg, struct sr_store *store, struct sr_sessions **ret,
                  sr_error_t *err)
@@ -228,15 +420,29 @@ sr_sessions_new (const struct sr_config *cfg, struct sr_store *store, struct sr_
 
   m->cfg = cfg;
   m->store = store;
-  m->state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
+  m->queue_ms = cfg->session_queue_ms;
   pthread_mutex_init (&m->lock, NULL);
   pthread_condattr_init (&ca);
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&m->changed, &ca);
   pthread_condattr_destroy (&ca);
-  if (sr_code_load_policy (cfg, &m->filter, &m->caps, err) < 0)
-    goto fail;
-  (void) sr_mkdir_p (m->state_dir, NULL);
+  if (cfg->backend && strcmp (cfg->backend, "docker") == 0)
+    {
+      m->be = docker_backend;
+      if (m->be == NULL)
+        {
+          sr_error_set (err, ENOTSUP, "sessions on the Docker backend need sandbox-runner-full");
+          goto fail;
+        }
+    }
+  else
+    m->be = &native_backend;
+  if (m->be->open (cfg, store, &m->be_state, err) < 0)
+    {
+      m->be = NULL;
+      sr_error_wrap (err, "sessions on the %s backend", cfg->backend);
+      goto fail;
+    }
   r = pthread_create (&m->reaper, NULL, reaper_main, m);
   if (r != 0)
     {
@@ -287,35 +493,11 @@ sr_sessions_free (struct sr_sessions *m)
       session_destroy (s);
       s = next;
     }
-  sr_seccomp_filter_free (m->filter);
+  if (m->be)
+    m->be->close (m->be_state);
   pthread_cond_destroy (&m->changed);
   pthread_mutex_destroy (&m->lock);
-  free (m->state_dir);
   free (m);
-}
-
-static int
-fail_code (const char **code, const char *name, sr_error_t *err, int errnum, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (code)
-    *code = name;
-  va_start (ap, fmt);
-  sr_error_setv (err, errnum, fmt, ap);
-  va_end (ap);
-  return -1;
-}
-
-static int
-open_in_root (int rootfd, const char *path, int flags)
-{
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-  };
-
-  return (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
 }
 
 static void
@@ -341,70 +523,19 @@ static int
 session_create (struct sr_sessions *m, const char *image_ref, struct sr_session **ret,
                 const char **code, sr_error_t *err)
 {
-  const struct sr_config *cfg = m->cfg;
   struct sr_session *s = sr_xcalloc (1, sizeof *s);
-  _cleanup_free_ char *root = NULL, *label = NULL;
-  struct sr_container_config cc;
-  struct sr_bind bind = { 0 };
-  sr_error_t e = NULL;
 
   s->m = m;
-  s->image.lock_fd = -1;
   s->code_fd = -1;
   s->fs.rootfd = s->fs.datafd = -1;
   make_id (s->id);
   if (code)
     *code = "sandbox_error";
-
-  if (sr_store_use (m->store, image_ref, &s->image, &e) < 0)
-    {
-      if (e->errnum != ENOENT)
-        {
-          sr_error_move (err, &e);
-          sr_error_wrap (err, "session image %s", image_ref);
-          goto fail;
-        }
-      sr_error_free (&e);
-      fail_code (code, "image_missing", err, 0,
-                 "the session image '%s' is not in the store %s; build the default images "
-                 "with rootfs/build-all.sh --import, or import one with `sandbox-runner image "
-                 "import --name %s PATH`",
-                 image_ref, sr_store_dir (m->store), image_ref);
-      goto fail;
-    }
-  if (sr_code_make_dir (cfg, &s->code_dir, &s->code_fd, &s->fs.uid, &s->fs.gid, err) < 0)
+  if (sr_code_make_dir (m->cfg, &s->code_dir, &s->code_fd, &s->fs.uid, &s->fs.gid, err) < 0)
     goto fail;
-
-  sr_code_container_config (cfg, &s->image, m->filter, m->caps, cfg->max_timeout_ms, &cc);
-  cc.fs.data_size = cfg->session_data_size;
-  if (cc.max_file_size < cfg->session_data_size)
-    cc.max_file_size = cfg->session_data_size;
-  bind.source = s->code_dir;
-  bind.target = (char *) SR_CODE_DIR;
-  cc.fs.binds = &bind;
-  cc.fs.n_binds = 1;
-  cc.state_dir = m->state_dir;
-  label = sr_xasprintf ("session %s (%s)", s->id, image_ref);
-  cc.label = label;
-  if (sr_container_create (&cc, &s->c, err) < 0 || sr_container_hold (s->c, err) < 0)
-    {
-      sr_error_wrap (err, "create the session's container");
-      goto fail;
-    }
-
-  root = sr_xasprintf ("/proc/%ld/root", (long) sr_container_pid (s->c));
-  s->fs.rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (s->fs.rootfd < 0)
-    {
-      sr_error_set (err, errno, "open %s", root);
-      goto fail;
-    }
-  s->fs.datafd = open_in_root (s->fs.rootfd, SR_DATA_DIR, O_PATH | O_DIRECTORY);
-  if (s->fs.datafd < 0)
-    {
-      sr_error_set (err, errno, "open the session's %s", SR_DATA_DIR);
-      goto fail;
-    }
+  if (m->be->create (m->be_state, s->id, image_ref, s->code_dir, s->code_fd, &s->box, &s->fs,
+                     code, err) < 0)
+    goto fail;
   s->created = (int64_t) time (NULL);
   s->last_used_ns = sr_now_ns ();
   *ret = s;
@@ -413,6 +544,30 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
 fail:
   session_destroy (s);
   return -1;
+}
+
+/* Waits, under the lock, for a session to be released, until *deadline
+ * (set on the first call, m->queue_ms from now).  False once it has
+ * passed.  */
+static bool
+wait_turn (struct sr_sessions *m, struct timespec *deadline)
+{
+  struct timespec now;
+
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  if (deadline->tv_sec == 0 && deadline->tv_nsec == 0)
+    {
+      uint64_t ns = (uint64_t) now.tv_nsec + (m->queue_ms % 1000) * 1000000ull;
+
+      deadline->tv_sec = now.tv_sec + (time_t) (m->queue_ms / 1000) + (time_t) (ns / 1000000000);
+      deadline->tv_nsec = (long) (ns % 1000000000);
+    }
+  if (now.tv_sec > deadline->tv_sec
+      || (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec))
+    return false;
+  /* m->changed runs on CLOCK_MONOTONIC (sr_sessions_new).  */
+  pthread_cond_timedwait (&m->changed, &m->lock, deadline);
+  return true;
 }
 
 int
@@ -425,22 +580,37 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image,
   pthread_mutex_lock (&m->lock);
   if (id && *id)
     {
-      for (s = m->head; s; s = s->next)
-        if (strcmp (s->id, id) == 0)
-          break;
-      if (s && !s->busy && !sr_container_alive (s->c))
-        s = NULL;  /* the reaper takes it */
-      if (s == NULL)
-        r = fail_code (code, "session_not_found", err, 0,
-                       "no session '%s' (it may have expired or been closed)", id);
-      else if (s->busy)
-        r = fail_code (code, "session_busy", err, 0,
-                       "session %s is busy with another call; retry when it ends", id);
-      else
+      struct timespec deadline = { 0 };
+
+      /* Looked up again after each wait: the session may have been
+       * closed or have expired meanwhile.  */
+      for (;;)
         {
-          s->busy = true;
-          *ret = s;
-          r = 0;
+          for (s = m->head; s; s = s->next)
+            if (strcmp (s->id, id) == 0)
+              break;
+          if (s && !s->busy && !s->m->be->alive (s->box))
+            s = NULL;  /* the reaper takes it */
+          if (s == NULL)
+            r = sr_fail_code (code, "session_not_found", err, 0,
+                              "no session '%s' (it may have expired or been closed)", id);
+          else if (!s->busy)
+            {
+              s->busy = true;
+              *ret = s;
+              r = 0;
+            }
+          else if (m->queue_ms && !m->stop && wait_turn (m, &deadline))
+            continue;
+          else if (m->queue_ms)
+            r = sr_fail_code (code, "session_busy", err, 0,
+                              "session %s was still busy with another call after %" PRIu64
+                              " ms (session_queue_timeout); retry when it ends",
+                              id, m->queue_ms);
+          else
+            r = sr_fail_code (code, "session_busy", err, 0,
+                              "session %s is busy with another call; retry when it ends", id);
+          break;
         }
       pthread_mutex_unlock (&m->lock);
       return r;
@@ -448,7 +618,7 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image,
   if (m->n >= m->cfg->max_sessions)
     {
       pthread_mutex_unlock (&m->lock);
-      return fail_code (code, "session_limit", err, 0,
+      return sr_fail_code (code, "session_limit", err, 0,
                         "%zu sessions are open, the limit (max_sessions); close one with "
                         "close_session first",
                         m->n);
@@ -504,8 +674,8 @@ sr_sessions_close (struct sr_sessions *m, const char *id, const char **code, sr_
     {
       pthread_mutex_unlock (&m->lock);
       if (s == NULL)
-        return fail_code (code, "session_not_found", err, 0, "no session '%s'", id);
-      return fail_code (code, "session_busy", err, 0,
+        return sr_fail_code (code, "session_not_found", err, 0, "no session '%s'", id);
+      return sr_fail_code (code, "session_busy", err, 0,
                         "session %s is busy with another call; close it when that ends", id);
     }
   *pp = s->next;
@@ -531,9 +701,8 @@ sr_sessions_list (struct sr_sessions *m, struct sr_session_info **ret, size_t *r
       i = &v[n++];
       memset (i, 0, sizeof *i);
       snprintf (i->id, sizeof i->id, "%s", s->id);
-      i->image = sr_xstrdup (s->image.info.names && s->image.info.names[0]
-                             ? s->image.info.names[0] : s->image.info.id);
-      i->init_pid = sr_container_pid (s->c);
+      i->image = sr_xstrdup (m->be->image (s->box));
+      i->init_pid = m->be->pid (s->box);
       i->created = s->created;
       i->idle_ms = s->busy ? 0 : (now - s->last_used_ns) / 1000000;
       i->busy = s->busy;
@@ -560,8 +729,7 @@ sr_session_id (const struct sr_session *s)
 const char *
 sr_session_image (const struct sr_session *s)
 {
-  return s->image.info.names && s->image.info.names[0] ? s->image.info.names[0]
-                                                       : s->image.info.id;
+  return s->m->be->image (s->box);
 }
 
 const struct sr_fsroot *
@@ -578,10 +746,10 @@ sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
   struct sr_exec_spec full = *spec;
 
   if (full.env == NULL)
-    full.env = env = sr_code_env (&s->image);
+    full.env = env = s->m->be->env (s->box);
   if (full.cwd == NULL)
     full.cwd = SR_DATA_DIR;
-  return sr_container_exec (s->c, &full, opts, res, err);
+  return s->m->be->exec (s->box, &full, opts, res, err);
 }
 
 static int
@@ -681,14 +849,19 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
   char id[64];
   int r;
 
+  if (!m->be->shells)
+    return sr_fail_code (code, "backend_unsupported", err, ENOTSUP,
+                         "persistent shells are not available on the %s backend: run commands "
+                         "with run_code in the session instead",
+                         m->be->name);
   if (session_id && *session_id)
     {
       pthread_mutex_lock (&m->lock);
       s = find_locked (m, session_id, strlen (session_id));
-      if (s == NULL || !sr_container_alive (s->c))
+      if (s == NULL || !s->m->be->alive (s->box))
         {
           pthread_mutex_unlock (&m->lock);
-          return fail_code (code, "session_not_found", err, 0, "no session '%s'", session_id);
+          return sr_fail_code (code, "session_not_found", err, 0, "no session '%s'", session_id);
         }
       s->pins++;
       pthread_mutex_unlock (&m->lock);
@@ -705,7 +878,7 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
 
   pthread_mutex_lock (&m->lock);
   if (s->n_shells >= SR_MAX_SHELLS_PER_SESSION)
-    r = fail_code (code, "shell_limit", err, 0,
+    r = sr_fail_code (code, "shell_limit", err, 0,
                    "session %s has %u shells, the most it may have; remove one first", s->id,
                    SR_MAX_SHELLS_PER_SESSION);
   else
@@ -774,7 +947,7 @@ sr_sessions_shell_get (struct sr_sessions *m, const char *shell_id, struct sr_sh
     }
   pthread_mutex_unlock (&m->lock);
   if (slot == NULL)
-    return fail_code (code, "shell_not_found", err, 0,
+    return sr_fail_code (code, "shell_not_found", err, 0,
                       "no shell '%s' (its session may have expired or been closed)", shell_id);
   return 0;
 }
@@ -811,8 +984,8 @@ sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, const cha
     {
       pthread_mutex_unlock (&m->lock);
       if (slot == NULL)
-        return fail_code (code, "shell_not_found", err, 0, "no shell '%s'", shell_id);
-      return fail_code (code, "shell_busy", err, 0,
+        return sr_fail_code (code, "shell_not_found", err, 0, "no shell '%s'", shell_id);
+      return sr_fail_code (code, "shell_busy", err, 0,
                         "shell %s is in use by another call; remove it when that ends",
                         shell_id);
     }

@@ -1,6 +1,8 @@
 /* Sessions: containers that stay, for agents that iterate.
  *
- * A session is one held container (see sr_container_hold) of one image,
+ * A session is one held container of one image (on the native runtime,
+ * sr_container_hold; on Docker, sr_docker_hold: cfg->backend chooses, and
+ * sandbox/session-backend.h is the split, invisible from here),
  * with a persistent, size-capped /mnt/data (a tmpfs of session_data_size)
  * and a private code directory bound at SR_CODE_DIR.  Each call runs a
  * fresh process inside it under the same limits and policy as a one-shot
@@ -11,14 +13,17 @@
  * all closed when the manager is freed.  Sessions of a runner that died
  * are reclaimed when the next server starts: their inits die with their
  * runner (PR_SET_PDEATHSIG), and sr_code_reclaim removes their cgroups,
- * state entries and code directories.
+ * state entries and code directories; a Docker session's container
+ * outlives its runner, and the next manager on Docker removes it by its
+ * labels (sr_docker_reap_orphans).
  *
  * A session serves one call at a time: sr_sessions_acquire marks it busy
  * (session_busy for a second caller) until sr_session_release.
  *
  * Failures set *code to a machine-readable name: session_not_found,
- * session_busy, session_limit, image_missing,
- * sandbox_error, and those of sandbox/files.h.  */
+ * session_busy, session_limit, image_missing, backend_unsupported (what
+ * the backend cannot do: persistent shells on Docker), sandbox_error, and
+ * those of sandbox/files.h.  */
 #ifndef SR_SANDBOX_SESSION_H
 #define SR_SANDBOX_SESSION_H
 
@@ -36,7 +41,9 @@
 struct sr_sessions;
 struct sr_session;
 
-/* cfg and store must outlive the manager.  */
+/* cfg and store must outlive the manager.  backend = docker needs the
+ * Docker backend registered (sandbox-runner-full does) and a reachable
+ * daemon: an error at once otherwise.  */
 int sr_sessions_new (const struct sr_config *cfg, struct sr_store *store,
                      struct sr_sessions **ret, sr_error_t *err);
 /* Closes every session (waiting for calls in flight) and frees m.  */
@@ -88,7 +95,7 @@ int sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
 
 /* Persistent shells (sandbox/shell.h) of sessions.  A shell's id names
  * its session.  Codes: session_not_found, shell_not_found, shell_busy,
- * shell_limit, sandbox_error.  */
+ * shell_limit, backend_unsupported (the Docker backend), sandbox_error.  */
 
 /* Starts a shell in session_id (NULL or "": a new session).  */
 int sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret_shell_id,

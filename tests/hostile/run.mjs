@@ -196,6 +196,28 @@ const leftovers = (sub) => {
   try { return fs.readdirSync(path.join(runtimeDir, sub)); } catch { return []; }
 };
 
+// The server's warm containers (state label "warm: ..."), which wait for
+// a run and belong to the server, not to a case: their state entries,
+// init pids, cgroups and code directories (the source of their /scratch).
+function warmContainers() {
+  const w = { states: new Set(), pids: new Set(), cgroups: new Set(), scratch: new Set() };
+  for (const name of leftovers("containers")) {
+    let st;
+    try { st = JSON.parse(fs.readFileSync(path.join(runtimeDir, "containers", name), "utf8")); } catch { continue; }
+    if (!st.label?.startsWith("warm: ")) continue;
+    w.states.add(name);
+    w.pids.add(st.init_pid);
+    if (st.cgroup) w.cgroups.add(st.cgroup);
+    try {
+      for (const line of fs.readFileSync(`/proc/${st.init_pid}/mountinfo`, "utf8").split("\n")) {
+        const f = line.split(" ");
+        if (f[4] === "/scratch") w.scratch.add(path.basename(f[3]));
+      }
+    } catch { }
+  }
+  return w;
+}
+
 // ---- the server --------------------------------------------------------
 
 const transport = new StdioClientTransport({ command: bin, args: ["serve"], env: { ...process.env }, stderr: "pipe" });
@@ -332,14 +354,19 @@ const suiteMs = Date.now() - t0;
 
 const after = [];
 const hostCheck = (name, failure) => after.push({ name, failure });
-const kids = descendants(serverPid);
+// The pool makes the next warm container right after the last run took
+// one: give it the time to finish before looking.
+await new Promise((resolve) => setTimeout(resolve, 500));
+const warm = warmContainers();
+const kids = descendants(serverPid).filter((p) => !warm.pids.has(p));
 hostCheck("the server has no process left once the runs are over", kids.length ? `pids ${kids.join(" ")}` : null);
-const cgs = serverCgroups(serverPid).filter((d) => !cgroupsBefore.includes(d));
+const cgs = serverCgroups(serverPid).filter((d) => !cgroupsBefore.includes(d) && !warm.cgroups.has(path.basename(d)));
 hostCheck("no cgroup of the server's containers is left in any hierarchy", cgs.length ? cgs.join(" ") : null);
 const newMounts = [...mountinfo()].filter((l) => !mountsBefore.has(l));
 hostCheck("no new mount on the host (/proc/self/mountinfo)", newMounts.length ? newMounts.join(" | ") : null);
 if (runtimeDir) {
-  const s = leftovers("scratch"), k = leftovers("containers");
+  const s = leftovers("scratch").filter((d) => !warm.scratch.has(d));
+  const k = leftovers("containers").filter((n) => !warm.states.has(n));
   hostCheck("the runtime dir's scratch is empty", s.length ? s.join(" ") : null);
   hostCheck("no container state is left in the runtime dir", k.length ? k.join(" ") : null);
 }

@@ -3,7 +3,10 @@
 # same cases through `run-code --json --backend native` and `--backend
 # docker` agree on status, exit code and output (python: streams, exit
 # code, error, timeout, oom, truncation, non-UTF-8 output; cpp: success
-# and compile_error).  Both run the same cached OCI images: the native
+# and compile_error); so do sessions through `serve`, the cases of
+# tests/docker/session-cases.py (files across runs, upload and read back,
+# artifacts with MIME, the file tools, path escapes, quota, oom, timeout,
+# close).  Both run the same cached OCI images: the native
 # store imports them, and dockerd gets them under the Docker backend's
 # default names (python:3.12-slim, gcc:14) unless it has those already.
 # A missing image and an unreachable daemon are clear errors.  Where
@@ -84,6 +87,64 @@ int main () { std::puts ("compiled"); return 0; }'
 like "$native" 'stdout "compiled\\n"' "cpp success: the program ran"
 parity "cpp compile error" cpp 'int main () { return undeclared; }'
 like "$native" 'status "compile_error"' "cpp compile error: status compile_error"
+
+# --- sessions: the same cases through `serve` on both backends ---
+# tests/docker/session-cases.py prints one line per case; the lines must
+# agree but for the session id and the "info" lines, checked below.
+session_cases () {
+  SANDBOX_BACKEND=$1 SANDBOX_SESSION_DATA_SIZE=1M SANDBOX_RUNTIME_DIR=$sr_tmp/run-$1 \
+    timeout 300 python3 "$SR_SRCDIR/tests/docker/session-cases.py" "$SR_BIN" \
+    >"$sr_tmp/cases-$1" 2>"$sr_tmp/cases-$1.err"
+}
+session_cases native
+is "$?" 0 "sessions on native: the cases ran"
+session_cases docker
+is "$?" 0 "sessions on docker: the cases ran"
+sed -n 's/^session //p' "$sr_tmp/cases-docker" >"$sr_tmp/docker-sid"
+grep -v '^session \|^info ' "$sr_tmp/cases-native" >"$sr_tmp/cases-native.cmp"
+grep -v '^session \|^info ' "$sr_tmp/cases-docker" >"$sr_tmp/cases-docker.cmp"
+ok "$([ -s "$sr_tmp/cases-native.cmp" ]; echo $?)" "sessions: the native cases printed results"
+while IFS= read -r line; do
+  name=${line%%: *}
+  theirs=$(grep -F -x -- "$line" "$sr_tmp/cases-docker.cmp")
+  if [ -n "$theirs" ]; then
+    ok 0 "session $name: the same result on both backends"
+  else
+    ok 1 "session $name: the same result on both backends"
+    printf '%s\n' "native: $line" "docker: $(grep -F -- "$name: " "$sr_tmp/cases-docker.cmp")" |
+      sed 's/^/# /'
+  fi
+done <"$sr_tmp/cases-native.cmp"
+is "$(wc -l <"$sr_tmp/cases-docker.cmp")" "$(wc -l <"$sr_tmp/cases-native.cmp")" \
+  "sessions: docker ran every case native ran"
+cat "$sr_tmp/cases-docker.err" "$sr_tmp/cases-native.err" | head -5 | sed 's/^/# stderr: /'
+like "$(cat "$sr_tmp/cases-native")" 'oom in a session: {"status": "oom"}' \
+  "a session's oom is status oom"
+like "$(cat "$sr_tmp/cases-native")" 'info after-oom "success"' \
+  "native: a run after an oom in the session is not oom"
+like "$(cat "$sr_tmp/cases-docker")" 'info after-oom "success"' \
+  "docker: a run after an oom in the session is not oom"
+like "$(cat "$sr_tmp/cases-docker")" 'info shell_new {"code": "backend_unsupported"' \
+  "docker: shell_new says backend_unsupported"
+like "$(cat "$sr_tmp/cases-native")" 'info shell_new {"code": null, "shell": true}' \
+  "native: shell_new starts a shell"
+sid=$(cat "$sr_tmp/docker-sid")
+ok "$([ -n "$sid" ] && [ -z "$(docker ps -aq --filter "label=org.sandbox-runner.session=$sid")" ]; echo $?)" \
+  "docker: close_session removes the session's container"
+
+# A server killed with a Docker session open leaves its container (Docker
+# keeps it); the next server's start removes it by its labels.
+serve_holding_session docker
+sid=$(sed -n 's/.*"session_id":"\([0-9a-f]*\)".*/\1/p' "$sr_tmp/killed.out" | head -1)
+ok "$([ -n "$sid" ] && [ -n "$(docker ps -q --filter "label=org.sandbox-runner.session=$sid")" ]; echo $?)" \
+  "docker: a session's container runs (session ${sid:-none})"
+kill -9 "$server"
+wait "$server" 2>/dev/null
+exec 3>&-
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' |
+  SANDBOX_BACKEND=docker timeout 60 "$SR_BIN" serve >/dev/null 2>&1
+ok "$([ -n "$sid" ] && [ -z "$(docker ps -aq --filter "label=org.sandbox-runner.session=$sid")" ]; echo $?)" \
+  "docker: the next server removes the killed server's session container"
 
 # --- clear errors ---
 printf 'print(1)' >"$sr_tmp/code"

@@ -21,23 +21,27 @@ scratch=$SANDBOX_RUNTIME_DIR/scratch
 #   ping                  a ping; waits for its answer
 #   sh COMMAND            runs COMMAND with sh
 #   hold                  keeps stdin open until the server exits
+# In ARGS-JSON, "@N.KEY" stands for the KEY of the structuredContent of
+# the answer with id N (the initialize is 1, the first step's call 2).
 # The server's pid goes to $sr_tmp/serve.pid.
 cat > "$sr_tmp/mcp.py" <<'EOF'
-import json, os, subprocess, sys, threading
+import json, os, re, subprocess, sys, threading
 script, pidfile = sys.argv[1], sys.argv[2]
 srv = subprocess.Popen([os.environ["SR_BIN"], "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 with open(pidfile, "w") as f:
     print(srv.pid, file=f)
-answered, cond, next_id = set(), threading.Condition(), [1]
+answered, results, cond, next_id = set(), {}, threading.Condition(), [1]
 def reader():
     for line in srv.stdout:
         sys.stdout.write(line.decode(errors="replace"))
         sys.stdout.flush()
         try:
-            i = json.loads(line).get("id")
-        except ValueError:
+            m = json.loads(line)
+            i = m.get("id")
+        except (ValueError, AttributeError):
             continue
         with cond:
+            results[i] = (m.get("result") or {}).get("structuredContent") or {}
             answered.add(i)
             cond.notify_all()
     with cond:
@@ -65,6 +69,8 @@ for step in open(script).read().splitlines():
     verb, _, rest = step.partition(" ")
     if verb in ("call", "send"):
         name, _, args = rest.partition(" ")
+        args = re.sub(r'"@(\d+)\.(\w+)"',
+                      lambda g: json.dumps(results.get(int(g[1]), {}).get(g[2])), args)
         request("tools/call", {"name": name, "arguments": json.loads(args)}, verb == "call")
     elif verb == "ping":
         request("ping", {}, True)
@@ -107,11 +113,6 @@ else:
 
 mounts_before=$(mounts_under "$sr_tmp")
 
-# A directory a runner that died left, as it will look once a minute has
-# passed: directories younger than that may be a live writer's that has
-# not locked them yet, and are kept (util.c, SR_UNLOCKED_MIN_AGE_S).
-age () { for d in "$@"; do [ -e "$d" ] && touch -d '2 minutes ago' "$d"; done; }
-
 # --- kill -9 of the server in the middle of a run ---
 cat > "$sr_tmp/midrun" <<EOF
 send run_code {"language": "python", "code": "import time\ntime.sleep(25)", "timeout_seconds": 30}
@@ -145,7 +146,6 @@ sed 's/^/# left: /' "$sr_tmp/left"
 
 # The next start of the server, and nothing else: no run, so what it
 # reclaims it reclaims because it started.
-age "$scratch"/code-*
 printf 'ping\n' > "$sr_tmp/ping"
 out=$(mcp "$sr_tmp/ping" 2>"$sr_tmp/restart.err")
 is "$(answer 2)" '{}' "the next server start answers"
@@ -162,6 +162,89 @@ is "$(mounts_under "$sr_tmp")" "$mounts_before" "no mount is left"
 if [ "$cgroups_made" -eq 0 ]; then
   echo "# no writable v1/v2 cgroup for this user: the run was limited by rlimits"
 fi
+
+# --- kill -9 of the server in the middle of two sessions ---
+# Two sessions with files in their /mnt/data; in the first a persistent
+# shell runs a long command, in the second a run_code sleeps.  What they
+# hold on the host is counted before the kill and after the next start.
+count () { n=0; for f in "$@"; do [ -e "$f" ] && n=$((n + 1)); done; echo "$n"; }
+state_entries () { count "$containers"/*.json; }
+scratch_dirs () { count "$scratch"/*; }
+entries_before=$(state_entries)
+scratch_before=$(scratch_dirs)
+procs_before=$(descendants | grep -c .)
+cat > "$sr_tmp/midsession" <<EOF
+call create_session {"image": "python"}
+call create_session {"image": "python"}
+call upload_file {"session_id": "@2.session_id", "filename": "one.txt", "content_base64": "b25lCg=="}
+call upload_file {"session_id": "@3.session_id", "filename": "two.txt", "content_base64": "dHdvCg=="}
+call shell_new {"session_id": "@2.session_id"}
+call shell_exec {"shell_id": "@6.shell_id", "command": "cat /mnt/data/one.txt; sleep 300", "wait": false}
+send run_code {"session_id": "@3.session_id", "language": "python", "code": "import time\nprint(open('/mnt/data/two.txt').read())\ntime.sleep(28)", "timeout_seconds": 30}
+sh touch $sr_tmp/midsession.ready
+hold
+EOF
+rm -f "$sr_tmp/midsession.ready"
+mcp "$sr_tmp/midsession" > "$sr_tmp/midsession.out" 2>"$sr_tmp/midsession.err" &
+client=$!
+for i in $(seq 1 600); do
+  [ -e "$sr_tmp/midsession.ready" ] && descendants | grep -q 'sleep 300' \
+    && descendants | grep -q ' python3 /scratch/main.py' && break
+  sleep 0.1
+done
+victim=$(cat "$sr_tmp/serve.pid")
+out=$(cat "$sr_tmp/midsession.out")
+sids="$(answer 2 's.get("session_id")') $(answer 3 's.get("session_id")')"
+like "$sids" '^[0-9a-f]+ [0-9a-f]+$' "two sessions are open in the server ($sids)"
+is "$(answer 4 's.get("path")') $(answer 5 's.get("path")')" "/mnt/data/one.txt /mnt/data/two.txt" \
+  "each with a file in its /mnt/data"
+like "$(answer 6 's.get("shell_id")')" '.' "a persistent shell runs in the first"
+descendants > "$sr_tmp/procs"
+grep -q 'sleep 300' "$sr_tmp/procs"
+ok $? "the shell's long command runs below the server"
+grep -q ' python3 /scratch/main.py' "$sr_tmp/procs"
+ok $? "and a run_code in the second session"
+entries_made=$(($(state_entries) - entries_before))
+scratch_made=$(($(scratch_dirs) - scratch_before))
+procs_made=$(($(grep -c . "$sr_tmp/procs") - procs_before))
+echo "# the sessions hold $entries_made state entries, $scratch_made scratch dirs," \
+  "$procs_made processes, cgroups: $(runner_cgroups "$victim" | tr '\n' ' ')"
+[ "$entries_made" -ge 2 ] && [ "$scratch_made" -ge 2 ] && [ "$procs_made" -ge 4 ]
+ok $? "each session has a state entry and a code dir, and processes run"
+# On a v1 host the memory, cpu and pids hierarchies each hold a cgroup of
+# each session; cgroup_dirs lists the hierarchies that exist here.
+for c in memory cpu pids; do
+  d=$(cgroup_dirs | grep "/cgroup/\(.*,\)\?$c\(,.*\)\?\(/\|$\)" | head -1)
+  if [ -z "$d" ]; then
+    skip "a $c cgroup of each session: no v1 $c hierarchy of this test's cgroup here"
+    continue
+  fi
+  n=$(count "$d/sr-$victim-"*)
+  [ "$n" -ge 2 ]
+  ok $? "each session has a $c cgroup ($n in $d)"
+done
+kill -9 "$victim"
+wait "$client"
+like "$(tail -1 "$sr_tmp/midsession.out")" "^EXIT -9$" "the server is killed with SIGKILL mid-session"
+gone=1
+for i in $(seq 1 50); do
+  [ "$(descendants | grep -c .)" -le "$procs_before" ] && { gone=0; break; }
+  sleep 0.1
+done
+ok $gone "the sessions' processes die with the server"
+descendants > "$sr_tmp/left"; sed "s/^/# left: /" "$sr_tmp/left"
+
+printf 'ping\n' > "$sr_tmp/ping"
+out=$(mcp "$sr_tmp/ping" 2>"$sr_tmp/restart.err")
+is "$(answer 2)" '{}' "the next server start answers"
+is "$(state_entries)" "$entries_before" "after it, no state entry of the sessions is left"
+is "$(runner_cgroups "$victim" | tr '\n' ' ')" "" "nor a memory, cpu or pids cgroup"
+is "$(scratch_dirs)" "$scratch_before" "nor a scratch or code dir"
+is "$(descendants | grep -c .)" "$procs_before" "nor a process"
+is "$(mounts_under "$sr_tmp")" "$mounts_before" "nor a mount"
+printf 'call list_sessions {}\n' > "$sr_tmp/ls"
+out=$(mcp "$sr_tmp/ls" 2>/dev/null)
+is "$(answer 2 'len(s.get("sessions", [None]))')" 0 "and the new server lists no session"
 
 # --- kill -9 of an import in the middle of its extraction ---
 cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
@@ -186,7 +269,6 @@ SANDBOX_IMAGE_STORE=$istore run_sr image inspect half
 is "$rc" 125 "nor one by its name"
 left=$(cd "$istore/images" && for d in *; do [ -e "$d" ] && [ ! -f "$d/image.json" ] && echo "$d"; done)
 is "$left" "" "nor a directory without image.json in images/"
-age "$istore"/tmp/x-*
 SANDBOX_IMAGE_STORE=$istore run_sr image list
 is "$(ls -d "$istore"/tmp/x-* 2>/dev/null)" "" "its half extraction in tmp/ goes at the next open"
 SANDBOX_IMAGE_STORE=$istore run_sr image import -q --name half "$big"
@@ -262,6 +344,29 @@ is "$(answer 2 's["status"]')" error "code that fills /work fails"
 like "$(answer 2 's["stderr"]')" "No space left on device" "with ENOSPC, in its stderr"
 is "$(answer 3 's["stdout"]')" next "the server serves the next request"
 
+# --- a session's /mnt/data full ---
+# Code fills the session's 1 MiB /mnt/data; then an upload is refused with
+# quota_exceeded, code still runs in the session, and once the code frees
+# the space the upload goes through.
+cat > "$sr_tmp/fulldata" <<EOF
+call create_session {"image": "python"}
+call run_code {"session_id": "@2.session_id", "language": "python", "code": "open('/mnt/data/big', 'wb').write(b'x' * (4 << 20))"}
+call upload_file {"session_id": "@2.session_id", "filename": "more.txt", "content_base64": "bW9yZQo="}
+call run_code {"session_id": "@2.session_id", "language": "python", "code": "print('still')"}
+call run_code {"session_id": "@2.session_id", "language": "python", "code": "import os; os.remove('/mnt/data/big')"}
+call upload_file {"session_id": "@2.session_id", "filename": "more.txt", "content_base64": "bW9yZQo="}
+call close_session {"session_id": "@2.session_id"}
+EOF
+out=$(SANDBOX_SESSION_DATA_SIZE=1M mcp "$sr_tmp/fulldata" 2>"$sr_tmp/serve.err")
+is "$(answer 2 's.get("data_size")')" 1048576 "a session with a 1 MiB /mnt/data"
+like "$(answer 3 's.get("stderr")')" "No space left on device" "code that fills it fails with ENOSPC"
+errjson='json.loads(t).get("error", {})'
+is "$(answer 4 "$errjson.get(\"code\")")" quota_exceeded "an upload into the full /mnt/data is quota_exceeded"
+like "$(answer 4 "$errjson.get(\"message\")")" "full|No space left|quota" "with a message that says so"
+is "$(answer 5 's.get("stdout")')" still "code still runs in the session"
+is "$(answer 7 's.get("path")')" /mnt/data/more.txt "once the code frees the space, the upload succeeds"
+is "$(answer 8 's.get("closed")')" true "and the session closes"
+
 # --- a full file system: scratch, history, image store ---
 if [ "$(id -u)" -ne 0 ]; then
   reason="mounting a small tmpfs needs root; the rootless suite has none to fill"
@@ -296,6 +401,8 @@ out=$(SANDBOX_RUNTIME_DIR=$full/run mcp "$sr_tmp/full-run" 2>"$sr_tmp/serve.err"
 is "$(answer 2 's["stdout"]')" 1 "a run with the runtime dir on a small tmpfs"
 is "$(answer 3 'r.get("isError")')" true "with that file system full, run_code is an error"
 like "$(answer 3 't')" "No space left on device" "which names the problem"
+like "$(answer 3 't')" "$full/run/scratch/code-[^ ]*: the file system of $full/run/scratch/code-[^ ]* is full" \
+  "and names the full file system, by the scratch dir on it"
 is "$(answer 4)" '{}' "the server answers a ping"
 is "$(answer 5 'len(s["languages"]) > 0')" true "and lists its languages"
 is "$(answer 6 's["stdout"]')" 3 "once there is room again, it runs code"
@@ -316,6 +423,8 @@ is "$(answer 2 's["history"]')" recorded "a run recorded in a history on a small
 is "$(answer 3 's["stdout"]')" 2 "with that file system full, code still runs"
 like "$(answer 3 's["history"]')" "^unavailable: .*$full/h.db.*(full|No space left)" \
   "and the result says the history is full, naming the database"
+printf '%s\n' "$out" | grep -q '"method":"notifications/message".*"level":"warning".*could not record a run: .*h\.db'
+ok $? "and the server sends a warning that the history could not record it"
 is "$(answer 4 'r.get("isError") is not True')" true "get_execution_history still answers"
 is "$(answer 5 's["history"]')" recorded "once there is room again, runs are recorded"
 
@@ -348,6 +457,8 @@ is "$(answer 2 's["stdout"]')" one "a server runs code from it"
 is "$(answer 3 's["stdout"]')" two "and serves the next request, the store full to the last block"
 is "$(cat "$sr_tmp/imp.rc")" 125 "an import into the full store fails"
 like "$(cat "$sr_tmp/imp.err")" "No space left on device" "naming the problem"
+like "$(cat "$sr_tmp/imp.err")" "the file system of the image store $full/store is full" \
+  "and the file system that is full"
 sed 's/^/# import: /' "$sr_tmp/imp.err"
 SANDBOX_IMAGE_STORE=$full/store run_sr image list --json
 is "$(printf '%s' "$out" | python3 -c 'import json, sys; print(" ".join(n for i in json.load(sys.stdin) for n in i["names"]))')" \

@@ -14,10 +14,6 @@ export SANDBOX_IMAGE_STORE=$sr_tmp/store
 arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
 case $arch in i386) arch=386 ;; armhf|armel) arch=arm ;; ppc64el) arch=ppc64le ;; esac
 
-free_port () {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # start_registry NAME [AUTH-YAML]: starts a registry with its storage and
 # log under $sr_tmp/NAME; sets $port.
 start_registry () {

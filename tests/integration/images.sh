@@ -202,12 +202,21 @@ like "$out" "removed [0-9]+ images without a name and [1-9][0-9]* unused blobs" 
 run_sr run --image absolute -- cat /etc/absolute
 is "$out" inside "named images survive prune"
 
-mkdir -p "$store/tmp/x-crashed-import/rootfs" "$store/tmp/x-just-made"
-touch -d '2 minutes ago' "$store/tmp/x-crashed-import"
+# A work directory is a live writer's while its flock is held, whatever
+# its age.
+mkdir -p "$store/tmp/x-crashed-import/rootfs" "$store/tmp/x-live-writer"
+flock "$store/tmp/x-live-writer" sleep 30 &
+writer=$!
+for i in $(seq 1 50); do
+  flock -n "$store/tmp/x-live-writer" true || break
+  sleep 0.1
+done
 run_sr image list
 [ ! -e "$store/tmp/x-crashed-import" ]; ok $? "what a crashed import left in tmp/ goes at the next open"
-[ -d "$store/tmp/x-just-made" ]; ok $? "a directory made a moment ago may be a live writer's and stays"
-rm -rf "$store/tmp/x-just-made"
+[ -d "$store/tmp/x-live-writer" ]; ok $? "a directory a live writer holds locked stays"
+kill $writer
+wait $writer 2>/dev/null
+rm -rf "$store/tmp/x-live-writer"
 
 # kill -9 in the middle of a real extraction: no half image, and the
 # next command clears what it left.
@@ -223,9 +232,10 @@ if [ -f "$big/index.json" ]; then
   wait $victim 2>/dev/null
   run_sr image inspect half
   is "$rc" 125 "an import killed mid-extraction leaves no image"
-  for d in "$store"/tmp/x-*; do touch -d '2 minutes ago' "$d"; done
   run_sr image list
-  [ -z "$(ls "$store/tmp" | grep '^x-')" ]; ok $? "and its half extraction goes at the next open"
+  left=$(ls "$store/tmp" | grep '^x-')
+  [ -z "$left" ]; ok $? "and its half extraction goes at the next open"
+  [ -z "$left" ] || { ls -la "$store/tmp" "$store/tmp"/x-*; echo "$err"; } | sed 's/^/# /'
   run_sr image import -q --name half "$big"
   is "$rc" 0 "the import then succeeds"
 else

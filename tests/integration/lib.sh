@@ -126,6 +126,81 @@ print(json.dumps(v) if not isinstance(v,str) else v)' "$2"
 # require_image NAME...: imports the default images NAME (built by
 # rootfs/build-all.sh into the image cache) into this test's store, or
 # skips the whole test when one was never built.
+# free_port: a TCP port free on the loopback address right now.
+free_port () {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_server ARGS...: `serve --transport http ARGS` on a free port of
+# $listen_host (default loopback); sets $port, $url (reached on
+# 127.0.0.1) and $server (the pid), the output in $sr_tmp/serve.out and
+# .err.  Fails, showing its errors, when it does not listen within 10 s.
+# stop_server: SIGTERM; the server must exit within 10 s, and its status
+# is returned.
+server=""
+start_server () {
+  local i
+  port=$(free_port)
+  url=http://127.0.0.1:$port/mcp
+  "$SR_BIN" serve --transport http --listen "${listen_host:-127.0.0.1}:$port" "$@" \
+    >"$sr_tmp/serve.out" 2>"$sr_tmp/serve.err" </dev/null &
+  server=$!
+  for i in $(seq 1 100); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.1
+  done
+  sed 's/^/# serve: /' "$sr_tmp/serve.err"
+  return 1
+}
+stop_server () {
+  local i rc
+  kill -TERM "$server" 2>/dev/null
+  for i in $(seq 1 100); do
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$server" 2>/dev/null; then
+    kill -KILL "$server"
+    wait "$server" 2>/dev/null
+    server=""
+    return 1
+  fi
+  wait "$server"
+  rc=$?
+  server=""
+  return $rc
+}
+at_exit '[ -z "$server" ] || kill -KILL "$server" 2>/dev/null'
+
+# serve_holding_session BACKEND: starts `serve` on BACKEND, its stdin a
+# fifo held open on fd 3 (for a test that kills it), and creates a session
+# of the python image in it (request id 1), waiting up to 30 s for the
+# answer.  Sets $server; the output goes to $sr_tmp/killed.out and .err.
+serve_holding_session () {
+  mkfifo "$sr_tmp/in"
+  SANDBOX_BACKEND=$1 "$SR_BIN" serve <"$sr_tmp/in" >"$sr_tmp/killed.out" 2>"$sr_tmp/killed.err" &
+  server=$!
+  exec 3>"$sr_tmp/in"
+  printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_session","arguments":{"image":"python"}}}' >&3
+  for i in $(seq 1 300); do
+    grep -q '"id":1' "$sr_tmp/killed.out" && break
+    sleep 0.1
+  done
+}
+
+# running_containers DIR: the names of the state entries in DIR whose
+# container runs a command, leaving out a server's warm containers (label
+# "warm: ..."), which wait for one.
+running_containers () {
+  for f in "$1"/*.json; do
+    [ -f "$f" ] || continue
+    grep -q '"label":"warm: ' "$f" || basename "$f" .json
+  done
+}
+
 require_image () {
   local cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images} name
   export SANDBOX_IMAGE_STORE=${SANDBOX_IMAGE_STORE:-$sr_tmp/store}

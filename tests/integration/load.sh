@@ -96,16 +96,7 @@ is "$(snapshot)" "$before" "no state file, scratch dir, temp file or mount is le
 is "$(runner_cgroups $pids)" "" "no cgroup of the stdio servers is left"
 
 # --- HTTP: one server, a session per client ---
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-url=http://127.0.0.1:$port/mcp
-"$SR_BIN" serve --transport http --listen "127.0.0.1:$port" \
-  > "$sr_tmp/serve.out" 2> "$sr_tmp/serve.err" < /dev/null &
-server=$!
-at_exit '[ -z "$server" ] || kill -KILL "$server" 2>/dev/null'
-for i in $(seq 1 100); do
-  curl -s -o /dev/null "http://127.0.0.1:$port/" && break
-  sleep 0.1
-done
+start_server || echo "Bail out! the HTTP server did not start"
 # A few calls first, so that what the server opens once (SQLite's WAL, the
 # seccomp cache, its thread pool) is open when it is counted.
 (cd "$NODE_DIR" && timeout 120 "$NODE" load-client.mjs http "$url" 2 8 "$server") \
@@ -133,20 +124,9 @@ check_rss "$stats" - "the HTTP server's RSS stays within 16 MiB of its RSS after
 fds_after=$(open_fds)
 is "$fds_after" "$fds_before" "the HTTP server has as many fds open after the load as before it"
 [ "$fds_after" = "$fds_before" ] || ls -l "/proc/$server/fd" | sed 's/^/# /'
-kill -TERM "$server"
-stopped=1
-for i in $(seq 1 100); do
-  kill -0 "$server" 2>/dev/null || { stopped=0; break; }
-  sleep 0.1
-done
 server_pid=$server
-if [ "$stopped" -eq 0 ]; then
-  wait "$server"
-  is "$?" 0 "SIGTERM then stops the HTTP server, with status 0"
-  server=""
-else
-  ok 1 "SIGTERM then stops the HTTP server, with status 0 (still running after 10 s)"
-fi
+stop_server
+is "$?" 0 "SIGTERM then stops the HTTP server within 10 s, with status 0"
 is "$(sanitizer_reports "$sr_tmp/serve.err")" "" "the HTTP server reported no crash nor sanitizer error"
 is "$(descendants)" "" "no process is left after the HTTP server exits"
 is "$(snapshot)" "$before" "no state file, scratch dir, temp file or mount is left"

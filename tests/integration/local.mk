@@ -14,10 +14,12 @@ integration_tests = \
 	tests/integration/hostile.sh \
 	tests/integration/mcp-http.sh \
 	tests/integration/mcp-session.sh \
+	tests/integration/cli-session.sh \
 	tests/integration/doctor.sh \
 	tests/integration/ops-docs.sh \
 	tests/integration/faults.sh \
-	tests/integration/load.sh
+	tests/integration/load.sh \
+	tests/integration/valgrind.sh
 
 TESTS += $(integration_tests)
 EXTRA_DIST += tests/hostile
@@ -36,4 +38,4 @@ TESTS += tests/integration/docker.sh
 EXTRA_DIST += tests/integration/docker.sh tests/docker/start-dockerd.sh tests/docker/packages.txt
 # run-code on the Docker backend agrees with the native one.
 TESTS += tests/integration/docker-parity.sh
-EXTRA_DIST += tests/integration/docker-parity.sh
+EXTRA_DIST += tests/integration/docker-parity.sh tests/docker/session-cases.py

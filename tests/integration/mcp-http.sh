@@ -2,58 +2,15 @@
 # The MCP server over Streamable HTTP: the official TypeScript SDK client
 # (sessions, SSE streams, progress, concurrency, cancellation, DELETE);
 # curl for the transport's refusals (session, Origin, Host, protocol
-# version, size, path, bearer tokens) and for a client that hangs up
-# mid-run; then the official conformance suite, one TAP line a scenario.
+# version, size, path, bearer tokens, the download limit, idle sessions)
+# and for a client that hangs up mid-run; then the official conformance
+# suite, one TAP line a scenario.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 require_image python cpp
 command -v curl >/dev/null || skip_all "curl is not installed"
 require_node_modules
 containers=$SANDBOX_RUNTIME_DIR/containers
-
-free_port () {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# start_server ARGS...: serve --transport http on a free loopback port;
-# sets $port, $url and $server (the pid).  Fails when it does not listen
-# within 10 s.
-server=""
-start_server () {
-  port=$(free_port)
-  url=http://127.0.0.1:$port/mcp
-  "$SR_BIN" serve --transport http --listen "127.0.0.1:$port" "$@" \
-    >"$sr_tmp/serve.out" 2>"$sr_tmp/serve.err" </dev/null &
-  server=$!
-  for i in $(seq 1 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
-    kill -0 "$server" 2>/dev/null || break
-    sleep 0.1
-  done
-  sed 's/^/# serve: /' "$sr_tmp/serve.err"
-  return 1
-}
-
-# stop_server: SIGTERM, and the server must exit 0 within 10 s.
-stop_server () {
-  local i
-  kill -TERM "$server" 2>/dev/null
-  for i in $(seq 1 100); do
-    kill -0 "$server" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$server" 2>/dev/null; then
-    kill -KILL "$server"
-    wait "$server" 2>/dev/null
-    server=""
-    return 1
-  fi
-  wait "$server"
-  rc=$?
-  server=""
-  return $rc
-}
-at_exit '[ -z "$server" ] || kill -KILL "$server" 2>/dev/null'
 
 # post [CURL ARGS...]: a POST to $url; $status, $headers and $body.
 # $accept (default: both types) is its Accept header.
@@ -126,18 +83,37 @@ is "$status" 405 "PUT /mcp is 405"
 status=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept: application/json' -H "Mcp-Session-Id: $sid" "$url")
 is "$status" 406 "GET /mcp without Accept text/event-stream is 406"
 
+# GET /files: a file over the download limit (max_artifact_size, 50 MiB
+# by default) is 413, before any byte of it is sent.  A sparse file costs
+# the session's tmpfs nothing.
+call () {
+  post_accepting application/json -H "Mcp-Session-Id: $sid" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}"
+}
+call 20 create_session '{"image":"python"}'
+files_sid=$(printf '%s' "$body" | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["structuredContent"]["session_id"])' 2>/dev/null)
+like "$files_sid" '^[0-9a-zA-Z_-]{8,}$' "create_session over curl (for the download limit)"
+call 21 run_code "{\"language\":\"python\",\"session_id\":\"$files_sid\",\"code\":\"open('/mnt/data/big.bin','wb').truncate((50<<20)+1); open('/mnt/data/small.txt','w').write('small')\"}"
+like "$body" '"exit_code":0' "a run in it makes a sparse file one byte over 50 MiB"
+status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 "http://127.0.0.1:$port/files/$files_sid/big.bin")
+is "$status" 413 "GET /files of a file over the download limit is 413"
+like "$(cat "$sr_tmp/dl")" 'file_too_large: .*over the download limit of 52428800 bytes' "with a body that says why"
+status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 "http://127.0.0.1:$port/files/$files_sid/small.txt")
+is "$status $(cat "$sr_tmp/dl")" "200 small" "a file under it is served"
+call 22 close_session "{\"session_id\":\"$files_sid\"}"
+
 # A client that hangs up mid-run: the run is cancelled, its container goes.
 curl -s -N --max-time 30 -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \
   -H "Mcp-Session-Id: $sid" \
   -d '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"while True: pass","timeout_seconds":25}}}' \
   "$url" >/dev/null 2>&1 &
 hangup=$!
-for i in $(seq 1 100); do [ -n "$(ls "$containers" 2>/dev/null)" ] && break; sleep 0.1; done
-[ -n "$(ls "$containers" 2>/dev/null)" ]; ok $? "a run started over a curl SSE stream"
+for i in $(seq 1 100); do [ -n "$(running_containers "$containers")" ] && break; sleep 0.1; done
+[ -n "$(running_containers "$containers")" ]; ok $? "a run started over a curl SSE stream"
 kill "$hangup"
 wait "$hangup" 2>/dev/null
 gone=1
-for i in $(seq 1 20); do [ -z "$(ls "$containers" 2>/dev/null)" ] && { gone=0; break; }; sleep 0.1; done
+for i in $(seq 1 20); do [ -z "$(running_containers "$containers")" ] && { gone=0; break; }; sleep 0.1; done
 ok $gone "a client that disconnects mid-run leaves no container within 2 s"
 
 status=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Mcp-Session-Id: $sid" "$url")
@@ -215,6 +191,35 @@ post -H 'Authorization: Bearer # tokens for the test' -d "$init"
 is "$status" 401 "a comment line is no token"
 stop_server
 ok $? "the server with tokens stops cleanly"
+
+# --- idle MCP sessions expire ---
+# http_session_idle_timeout (default an hour); 404 is the spec's sign for
+# the client to initialize again.
+if "$SR_BIN" config show 2>/dev/null | grep -q '^http_session_idle_timeout'; then
+  export SANDBOX_HTTP_SESSION_IDLE_TIMEOUT=2
+  start_server
+  ok $? "serve starts with http_session_idle_timeout=2"
+  unset SANDBOX_HTTP_SESSION_IDLE_TIMEOUT
+  post -d "$init"
+  sid=$(header Mcp-Session-Id)
+  post -H "Mcp-Session-Id: $sid" -d "$ping"
+  is "$status" 200 "a session in use answers"
+  sleep 1
+  post -H "Mcp-Session-Id: $sid" -d "$ping"
+  is "$status" 200 "a request within the timeout keeps it"
+  sleep 1.2
+  post -H "Mcp-Session-Id: $sid" -d "$ping"
+  is "$status" 200 "the idle time counts from its last request"
+  sleep 3
+  post -H "Mcp-Session-Id: $sid" -d "$ping"
+  is "$status" 404 "idle past the timeout, its id is 404"
+  post -d "$init"
+  is "$status" 200 "and the client can initialize again"
+  stop_server
+  ok $? "the server stops cleanly"
+else
+  skip "session expiry: this build has no http_session_idle_timeout setting"
+fi
 
 # --- refusals at start ---
 port=$(free_port)

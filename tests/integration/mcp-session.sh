@@ -24,39 +24,21 @@ grep -v '^RESULT' "$sr_tmp/client.err" | head -5 | sed 's/^/# stderr: /'
 [ -z "$(ls "$SANDBOX_RUNTIME_DIR/scratch" 2>/dev/null)" ]; ok $? "no session code directory is left"
 
 # HTTP: the artifacts' download route, under the bearer token.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 echo "tok-$$" > "$sr_tmp/tokens"
-"$SR_BIN" serve --transport http --listen "127.0.0.1:$port" --token-file "$sr_tmp/tokens" \
-  >"$sr_tmp/http.out" 2>"$sr_tmp/http.err" </dev/null &
-server=$!
-for i in $(seq 1 100); do
-  curl -s -o /dev/null "http://127.0.0.1:$port/" && break
-  sleep 0.1
-done
-(cd "$NODE_DIR" && timeout 120 "$NODE" session-client.mjs --http "http://127.0.0.1:$port/mcp" "tok-$$") \
+start_server --token-file "$sr_tmp/tokens" || echo "Bail out! the HTTP server did not start"
+(cd "$NODE_DIR" && timeout 120 "$NODE" session-client.mjs --http "$url" "tok-$$") \
   > "$sr_tmp/http-client.out" 2>&1
 is "$?" 0 "the HTTP client ends cleanly"
 relay_results < "$sr_tmp/http-client.out"
-kill -TERM "$server"
-wait "$server"
+stop_server
 is "$?" 0 "the HTTP server exits cleanly"
 
 # kill -9 with a session open: its container dies with the server, and
 # the next start removes what is left.
-fifo=$sr_tmp/in
-mkfifo "$fifo"
-"$SR_BIN" serve < "$fifo" > "$sr_tmp/killed.out" 2>"$sr_tmp/killed.err" &
-server=$!
-exec 3>"$fifo"
-printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
-  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
-  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_session","arguments":{"image":"python"}}}' >&3
-for i in $(seq 1 100); do
-  grep -q '"id":1' "$sr_tmp/killed.out" && break
-  sleep 0.1
-done
+serve_holding_session native
 like "$(cat "$sr_tmp/killed.out")" '"session_id"' "a session is created"
-init=$(sed -n 's/.*"init_pid":[[:space:]]*\([0-9]*\).*/\1/p' "$containers"/* 2>/dev/null | head -1)
+session_box=$(running_containers "$containers" | head -1)
+init=$(sed -n 's/.*"init_pid":[[:space:]]*\([0-9]*\).*/\1/p' "$containers/$session_box.json" 2>/dev/null)
 [ -n "$init" ] && kill -0 "$init" 2>/dev/null; ok $? "its init runs (pid ${init:-none})"
 kill -9 "$server"
 wait "$server" 2>/dev/null

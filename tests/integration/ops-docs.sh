@@ -126,6 +126,12 @@ for cmd in $commands; do
 done
 flag_cases+=("config|config show" "image import|image import" "image pull|image pull"
   "image list|image list")
+# session's own subcommands, each with its flags.
+if printf '%s\n' "$commands" | grep -qx session; then
+  for sub in $("$SR_BIN" session --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p'); do
+    flag_cases+=("session $sub|session $sub")
+  done
+fi
 for c in "${flag_cases[@]}"; do
   help=${c%%|*}
   words=${c#*|}

@@ -3,7 +3,7 @@
 // one line per check: "RESULT 0|1 name" (0 = passed), and "# ..."
 // diagnostics; the shell test turns them into TAP.
 //   node http-client.mjs URL CONTAINERS_DIR
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -14,12 +14,20 @@ const check = (cond, name, detail) => {
   if (!cond && detail !== undefined) console.log(`# ${JSON.stringify(detail).slice(0, 800)}`);
 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// The containers running a command; a server's warm containers (label
+// "warm: ...") wait for one and do not count.
 const running = () => {
+  let n = 0;
   try {
-    return readdirSync(containers).length;
-  } catch {
-    return 0;
-  }
+    for (const name of readdirSync(containers)) {
+      try {
+        if (!JSON.parse(readFileSync(`${containers}/${name}`, "utf8")).label?.startsWith("warm: ")) n++;
+      } catch {
+        n++;
+      }
+    }
+  } catch {}
+  return n;
 };
 const waitFor = async (cond, ms) => {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) if (cond()) return true;

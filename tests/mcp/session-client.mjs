@@ -234,7 +234,7 @@ await client.close();
 
 // Limits, quota and expiry, in a server configured for them.
 const small = await connect({ SANDBOX_MAX_SESSIONS: "2", SANDBOX_SESSION_IDLE_TIMEOUT: "2",
-  SANDBOX_SESSION_DATA_SIZE: "1M", SANDBOX_SESSION_IMAGE: "python" });
+  SANDBOX_SESSION_DATA_SIZE: "1M", SANDBOX_SESSION_IMAGE: "python", SANDBOX_SESSION_QUEUE_TIMEOUT: "5" });
 const a = (await call(small, "create_session", {})).structuredContent?.session_id;
 const b = (await call(small, "create_session", {})).structuredContent?.session_id;
 r = await call(small, "create_session", {});
@@ -246,6 +246,16 @@ check(r.structuredContent?.status === "error" && /No space left/.test(r.structur
   "code writing past the quota fails with ENOSPC", r.structuredContent);
 r = await call(small, "run_code", { session_id: a, language: "python", code: "import os; os.remove('big'); print('ok')" });
 check(r.structuredContent?.stdout === "ok\n", "and the session keeps working", r.structuredContent);
+// With session_queue_timeout, a call for a busy session waits its turn.
+const first = call(small, "run_code", { session_id: a, language: "python", code: "import time; time.sleep(1.5); print('first')" });
+await sleep(300);
+const queuedAt = Date.now();
+r = await call(small, "run_code", { session_id: a, language: "python", code: "print('second')" });
+const waited = Date.now() - queuedAt;
+check(r.structuredContent?.stdout === "second\n" && waited >= 800,
+  `with session_queue_timeout a call for a busy session waits its turn (${waited} ms)`, r);
+r = await first;
+check(r.structuredContent?.stdout === "first\n", "and the call it waited for completed first", r.structuredContent);
 await sleep(3500);
 r = await call(small, "run_code", { session_id: b, language: "python", code: "print(1)" });
 check(errorCode(r) === "session_not_found", "a session idle past session_idle_timeout is closed", r);

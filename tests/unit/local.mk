@@ -8,7 +8,9 @@ unit_tests = \
 	tests/unit/test-image \
 	tests/unit/test-registry \
 	tests/unit/test-history \
-	tests/unit/test-files
+	tests/unit/test-files \
+	tests/unit/test-state-workdir \
+	tests/unit/test-state-full
 
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
@@ -23,4 +25,6 @@ tests_unit_test_image_LDADD = $(UNIT_LDADD)
 tests_unit_test_registry_LDADD = $(UNIT_LDADD)
 tests_unit_test_history_LDADD = $(UNIT_LDADD)
 tests_unit_test_files_LDADD = $(UNIT_LDADD)
+tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
+tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk

@@ -45,7 +45,8 @@
 static char base[64];       /* host temp dir */
 static char root[96];       /* base/root: the fake container's / */
 static char qroot[96];      /* base/qroot: a second one, for the quota */
-static struct sr_fsroot fs = { -1, -1, 0, 0 }, qfs = { -1, -1, 0, 0 };
+static struct sr_fsroot fs = { .rootfd = -1, .datafd = -1 };
+static struct sr_fsroot qfs = { .rootfd = -1, .datafd = -1 };
 static bool in_userns, have_proc, have_ramfs;
 /* mnt and tmp belong to a user namespace mapping 0 and 1 to fs.uid and
  * fs.uid + 1 (gids fs.gid, fs.gid + 1): the test writes there as fs.uid.  */
@@ -1509,6 +1510,234 @@ cleanup (void)
   rmdir (base);
 }
 
+/* --- a remote filesystem (sr_fs_remote): what the Docker backend uses --- */
+
+/* A fake remote: files in memory, each call recorded.  */
+struct fake_file
+{
+  char *abs;
+  char *data;
+  size_t len;
+};
+
+static struct fake_file fake[8];
+static size_t n_fake;
+static unsigned fake_calls, fake_last_flags;
+static char fake_last_abs[256];
+
+static void
+fake_put (const char *abs, const char *data, size_t len)
+{
+  for (size_t i = 0; i < n_fake; i++)
+    if (strcmp (fake[i].abs, abs) == 0)
+      {
+        free (fake[i].data);
+        fake[i].data = sr_xmalloc (len + 1);
+        memcpy (fake[i].data, data, len);
+        fake[i].data[len] = '\0';
+        fake[i].len = len;
+        return;
+      }
+  fake[n_fake].abs = sr_xstrdup (abs);
+  fake[n_fake].data = sr_xmalloc (len + 1);
+  memcpy (fake[n_fake].data, data, len);
+  fake[n_fake].data[len] = '\0';
+  fake[n_fake].len = len;
+  n_fake++;
+}
+
+static void
+fake_note (const char *abs, unsigned flags)
+{
+  fake_calls++;
+  fake_last_flags = flags;
+  snprintf (fake_last_abs, sizeof fake_last_abs, "%s", abs);
+}
+
+static int
+fake_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, size_t *ret_len,
+           const char **code, sr_error_t *err)
+{
+  (void) ctx;
+  fake_note (abs, flags);
+  for (size_t i = 0; i < n_fake; i++)
+    if (strcmp (fake[i].abs, abs) == 0)
+      {
+        size_t len = fake[i].len;
+
+        if (len > max && !(flags & SR_FS_HEAD))
+          return sr_fail_code (code, "file_too_large", err, EFBIG, "%s is too large", abs);
+        if (len > max)
+          len = (size_t) max;
+        *ret = sr_xmalloc (len + 1);
+        memcpy (*ret, fake[i].data, len);
+        (*ret)[len] = '\0';
+        *ret_len = len;
+        return 0;
+      }
+  return sr_fail_code (code, "not_found", err, ENOENT, "%s: no such file", abs);
+}
+
+static int
+fake_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
+            bool overwrite, const char **code, sr_error_t *err)
+{
+  (void) ctx;
+  fake_note (abs, flags);
+  for (size_t i = 0; i < n_fake && !overwrite; i++)
+    if (strcmp (fake[i].abs, abs) == 0)
+      return sr_fail_code (code, "file_exists", err, EEXIST, "%s exists", abs);
+  fake_put (abs, buf, len);
+  return 0;
+}
+
+static int
+fake_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
+           struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated, const char **code,
+           sr_error_t *err)
+{
+  size_t dlen = strlen (abs);
+  struct sr_artifact *v = sr_xcalloc (n_fake + 1, sizeof *v);
+  size_t n = 0;
+
+  (void) ctx, (void) max_depth, (void) code, (void) err;
+  fake_note (abs, flags);
+  /* Backwards: the caller must sort.  */
+  for (size_t i = n_fake; i-- > 0;)
+    if (strncmp (fake[i].abs, abs, dlen) == 0 && fake[i].abs[dlen] == '/')
+      {
+        v[n].path = sr_xstrdup (fake[i].abs + dlen + 1);
+        v[n].size = fake[i].len;
+        v[n].mtime_ns = 1;
+        n++;
+      }
+  *ret = v;
+  *ret_n = n;
+  *ret_truncated = false;
+  return 0;
+}
+
+static void
+test_remote (void)
+{
+  static const struct sr_fs_remote rm = {
+    .read = fake_read, .write = fake_write, .walk = fake_walk,
+  };
+  struct sr_fsroot r = { .rootfd = -1, .datafd = -1, .remote = &rm };
+  const char *code = NULL;
+  sr_error_t err = NULL;
+  char *path = NULL, *data = NULL, *mime = NULL, *text = NULL;
+  size_t len = 0, n = 0;
+  uint64_t lines = 0, size = 0;
+  struct sr_artifact *v = NULL;
+  struct sr_file_match *m = NULL;
+  unsigned reps = 0;
+  bool truncated = true;
+  int fd;
+
+  ok (sr_files_upload (&r, "out/x.csv", "a,b\n", 4, false, &path, &code, &err) == 0,
+      "remote: an upload goes to the remote's write");
+  is_str (fake_last_abs, "/mnt/data/out/x.csv", "remote: ... with the absolute path");
+  ok (fake_last_flags == SR_FS_DATA, "remote: ... marked as an artifact path (SR_FS_DATA)");
+  is_str (path, "/mnt/data/out/x.csv", "remote: the upload's path");
+  free (path);
+  code = NULL;
+  ok (sr_files_upload (&r, "out/x.csv", "z", 1, false, NULL, &code, &err) < 0
+          && code && strcmp (code, "file_exists") == 0,
+      "remote: the remote's code comes back (file_exists)");
+  sr_error_free (&err);
+
+  fake_calls = 0;
+  code = NULL;
+  ok (sr_files_read_artifact (&r, "/etc/passwd", 100, &data, &len, NULL, &code, &err) < 0
+          && code && strcmp (code, "path_outside_sandbox") == 0 && fake_calls == 0,
+      "remote: an artifact path outside the data directory is refused before the remote");
+  sr_error_free (&err);
+  code = NULL;
+  ok (sr_files_read_lines (&r, "/mnt/data/../../etc/passwd", 1, 0, 100, &text, NULL, &code,
+                           &err) < 0
+          && code && strcmp (code, "invalid_path") == 0 && fake_calls == 0,
+      "remote: '..' is refused before the remote");
+  sr_error_free (&err);
+
+  ok (sr_files_read_artifact (&r, "/mnt/data/out/x.csv", 100, &data, &len, &mime, &code, &err)
+          == 0 && len == 4 && memcmp (data, "a,b\n", 4) == 0,
+      "remote: read_artifact returns the content");
+  is_str (mime, "text/plain", "remote: ... and its MIME type");
+  free (data), free (mime);
+  code = NULL;
+  ok (sr_files_read_artifact (&r, "out/x.csv", 2, &data, &len, NULL, &code, &err) < 0
+          && code && strcmp (code, "file_too_large") == 0,
+      "remote: max_size reaches the remote (file_too_large)");
+  sr_error_free (&err);
+
+  fake_put ("/mnt/data/dot.png", (const char *) png, sizeof png);
+  ok (sr_files_list (&r, true, &v, &n, &truncated, &code, &err) == 0 && n == 2 && !truncated,
+      "remote: list_artifacts lists the remote's walk");
+  ok (n == 2 && strcmp (v[0].path, "dot.png") == 0 && strcmp (v[1].path, "out/x.csv") == 0,
+      "remote: ... sorted by path");
+  ok (n == 2 && v[0].mime_type && strcmp (v[0].mime_type, "image/png") == 0
+          && v[1].mime_type && strcmp (v[1].mime_type, "text/plain") == 0,
+      "remote: ... with MIME types");
+  sr_artifacts_free (v, n);
+
+  fd = sr_files_open_artifact (&r, "dot.png", &size, &code, &err);
+  ok (fd >= 0 && size == sizeof png, "remote: open_artifact gives an fd of the file's size");
+  if (fd >= 0)
+    {
+      char buf[sizeof png];
+
+      ok (read (fd, buf, sizeof buf) == (ssize_t) sizeof png && memcmp (buf, png, sizeof png) == 0,
+          "remote: ... that reads the content from its start");
+      close (fd);
+    }
+
+  ok (sr_files_write (&r, "/tmp/t.txt", "one\ntwo\n", 8, NULL, &code, &err) == 0
+          && fake_last_flags == 0,
+      "remote: file_write outside the data directory has no SR_FS_DATA");
+  ok (sr_files_read_lines (&r, "/tmp/t.txt", 2, 0, 100, &text, &lines, &code, &err) == 0,
+      "remote: file_read");
+  is_str (text, "     2\ttwo\n", "remote: ... formats the lines asked for");
+  ok (lines == 2, "remote: ... and counts them all");
+  free (text);
+  ok (sr_files_patch (&r, "/tmp/t.txt", "two", "three", false, NULL, 100, &reps, &code, &err)
+          == 0 && reps == 1,
+      "remote: file_patch");
+  ok (strcmp (fake_last_abs, "/tmp/t.txt") == 0 && fake[n_fake - 1].len == 10
+          && memcmp (fake[n_fake - 1].data, "one\nthree\n", 10) == 0,
+      "remote: ... writes the patched content back");
+  fake_calls = 0;
+  fake_last_flags = 0;
+  (void) sr_files_patch (&r, "/tmp/absent", "a", "b", false, NULL, 100, &reps, &code, &err);
+  ok (fake_calls == 1 && (fake_last_flags & SR_FS_NOFOLLOW), "remote: file_patch reads with "
+      "SR_FS_NOFOLLOW (a symlink is not_a_file)");
+  sr_error_free (&err);
+
+  fake_put ("/tmp/sub/u.py", "three = 3\n", 10);
+  ok (sr_files_search (&r, "^thr", NULL, "/tmp", 100, 10, &m, &n, &truncated, &code, &err) == 0
+          && n == 2,
+      "remote: file_search finds the matches of every file");
+  ok (n == 2 && strcmp (m[0].path, "/tmp/sub/u.py") == 0 && strcmp (m[1].path, "/tmp/t.txt") == 0
+          && m[1].line == 2 && strcmp (m[1].text, "three") == 0,
+      "remote: ... in path order, with lines and text");
+  sr_file_matches_free (m, n);
+  ok (sr_files_search (&r, "^thr", "*.py", "/tmp", 100, 10, &m, &n, &truncated, &code, &err) == 0
+          && n == 1,
+      "remote: ... and the glob filters by name");
+  sr_file_matches_free (m, n);
+  ok (sr_files_search (&r, "^thr", NULL, "/tmp", 5, 10, &m, &n, &truncated, &code, &err) == 0
+          && n == 0,
+      "remote: ... files over max_size are skipped");
+  sr_file_matches_free (m, n);
+
+  for (size_t i = 0; i < n_fake; i++)
+    {
+      free (fake[i].abs);
+      free (fake[i].data);
+    }
+  n_fake = 0;
+}
+
 int
 main (void)
 {
@@ -1534,6 +1763,7 @@ main (void)
   test_patch_string ();
   test_patch_diff ();
   test_search ();
+  test_remote ();
   cleanup ();
   return done_testing ();
 }

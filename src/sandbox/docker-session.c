@@ -1,0 +1,566 @@
+#include "config.h"
+
+#include "sandbox/docker-session.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "docker/engine.h"
+#include "sandbox/code-internal.h"
+#include "sandbox/docker-run.h"
+
+/* The user SR_DOCKER_DEFAULT_USER names: it owns the code directory.  */
+#define CODE_UID 65534
+#define CODE_GID 65534
+/* A file operation is a few small commands; one that takes this long
+ * means a daemon or container in trouble.  */
+#define FS_TIMEOUT_MS 60000u
+/* Raw bytes of one argument of an upload: their base64 stays well under
+ * the kernel's MAX_ARG_STRLEN (128 KiB), and CHUNKS_PER_EXEC of them
+ * under ARG_MAX.  */
+#define CHUNK_RAW (72u * 1024u)
+#define CHUNKS_PER_EXEC 8u
+/* The most a listing may print (SR_MAX_ARTIFACTS short entries).  */
+#define WALK_MAX_OUTPUT (16u << 20)
+
+/* What the scripts' exit codes mean (anything else: io_error, or what
+ * stderr shows).  */
+enum
+{
+  X_NOT_FOUND = 3,
+  X_NOT_A_FILE = 4,
+  X_EXISTS = 5,
+  X_OUTSIDE = 6,
+  X_TOO_LARGE = 7,
+  X_IO = 9,
+  X_FSIZE = 10,
+};
+
+struct docker_state
+{
+  const struct sr_config *cfg;
+  struct sr_docker *d;
+  struct sr_docker_policy pol;
+};
+
+/* How long the daemon's word that a container runs is taken as still
+ * true: the manager asks under its lock, for every session, every
+ * second.  */
+#define ALIVE_CACHE_NS 2000000000ull
+
+struct sr_session_box
+{
+  struct docker_state *ds;
+  struct sr_docker_container *c;
+  char *image;
+  struct sr_fs_remote fs;
+  uint64_t alive_at;   /* when the daemon last said it runs; 0: never */
+};
+
+static int
+docker_open (const struct sr_config *cfg, struct sr_store *store, void **ret, sr_error_t *err)
+{
+  struct docker_state *ds = sr_xcalloc (1, sizeof *ds);
+  unsigned removed = 0;
+
+  (void) store;
+  ds->cfg = cfg;
+  if (sr_docker_open (cfg->docker_host && *cfg->docker_host ? cfg->docker_host : NULL, &ds->d,
+                      err) < 0
+      || sr_docker_policy_init (cfg, &ds->pol, err) < 0)
+    {
+      sr_docker_close (ds->d);
+      free (ds);
+      return -1;
+    }
+  /* The session containers of a runner that crashed are nobody's now.  */
+  if (sr_docker_reap_orphans (ds->d, &removed, NULL) == 0 && removed)
+    fprintf (stderr, "sandbox-runner: removed %u Docker containers of dead runners\n", removed);
+  *ret = ds;
+  return 0;
+}
+
+static void
+docker_close (void *state)
+{
+  struct docker_state *ds = state;
+
+  sr_docker_policy_done (&ds->pol);
+  sr_docker_close (ds->d);
+  free (ds);
+}
+
+static void
+docker_destroy (struct sr_session_box *b)
+{
+  if (b == NULL)
+    return;
+  sr_docker_destroy (b->c);
+  free (b->image);
+  free (b);
+}
+
+/* The manager calls this under its lock (one call at a time).  A dead
+ * container stays dead, so only "alive" is cached.  */
+static bool
+docker_alive (struct sr_session_box *b)
+{
+  uint64_t now = sr_now_ns ();
+
+  if (b->alive_at && now - b->alive_at < ALIVE_CACHE_NS)
+    return true;
+  if (!sr_docker_container_alive (b->c))
+    return false;
+  b->alive_at = now;
+  return true;
+}
+
+static pid_t
+docker_pid (const struct sr_session_box *b)
+{
+  return (pid_t) sr_docker_container_pid (b->c);
+}
+
+static const char *
+docker_image (const struct sr_session_box *b)
+{
+  return b->image;
+}
+
+/* What native sets; an imported image may carry no Env at all.  */
+static char **
+docker_env (const struct sr_session_box *b)
+{
+  char **env = NULL;
+
+  (void) b;
+  sr_env_set (&env, "PATH=" SR_DEFAULT_PATH);
+  sr_env_set (&env, "HOME=" SR_DEFAULT_HOME);
+  sr_env_set (&env, "LANG=" SR_DEFAULT_LANG);
+  return env;
+}
+
+static int
+docker_exec (struct sr_session_box *b, const struct sr_exec_spec *spec,
+             const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err)
+{
+  return sr_docker_exec (b->c, spec, opts, res, err);
+}
+
+/* --- files: sr_fs_remote through commands in the container --- */
+
+/* Shared by every script: check PATH FLAGS refuses a resolved path on a
+ * kernel file system, or outside SR_DATA_DIR when FLAGS has SR_FS_DATA.  */
+#define SH_CHECK                                                                         \
+  "check () {\n"                                                                         \
+  "  case $1 in /proc|/proc/*|/sys|/sys/*)\n"                                            \
+  "    echo \"$1 is on a kernel file system\" >&2; return 1;; esac\n"                    \
+  "  if [ $(($2 & 1)) -ne 0 ]; then case $1 in " SR_DATA_DIR "|" SR_DATA_DIR "/*) ;;\n" \
+  "    *) echo \"$1 is outside " SR_DATA_DIR "\" >&2; return 1;; esac; fi\n"            \
+  "}\n"
+
+/* read PATH FLAGS MAX: the file's content on stdout.  */
+static const char read_script[] =
+  SH_CHECK
+  "p=$1 f=$2 max=$3\n"
+  "if [ $((f & 2)) -ne 0 ] && [ -L \"$p\" ]; then echo \"$p is a symlink\" >&2; exit 4; fi\n"
+  "r=$(realpath -e -- \"$p\" 2>/dev/null) ||\n"
+  "  { echo \"$p: no such file or directory\" >&2; exit 3; }\n"
+  "check \"$r\" \"$f\" || exit 6\n"
+  "[ -d \"$r\" ] && { echo \"$p is a directory\" >&2; exit 4; }\n"
+  "[ -f \"$r\" ] || { echo \"$p is not a regular file\" >&2; exit 4; }\n"
+  "s=$(stat -L -c %s -- \"$r\") || exit 9\n"
+  "if [ \"$s\" -gt \"$max\" ] && [ $((f & 4)) -eq 0 ]; then echo \"$s\" >&2; exit 7; fi\n"
+  "exec head -c \"$max\" -- \"$r\"\n";
+
+/* write PATH FLAGS OVERWRITE FINAL TMP CHUNK...: the first call (TMP "")
+ * checks and makes the temp file (printing its name), every call appends
+ * its base64 chunks, the FINAL one renames it into place.  */
+static const char write_script[] =
+  SH_CHECK
+  "p=$1 f=$2 ow=$3 fin=$4 t=$5; shift 5\n"
+  "d=${p%/*}; n=${p##*/}; [ -n \"$d\" ] || d=/\n"
+  "if [ -z \"$t\" ]; then\n"
+  "  mkdir -p -- \"$d\" || exit 9\n"
+  "  rd=$(realpath -e -- \"$d\") || exit 3\n"
+  "  check \"${rd%/}/$n\" \"$f\" || exit 6\n"
+  "  if [ -d \"$p\" ] && [ ! -L \"$p\" ]; then echo \"$p is a directory\" >&2; exit 4; fi\n"
+  "  if [ \"$ow\" = 0 ] && { [ -e \"$p\" ] || [ -L \"$p\" ]; }; then\n"
+  "    echo \"$p exists\" >&2; exit 5; fi\n"
+  "  t=$(mktemp -- \"${rd%/}/.sr-tmp-XXXXXXXX\") || exit 9\n"
+  "  chmod 644 -- \"$t\"\n"
+  "  if [ -f \"$p\" ] && [ ! -L \"$p\" ]; then chmod --reference=\"$p\" -- \"$t\" 2>/dev/null; fi\n"
+  "  echo \"$t\"\n"
+  "fi\n"
+  "for c; do\n"
+  "  printf %s \"$c\" | base64 -d >>\"$t\"; st=$?\n"
+  "  if [ $st -ne 0 ]; then rm -f -- \"$t\"; [ $st -eq 153 ] && exit 10; exit 9; fi\n"
+  "done\n"
+  "[ \"$fin\" = 1 ] || exit 0\n"
+  "if [ \"$ow\" = 1 ]; then mv -fT -- \"$t\" \"$p\" || { rm -f -- \"$t\"; exit 9; }\n"
+  "else mv -nT -- \"$t\" \"$p\"\n"
+  "  if [ -e \"$t\" ]; then rm -f -- \"$t\"; echo \"$p exists\" >&2; exit 5; fi\n"
+  "fi\n";
+
+/* walk PATH FLAGS DEPTH: "f SIZE MTIME PATH\0" and "d 0 0 PATH\0" below
+ * PATH, or one "f SIZE MTIME \0" when PATH is a file.  */
+static const char walk_script[] =
+  SH_CHECK
+  "p=$1 f=$2 md=$3\n"
+  "r=$(realpath -e -- \"$p\" 2>/dev/null) ||\n"
+  "  { echo \"$p: no such file or directory\" >&2; exit 3; }\n"
+  "check \"$r\" \"$f\" || exit 6\n"
+  "if [ -f \"$r\" ]; then exec find \"$r\" -maxdepth 0 -printf 'f %s %T@ \\0'; fi\n"
+  "[ -d \"$r\" ] || { echo \"$p is not a regular file\" >&2; exit 4; }\n"
+  "cd -- \"$r\" || exit 9\n"
+  "exec find . -mindepth 1 -maxdepth \"$md\""
+  " \\( -fstype proc -o -fstype sysfs -o -name '.sr-tmp-*' \\) -prune"
+  " -o -type f -printf 'f %s %T@ %P\\0' -o -type d -printf 'd 0 0 %P\\0' 2>/dev/null\n";
+
+/* Runs script with args in the session's container, as its user; its
+ * stdout kept up to max_out bytes.  */
+static int
+run_script (struct sr_session_box *b, const char *script, char *const *args, size_t max_out,
+            struct sr_run_result *res, sr_error_t *err)
+{
+  _cleanup_strv_ char **argv = NULL, **env = docker_env (b);
+  struct sr_run_options opts = {
+    .timeout_ms = FS_TIMEOUT_MS, .max_output = max_out ? max_out : 1, .stdin_fd = -1,
+    .cancel_fd = -1,
+  };
+  struct sr_exec_spec spec = { .env = env, .cwd = "/" };
+
+  sr_strv_push (&argv, "sh");
+  sr_strv_push (&argv, "-c");
+  sr_strv_push (&argv, script);
+  sr_strv_push (&argv, "sh");
+  for (size_t i = 0; args[i]; i++)
+    sr_strv_push (&argv, args[i]);
+  spec.argv = argv;
+  return sr_docker_exec (b->c, &spec, &opts, res, err);
+}
+
+/* The first line of what a script said on stderr.  */
+static char *
+said (const struct sr_run_result *res)
+{
+  const char *t = res->err.data ? res->err.data : "";
+  size_t n = strcspn (t, "\n");
+
+  return sr_xasprintf ("%.*s", (int) (n > 400 ? 400 : n), t);
+}
+
+/* The outcome of a script as files.h's codes.  */
+static int
+script_result (const struct sr_run_result *res, const char *what, const char *abs,
+               const char **code, sr_error_t *err)
+{
+  _cleanup_free_ char *msg = said (res);
+  int x = res->exit_code;
+
+  if (res->status == SR_RUN_SUCCESS)
+    return 0;
+  if (res->status == SR_RUN_TIMEOUT)
+    return sr_fail_code (code, "io_error", err, ETIMEDOUT, "%s %s: no answer within %u ms", what,
+                         abs, FS_TIMEOUT_MS);
+  if (res->signal == SIGXFSZ || x == X_FSIZE)
+    return sr_fail_code (code, "file_too_large", err, EFBIG,
+                         "%s %s: over the session's file size limit", what, abs);
+  if (strstr (msg, "No space left on device") || strstr (msg, "Disk quota exceeded"))
+    return sr_fail_code (code, "quota_exceeded", err, ENOSPC,
+                         "%s %s: the session's storage is full", what, abs);
+  if (strstr (msg, "Read-only file system"))
+    return sr_fail_code (code, "path_outside_sandbox", err, EROFS,
+                         "%s %s: a read-only part of the container", what, abs);
+  switch (x)
+    {
+    case X_NOT_FOUND:
+      return sr_fail_code (code, "not_found", err, ENOENT, "%s: no such file or directory", abs);
+    case X_NOT_A_FILE:
+      return sr_fail_code (code, "not_a_file", err, 0, "%s", msg);
+    case X_EXISTS:
+      return sr_fail_code (code, "file_exists", err, EEXIST,
+                           "%s exists; give overwrite to replace it", abs);
+    case X_OUTSIDE:
+      return sr_fail_code (code, "path_outside_sandbox", err, 0, "%s: %s", abs, msg);
+    default:
+      if (strstr (msg, "Not a directory") || strstr (msg, "No such file"))
+        return sr_fail_code (code, "not_found", err, ENOENT, "%s %s: %s", what, abs, msg);
+      return sr_fail_code (code, "io_error", err, EIO, "%s %s: %s (exit %d)", what, abs,
+                           *msg ? msg : "failed", res->signal ? 128 + res->signal : x);
+    }
+}
+
+static int
+fs_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, size_t *ret_len,
+         const char **code, sr_error_t *err)
+{
+  struct sr_session_box *b = ctx;
+  char flags_s[16], max_s[24];
+  char *args[] = { (char *) abs, flags_s, max_s, NULL };
+  struct sr_run_result res;
+  int r;
+
+  snprintf (flags_s, sizeof flags_s, "%u", flags);
+  snprintf (max_s, sizeof max_s, "%" PRIu64, max);
+  if (run_script (b, read_script, args, max + 1, &res, err) < 0)
+    {
+      if (code)
+        *code = "io_error";
+      sr_run_result_done (&res);
+      return -1;
+    }
+  r = script_result (&res, "read", abs, code, err);
+  if (r == 0 && res.exit_code == 0 && res.status == SR_RUN_SUCCESS && res.out.truncated)
+    r = sr_fail_code (code, "file_too_large", err, EFBIG,
+                      "%s grew over the limit of %" PRIu64 " bytes while read", abs, max);
+  else if (r < 0 && res.exit_code == X_TOO_LARGE)
+    {
+      _cleanup_free_ char *size = said (&res);
+
+      sr_error_free (err);
+      r = sr_fail_code (code, "file_too_large", err, EFBIG,
+                        "%s is %s bytes, over the limit of %" PRIu64 " bytes", abs, size, max);
+    }
+  if (r == 0)
+    {
+      /* NUL-terminated past its length, as files.c's readers expect.  */
+      *ret_len = res.out.len;
+      *ret = TAKE_PTR (res.out.data);
+    }
+  sr_run_result_done (&res);
+  return r;
+}
+
+static int
+fs_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
+          bool overwrite, const char **code, sr_error_t *err)
+{
+  struct sr_session_box *b = ctx;
+  const unsigned char *p = buf;
+  _cleanup_free_ char *tmp = NULL;
+  char flags_s[16];
+  size_t off = 0;
+  int r = 0;
+
+  snprintf (flags_s, sizeof flags_s, "%u", flags);
+  do
+    {
+      _cleanup_strv_ char **args = NULL;
+      struct sr_run_result res;
+      bool final;
+
+      sr_strv_push (&args, abs);
+      sr_strv_push (&args, flags_s);
+      sr_strv_push (&args, overwrite ? "1" : "0");
+      sr_strv_push (&args, "0");  /* FINAL, set below */
+      sr_strv_push (&args, tmp ? tmp : "");
+      for (unsigned i = 0; i < CHUNKS_PER_EXEC && off < len; i++)
+        {
+          size_t n = len - off < CHUNK_RAW ? len - off : CHUNK_RAW;
+          _cleanup_free_ char *b64 = sr_base64_encode (p + off, n);
+
+          sr_strv_push (&args, b64);
+          off += n;
+        }
+      final = off >= len;
+      if (final)
+        args[3][0] = '1';
+      if (run_script (b, write_script, args, 4096, &res, err) < 0)
+        {
+          if (code)
+            *code = "io_error";
+          sr_run_result_done (&res);
+          return -1;
+        }
+      r = script_result (&res, "write", abs, code, err);
+      if (r == 0 && tmp == NULL)
+        {
+          size_t n = strcspn (res.out.data, "\n");
+
+          tmp = sr_xasprintf ("%.*s", (int) n, res.out.data);
+        }
+      sr_run_result_done (&res);
+    }
+  while (r == 0 && off < len);
+  return r;
+}
+
+/* "1701600000.1234567890" as nanoseconds.  */
+static int64_t
+parse_mtime (const char *s)
+{
+  char *end;
+  int64_t sec = strtoll (s, &end, 10), ns = 0;
+
+  if (*end == '.')
+    {
+      int64_t scale = 100000000;
+
+      for (const char *q = end + 1; *q >= '0' && *q <= '9' && scale; q++, scale /= 10)
+        ns += (*q - '0') * scale;
+    }
+  return sec * 1000000000 + ns;
+}
+
+static int
+fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
+         struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated, const char **code,
+         sr_error_t *err)
+{
+  struct sr_session_box *b = ctx;
+  char flags_s[16], depth_s[16];
+  char *args[] = { (char *) abs, flags_s, depth_s, NULL };
+  struct sr_artifact *v = NULL;
+  struct sr_run_result res;
+  size_t n = 0;
+  bool truncated = false;
+
+  snprintf (flags_s, sizeof flags_s, "%u", flags);
+  snprintf (depth_s, sizeof depth_s, "%u", max_depth);
+  if (run_script (b, walk_script, args, WALK_MAX_OUTPUT, &res, err) < 0)
+    {
+      if (code)
+        *code = "io_error";
+      sr_run_result_done (&res);
+      return -1;
+    }
+  if (script_result (&res, "list", abs, code, err) < 0)
+    {
+      sr_run_result_done (&res);
+      return -1;
+    }
+  truncated = res.out.truncated;
+  for (size_t pos = 0; pos < res.out.len && !truncated;)
+    {
+      const char *e = res.out.data + pos;
+      size_t elen = strnlen (e, res.out.len - pos);
+      unsigned long long size;
+      char kind, mtime[64];
+      int off = 0;
+
+      pos += elen + 1;
+      if (pos > res.out.len || sscanf (e, "%c %llu %63s %n", &kind, &size, mtime, &off) < 3
+          || off == 0)
+        continue;
+      if (kind == 'd')
+        {
+          /* A directory as deep as the walk goes: what is below it is
+           * left out, as native does.  */
+          unsigned depth = 1;
+
+          for (const char *q = e + off; *q; q++)
+            depth += *q == '/';
+          if (depth >= max_depth)
+            truncated = true;
+          continue;
+        }
+      if (n >= SR_MAX_ARTIFACTS)
+        {
+          truncated = true;
+          break;
+        }
+      v = sr_xrealloc (v, (n + 1) * sizeof *v);
+      v[n] = (struct sr_artifact){
+        .path = sr_xstrdup (e + off), .size = size, .mtime_ns = parse_mtime (mtime),
+      };
+      n++;
+    }
+  sr_run_result_done (&res);
+  *ret = v;
+  *ret_n = n;
+  *ret_truncated = truncated;
+  return 0;
+}
+
+static int
+docker_create (void *state, const char *id, const char *image_ref, const char *code_dir,
+               int code_fd, struct sr_session_box **ret, struct sr_fsroot *fs,
+               const char **code, sr_error_t *err)
+{
+  struct docker_state *ds = state;
+  const struct sr_config *cfg = ds->cfg;
+  struct sr_session_box *b = sr_xcalloc (1, sizeof *b);
+  struct sr_docker_tmpfs tmpfs[] = {
+    { .path = "/tmp", .size = cfg->tmp_size, .exec = false, .mode = 01777 },
+    { .path = SR_SCRATCH_DIR, .size = cfg->scratch_size, .exec = true, .mode = 0755 },
+    { .path = SR_DATA_DIR, .size = cfg->session_data_size, .exec = false, .mode = 0755 },
+  };
+  struct sr_docker_bind bind = { .source = code_dir, .target = SR_CODE_DIR };
+  struct sr_docker_label labels[] = { { "org.sandbox-runner.session", id } };
+  struct sr_docker_config dc = ds->pol.dc;
+  char *image;
+
+  b->ds = ds;
+  /* A language's name ("python") means its Docker image, as run_code's
+   * backend maps it; anything else is a Docker image reference.  */
+  image = sr_docker_code_image (image_ref);
+  b->image = image ? image : sr_xstrdup (image_ref);
+  if (sr_docker_image_exists (ds->d, b->image, err) < 0)
+    {
+      if (code)
+        *code = (*err)->errnum == ENOENT ? "image_missing" : "sandbox_error";
+      sr_error_wrap (err, "session image %s", image_ref);
+      goto fail;
+    }
+  /* The container runs as CODE_UID, not as a mapped root: the code
+   * directory must be its own (or, for a runner in the docker group that
+   * is not root, open to all).  */
+  if (geteuid () == 0 ? fchown (code_fd, CODE_UID, CODE_GID) < 0 : fchmod (code_fd, 0777) < 0)
+    {
+      sr_error_set (err, errno, "chown %s", code_dir);
+      goto fail;
+    }
+  fs->uid = CODE_UID;
+  fs->gid = CODE_GID;
+
+  dc.image = b->image;
+  dc.tmpfs = tmpfs;
+  dc.n_tmpfs = sizeof tmpfs / sizeof tmpfs[0];
+  dc.binds = &bind;
+  dc.n_binds = 1;
+  dc.labels = labels;
+  dc.n_labels = sizeof labels / sizeof labels[0];
+  /* As native: a file may fill the data directory, and the CPU-time
+   * rlimit of each command backs the longest timeout.  */
+  if (dc.max_file_size < cfg->session_data_size)
+    dc.max_file_size = cfg->session_data_size;
+  dc.max_cpu_seconds = (uint32_t) ((cfg->max_timeout_ms + 999) / 1000 + 1);
+  if (sr_docker_hold (ds->d, &dc, &b->c, err) < 0)
+    {
+      sr_error_wrap (err, "create the session's container");
+      goto fail;
+    }
+  b->fs = (struct sr_fs_remote){
+    .read = fs_read, .write = fs_write, .walk = fs_walk, .ctx = b,
+  };
+  fs->remote = &b->fs;
+  *ret = b;
+  return 0;
+
+fail:
+  docker_destroy (b);
+  return -1;
+}
+
+const struct sr_session_backend sr_docker_session_backend = {
+  .name = "docker",
+  .open = docker_open,
+  .close = docker_close,
+  .create = docker_create,
+  .destroy = docker_destroy,
+  .alive = docker_alive,
+  .pid = docker_pid,
+  .image = docker_image,
+  .env = docker_env,
+  .exec = docker_exec,
+  .shells = false,
+};

@@ -1,0 +1,45 @@
+/* Warm containers for one-shot runs.
+ *
+ * A server keeps warm_containers created containers ready for each
+ * language without a compile stage, so that a run_code there pays only for
+ * starting its command: the clone, id maps, mounts, pivot_root and cgroups
+ * (on cgroup v1, attaching a process waits for an RCU grace period) are
+ * done before the request comes.
+ *
+ * A warm container is exactly what sr_code_run creates for the language's
+ * run stage with the default timeout: its code directory, still empty, is
+ * bound read-only at SR_CODE_DIR, and its init waits for its command.  A
+ * run takes one, writes the code into its directory and starts it; the
+ * container is destroyed after that one command, never reused, and the
+ * pool's thread makes the next.
+ *
+ * Containers are created on the pool's own thread, which lives as long as
+ * the pool: an init dies with the thread that cloned it (PR_SET_PDEATHSIG),
+ * and a request's thread ends with the request.
+ *
+ * The seccomp policy is loaded once, by sr_code_pool_new, for every run of
+ * the pool, warm or not.  */
+#ifndef SR_SANDBOX_POOL_H
+#define SR_SANDBOX_POOL_H
+
+#include "common/config.h"
+#include "common/error.h"
+#include "image/store.h"
+#include "sandbox/code.h"
+
+struct sr_code_pool;
+
+/* Fails only when the policy cannot be loaded.  cfg and store must
+ * outlive the pool.  */
+int sr_code_pool_new (const struct sr_config *cfg, struct sr_store *store,
+                      struct sr_code_pool **ret, sr_error_t *err);
+/* Destroys the warm containers.  Accepts NULL.  */
+void sr_code_pool_free (struct sr_code_pool *p);
+
+/* sr_code_run, on a warm container when one fits the request (a language
+ * without a compile stage, the default timeout, the native backend, an
+ * image the store still names), else on a new container.  Thread-safe.  */
+int sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
+                      struct sr_code_result *res, sr_error_t *err);
+
+#endif

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""The session cases of the backend parity test, through `serve` on stdio.
+
+usage: session-cases.py SANDBOX_RUNNER
+
+Runs one server (its backend from the environment: SANDBOX_BACKEND) and
+prints one line per case, "NAME: VALUE", VALUE a JSON summary with what
+must not depend on the backend: statuses, codes, outputs, paths, sizes,
+MIME types.  Lines starting "session " and "info " are for the caller's
+own checks (the session id; the backend-only cases).  Exits non-zero when
+the server cannot be talked to at all.
+"""
+import base64
+import json
+import subprocess
+import sys
+
+
+class Server:
+    def __init__(self, argv):
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, bufsize=1)
+        self.next_id = 0
+        self.call_raw("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                     "clientInfo": {"name": "parity", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg):
+        self.p.stdin.write(json.dumps(msg) + "\n")
+        self.p.stdin.flush()
+
+    def call_raw(self, method, params):
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                sys.exit("the server closed its output")
+            msg = json.loads(line)
+            if msg.get("id") == self.next_id:
+                return msg
+
+    def tool(self, name, **args):
+        r = self.call_raw("tools/call", {"name": name, "arguments": args}).get("result", {})
+        if r.get("isError"):
+            # a refusal carries its JSON in the text only
+            try:
+                return json.loads(r["content"][0]["text"])
+            except (KeyError, IndexError, ValueError):
+                return {"error": {"code": "unparsable"}}
+        return r.get("structuredContent") or {}
+
+    def close(self):
+        self.p.stdin.close()
+        return self.p.wait(timeout=120)
+
+
+def code_of(r):
+    """The machine-readable code of a failed tool call."""
+    for k in ("code", "error_code", "failure"):
+        if isinstance(r.get(k), str):
+            return r[k]
+    e = r.get("error")
+    if isinstance(e, dict):
+        return e.get("code")
+    return None
+
+
+def out(name, value):
+    print("%s: %s" % (name, json.dumps(value, sort_keys=True)), flush=True)
+
+
+def artifacts(r):
+    return sorted((a.get("path"), a.get("size"), a.get("mime_type"))
+                  for a in r.get("artifacts", []))
+
+
+def run(srv, sid, code, **kw):
+    r = srv.tool("run_code", session_id=sid, language="python", code=code, **kw)
+    return {k: r.get(k) for k in ("status", "exit_code", "stdout", "stderr")
+            if k in r}, r
+
+
+def main():
+    srv = Server([sys.argv[1], "serve"])
+    r = srv.tool("create_session", image="python")
+    sid = r.get("session_id")
+    if not sid:
+        out("create", r)
+        srv.close()
+        sys.exit(1)
+    print("session " + sid, flush=True)
+    out("create", {"has_id": True})
+
+    # files persist across run_code calls, and a run reports what it changed
+    s, r = run(srv, sid, 'open("/mnt/data/a.txt", "w").write("hi\\n")\n'
+                         'import os; os.makedirs("sub", exist_ok=True)\n'
+                         'open("sub/b.csv", "w").write("x,y\\n1,2\\n")')
+    out("run writes files", s)
+    out("run's changed artifacts", artifacts(r))
+    s, r = run(srv, sid, 'print(open("a.txt").read(), end="")')
+    out("a second run reads them", s)
+    out("an unchanged run changes no artifact", artifacts(r))
+
+    # upload, read back, list
+    data = b"col\n1\n2\n"
+    b64 = base64.b64encode(data).decode()
+    r = srv.tool("upload_file", session_id=sid, filename="in/data.csv", content_base64=b64)
+    out("upload", {"path": r.get("path"), "code": code_of(r)})
+    r = srv.tool("upload_file", session_id=sid, filename="in/data.csv", content_base64=b64)
+    out("upload onto an existing file", code_of(r))
+    r = srv.tool("upload_file", session_id=sid, filename="in/data.csv",
+                 content_base64=base64.b64encode(b"col\n3\n").decode(), overwrite=True)
+    out("upload with overwrite", {"path": r.get("path"), "code": code_of(r)})
+    r = srv.tool("read_artifact", session_id=sid, path="in/data.csv")
+    got = r.get("content_base64") or r.get("data_base64") or r.get("content")
+    out("read_artifact", {"content": base64.b64decode(got).decode() if got else None,
+                          "mime": r.get("mime_type"), "code": code_of(r)})
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+                           "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    srv.tool("upload_file", session_id=sid, filename="dot.png",
+             content_base64=base64.b64encode(png).decode())
+    big = bytes(range(256)) * 2400  # 600 KiB: more than one exec's worth
+    r = srv.tool("upload_file", session_id=sid, filename="big.bin",
+                 content_base64=base64.b64encode(big).decode())
+    out("a 600 KiB upload", code_of(r))
+    s, _ = run(srv, sid, 'import hashlib; print(hashlib.sha256(open("big.bin","rb").read())'
+                         '.hexdigest())')
+    out("the 600 KiB upload arrives whole", s)
+    r = srv.tool("list_artifacts", session_id=sid)
+    out("list_artifacts with MIME", artifacts(r))
+
+    # the file tools
+    r = srv.tool("file_write", session_id=sid, path="/tmp/notes.txt", content="one\ntwo\n")
+    out("file_write", {"path": r.get("path"), "code": code_of(r)})
+    r = srv.tool("file_read", session_id=sid, path="/tmp/notes.txt")
+    out("file_read", {k: r.get(k) for k in ("content", "text", "total_lines") if k in r})
+    r = srv.tool("file_patch", session_id=sid, path="/tmp/notes.txt", old_string="two",
+                 new_string="three")
+    out("file_patch", {"replacements": r.get("replacements"), "code": code_of(r)})
+    r = srv.tool("file_patch", session_id=sid, path="/tmp/notes.txt", old_string="absent",
+                 new_string="x")
+    out("file_patch without a match", code_of(r))
+    r = srv.tool("file_search", session_id=sid, pattern="^thr", path="/tmp")
+    out("file_search", sorted((m.get("path"), m.get("line"), m.get("text"))
+                              for m in r.get("matches", [])))
+    r = srv.tool("file_search", session_id=sid, pattern="1", glob="*.csv")
+    out("file_search with a glob", sorted((m.get("path"), m.get("line"))
+                                          for m in r.get("matches", [])))
+    r = srv.tool("file_read", session_id=sid, path="/mnt/data/absent.txt")
+    out("file_read of a missing file", code_of(r))
+    r = srv.tool("file_write", session_id=sid, path="/etc/x", content="x")
+    out("file_write on the read-only root", code_of(r))
+
+    # path escapes
+    r = srv.tool("read_artifact", session_id=sid, path="../../etc/passwd")
+    out("read_artifact with ..", code_of(r))
+    r = srv.tool("read_artifact", session_id=sid, path="/etc/passwd")
+    out("read_artifact outside the data directory", code_of(r))
+    r = srv.tool("upload_file", session_id=sid, filename="/etc/evil",
+                 content_base64=b64)
+    out("upload outside the data directory", code_of(r))
+    run(srv, sid, 'import os; os.symlink("/etc/passwd", "link"); os.symlink("/", "root")')
+    r = srv.tool("read_artifact", session_id=sid, path="link")
+    # native resolves the link inside the data directory (not_found),
+    # Docker refuses it (path_outside_sandbox): both keep /etc/passwd out
+    out("read_artifact through a symlink out", {
+        "refused": code_of(r) in ("not_found", "path_outside_sandbox"),
+        "leaked": "root:" in json.dumps(r)})
+    r = srv.tool("file_read", session_id=sid, path="/proc/version")
+    out("file_read on procfs", code_of(r))
+
+    # quota: the data directory is SANDBOX_SESSION_DATA_SIZE (1 MiB)
+    r = srv.tool("upload_file", session_id=sid, filename="huge.bin",
+                 content_base64=base64.b64encode(b"\0" * (700 << 10)).decode())
+    out("an upload past the quota", code_of(r))
+    s, _ = run(srv, sid, 'try:\n  open("fill.bin","wb").write(b"\\0" * (3 << 20))\n'
+                         'except OSError as e:\n  print(e.errno)')
+    out("a run past the quota", s)
+    srv.tool("file_write", session_id=sid, path="fill.bin", content="")
+    r = srv.tool("list_artifacts", session_id=sid)
+    out("no temp file is left", [a for a in artifacts(r) if ".sr-tmp" in (a[0] or "")])
+
+    # limits in a session
+    s, _ = run(srv, sid, 'x = bytearray(1 << 30); print(len(x))')
+    out("oom in a session", {"status": s.get("status")})
+    s, _ = run(srv, sid, 'while True: pass', timeout_seconds=1)
+    out("timeout in a session", {"status": s.get("status")})
+    s, _ = run(srv, sid, 'print(open("a.txt").read(), end="")')
+    out("the session lives on", s.get("stdout"))
+    # for the caller: a run after an oom must not be taken for one
+    print("info after-oom " + json.dumps(s.get("status")), flush=True)
+
+    # shells: native has them, Docker says so clearly
+    r = srv.tool("shell_new", session_id=sid)
+    print("info shell_new " + json.dumps({"code": code_of(r), "shell": bool(r.get("shell_id"))}),
+          flush=True)
+    if r.get("shell_id"):
+        srv.tool("shell_remove", shell_id=r["shell_id"])
+
+    r = srv.tool("close_session", session_id=sid)
+    out("close_session", code_of(r))
+    r = srv.tool("list_sessions")
+    out("no session after close", len(r.get("sessions", [])))
+    _, r = run(srv, sid, 'print(1)')
+    out("a closed session is gone", code_of(r))
+    print("info exit %d" % srv.close(), flush=True)
+
+
+main()
