@@ -12,6 +12,9 @@
 //   - the server's memory idle again, after all that.
 // Memory is read from /proc/PID/smaps_rollup (one address space, so all
 // the server's threads are in it) and /proc/PID/status (Threads).
+// SYSTEM is "sandbox-runner MCP TRANSPORT", with " (BACKEND)" after it
+// when SANDBOX_BACKEND names one other than native (the stdio server
+// inherits it).  With no CONCURRENCY, only the memory and the round trip.
 // Prints tab-separated lines, each with a tag:
 //   T SYSTEM WORKLOAD MICROSECONDS
 //   P SYSTEM CONCURRENCY CALLS SECONDS FAILURES
@@ -39,7 +42,8 @@ if (mode === "stdio") {
 }
 const runs = Number(rest[0] ?? 20), calls = Number(rest[1] ?? 0);
 const levels = (rest[2] ?? "").split(",").filter(Boolean).map(Number);
-const system = `sandbox-runner MCP ${mode}`;
+const backend = process.env.SANDBOX_BACKEND ?? "native";
+const system = `sandbox-runner MCP ${mode}` + (backend && backend !== "native" ? ` (${backend})` : "");
 const out = (...fields) => console.log(fields.join("\t"));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -11,6 +11,8 @@ RAW_DIR holds (tab-separated; any may be missing or empty):
   server-memory.tsv  SYSTEM STATE RSS_KIB PSS_KIB THREADS
   container-memory.tsv SYSTEM SUP_RSS SUP_PSS PROCESSES WORK_RSS WORK_PSS
   steps.json         sandbox-runner run --json lines (their setup_ms)
+  notes.txt          lines to show under the title (what ran fewer times,
+                     what was skipped and why)
 Writes OUT_PREFIX.md, OUT_PREFIX-startup.svg and OUT_PREFIX-throughput.svg,
 and prints the report with the target lines last.
 """
@@ -203,11 +205,11 @@ def gnuplot(out, startup, tput):
         print("bench: gnuplot is missing (apt-get install gnuplot-nox); no charts", file=sys.stderr)
         return []
     made = []
-    # Ten distinct colours: gnuplot's SVG default cycles after eight.
+    # Distinct colours, one per system: gnuplot's SVG default cycles after eight.
     colours = ["#9400d3", "#009e73", "#56b4e9", "#e69f00", "#f0e442", "#0072b2", "#e51e10", "#000000",
-               "#8c564b", "#7f7f7f"]
+               "#8c564b", "#7f7f7f", "#ff7f9f", "#1a5e1a", "#8080ff", "#b8860b"]
     styles = "".join(f"set linetype {i + 1} lc rgb '{c}' lw 2 pt 7\n" for i, c in enumerate(colours))
-    styles += "set linetype cycle 10\n"
+    styles += f"set linetype cycle {len(colours)}\n"
     q = lambda s: '"' + s.replace('"', "'") + '"'
     systems = []
     for sy in startup.values():
@@ -289,7 +291,9 @@ def main():
 
     checks = targets(startup, tput, server)
     target_lines = [("PASS " if ok else "MISS ") + text for ok, text in checks]
-    lines = [f"# {title}", "", "## Startup wall time (ms)", ""]
+    notes = ["\t".join(r) for r in rows(raw, "notes.txt")]
+    lines = [f"# {title}", ""] + [f"- {n}" for n in notes] + ([""] if notes else [])
+    lines += ["## Startup wall time (ms)", ""]
     lines += startup_section(startup) + throughput_section(tput) + memory_section(server, container)
     lines += steps_section(raw)
     lines += ["## Targets", "", "```"] + target_lines + info_lines(startup) + ["```", ""]

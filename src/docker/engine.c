@@ -13,12 +13,15 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -958,48 +961,71 @@ xfer_until_headers (const struct sr_docker *d, struct xfer *x, struct stream *s,
 struct supervise
 {
   uint64_t t0;               /* when the command was started */
-  bool timed_out, cancelled;
+  uint64_t deadline;         /* of its timeout; 0: none */
+  uint64_t give_up;          /* on its output, once killed */
+  bool killed, timed_out, cancelled;
   void (*kill) (void *ctx);
   void *kill_ctx;
 };
 
-/* Reads the stream to its end, enforcing the timeout and the cancel fd:
- * the same rules as the native supervisor.  */
+static void
+supervise_start (struct supervise *sv, const struct sr_run_options *opts)
+{
+  sv->deadline = opts->timeout_ms ? sv->t0 + opts->timeout_ms * 1000000ull : 0;
+}
+
+static void
+supervise_kill (struct supervise *sv)
+{
+  sv->killed = true;
+  sv->kill (sv->kill_ctx);
+  sv->give_up = sr_now_ns () + KILL_GRACE_MS * 1000000ull;
+}
+
+/* The rules of the native supervisor, one step of them: kills the command
+ * at its deadline, and returns false once it was killed KILL_GRACE_MS ago
+ * and its output has still not ended (something outside the command holds
+ * it open; what we have is what there is).  Else *wait_ms gets how long
+ * the caller may wait for its next event.  */
+static bool
+supervise_tick (struct supervise *sv, int *wait_ms)
+{
+  uint64_t now = sr_now_ns (), until;
+
+  if (!sv->killed && sv->deadline && now >= sv->deadline)
+    {
+      sv->timed_out = true;
+      supervise_kill (sv);
+      now = sr_now_ns ();
+    }
+  if (sv->killed && now >= sv->give_up)
+    return false;
+  until = sv->killed ? sv->give_up : sv->deadline;
+  *wait_ms = 1000;
+  if (until && until > now && (until - now) / 1000000 < 1000)
+    *wait_ms = (int) ((until - now) / 1000000) + 1;
+  return true;
+}
+
+/* Reads the stream to its end, enforcing the timeout and the cancel fd.  */
 static int
 supervise_stream (const struct sr_docker *d, struct xfer *x, const struct sr_run_options *opts,
                   struct supervise *sv, sr_error_t *err)
 {
-  uint64_t deadline = opts->timeout_ms ? sv->t0 + opts->timeout_ms * 1000000ull : 0;
-  uint64_t give_up = 0;
-  bool killed = false;
+  int wait_ms;
 
+  supervise_start (sv, opts);
   while (!xfer_step (x))
     {
-      uint64_t now = sr_now_ns ();
-      uint64_t until = killed ? give_up : deadline;
-      int wait_ms = 1000;
-
-      if (!killed && deadline && now >= deadline)
-        {
-          sv->timed_out = killed = true;
-          sv->kill (sv->kill_ctx);
-          give_up = sr_now_ns () + KILL_GRACE_MS * 1000000ull;
-          continue;
-        }
-      if (killed && now >= give_up)
-        /* Something outside the command holds its output open; what we
-         * have is what there is.  */
+      if (!supervise_tick (sv, &wait_ms))
         return 0;
-      if (until && until > now && (until - now) / 1000000 < (uint64_t) wait_ms)
-        wait_ms = (int) ((until - now) / 1000000) + 1;
-      if (xfer_wait (x, killed ? -1 : opts->cancel_fd, wait_ms))
+      if (xfer_wait (x, sv->killed ? -1 : opts->cancel_fd, wait_ms))
         {
-          sv->cancelled = killed = true;
-          sv->kill (sv->kill_ctx);
-          give_up = sr_now_ns () + KILL_GRACE_MS * 1000000ull;
+          sv->cancelled = true;
+          supervise_kill (sv);
         }
     }
-  if (x->result != CURLE_OK && !killed)
+  if (x->result != CURLE_OK && !sv->killed)
     return transport_error (d, x->h, x->result, x->errbuf, 0, err);
   return 0;
 }
@@ -1242,20 +1268,21 @@ sr_docker_container_alive (struct sr_docker_container *c)
   return json_bool (cJSON_GetObjectItemCaseSensitive (info, "State"), "Running");
 }
 
-/* Field 5 of /proc/PID/stat, the process group.  */
-static int
-proc_pgrp (const char *pid)
+/* Whether leader leads the process group or the session of pid (fields 5
+ * and 6 of /proc/PID/stat).  */
+static bool
+proc_led_by (const char *pid, int leader)
 {
   _cleanup_free_ char *path = sr_xasprintf ("/proc/%s/stat", pid), *stat = NULL;
   const char *p;
-  int state_ppid_pgrp = -1;
+  int pgrp = -1, sid = -1;
 
   if (sr_read_file (path, &stat, NULL, NULL) < 0)
-    return -1;
+    return false;
   p = strrchr (stat, ')');
-  if (p == NULL || sscanf (p + 1, " %*c %*d %d", &state_ppid_pgrp) != 1)
-    return -1;
-  return state_ppid_pgrp;
+  if (p == NULL || sscanf (p + 1, " %*c %*d %d %d", &pgrp, &sid) != 2)
+    return false;
+  return pgrp == leader || sid == leader;
 }
 
 static bool
@@ -1320,10 +1347,11 @@ out:
   sr_buf_done (&resp);
 }
 
-/* Kills every process of the group led by the exec's process (host pid
- * leader): runc makes each exec'd process a session and group leader, so
- * this is the command and everything it started that did not leave the
- * group.  Only processes in this container's cgroup are touched, which
+/* Kills every process of the group and the session led by the exec's
+ * process (host pid leader): runc makes each exec'd process a session and
+ * group leader, so this is the command and everything it started that did
+ * not leave its session (an interactive shell's jobs have groups of their
+ * own).  Only processes in this container's cgroup are touched, which
  * guards against a reused pid.  Returns how many processes were found.  */
 static unsigned
 kill_exec_group (struct sr_docker_container *c, int leader)
@@ -1344,7 +1372,7 @@ kill_exec_group (struct sr_docker_container *c, int leader)
         return found;
       while ((e = readdir (dir)))
         {
-          if (!isdigit ((unsigned char) e->d_name[0]) || proc_pgrp (e->d_name) != leader
+          if (!isdigit ((unsigned char) e->d_name[0]) || !proc_led_by (e->d_name, leader)
               || !proc_in_container (e->d_name, c->id))
             continue;
           this_round++;
@@ -1430,6 +1458,303 @@ oom_event_since (struct sr_docker_container *c, struct timespec t0)
   return oom;
 }
 
+/* --- an exec with stdin: the hijacked connection --- */
+
+/* An exec with its stdin attached needs both directions of one
+ * connection: the daemon answers the start request with 101 and then
+ * relays raw bytes each way.  libcurl only connects (CONNECT_ONLY), so
+ * unix and tcp endpoints work alike; the request is ours to write.  */
+struct hijack
+{
+  CURL *h;
+  curl_socket_t fd;
+  char errbuf[CURL_ERROR_SIZE];
+};
+
+static void
+hijack_done (struct hijack *hj)
+{
+  if (hj->h)
+    curl_easy_cleanup (hj->h);
+  hj->h = NULL;
+  hj->fd = CURL_SOCKET_BAD;
+}
+
+/* Polls fd for events until deadline (sr_now_ns): > 0 when ready.  */
+static int
+wait_fd (int fd, short events, uint64_t deadline)
+{
+  for (;;)
+    {
+      struct pollfd p = { .fd = fd, .events = events };
+      uint64_t now = sr_now_ns ();
+      int r;
+
+      if (now >= deadline)
+        return 0;
+      r = poll (&p, 1, (int) ((deadline - now) / 1000000) + 1);
+      if (r < 0 && errno == EINTR)
+        continue;
+      return r;
+    }
+}
+
+static int
+hijack_send (const struct sr_docker *d, struct hijack *hj, const char *p, size_t n,
+             uint64_t deadline, sr_error_t *err)
+{
+  while (n > 0)
+    {
+      size_t sent = 0;
+      CURLcode rc = curl_easy_send (hj->h, p, n, &sent);
+
+      if (rc == CURLE_AGAIN)
+        {
+          if (wait_fd (hj->fd, POLLOUT, deadline) <= 0)
+            return sr_error_set (err, ETIMEDOUT, "the Docker daemon at %s takes no more input",
+                                 d->endpoint);
+          continue;
+        }
+      if (rc != CURLE_OK)
+        return transport_error (d, hj->h, rc, hj->errbuf, 0, err);
+      p += sent;
+      n -= sent;
+    }
+  return 0;
+}
+
+/* Appends what the connection has to b, waiting until deadline; an end of
+ * the connection is an error.  */
+static int
+hijack_recv_some (const struct sr_docker *d, struct hijack *hj, struct sr_buf *b,
+                  uint64_t deadline, const char *what, sr_error_t *err)
+{
+  for (;;)
+    {
+      char buf[4096];
+      size_t n = 0;
+      CURLcode rc = curl_easy_recv (hj->h, buf, sizeof buf, &n);
+
+      if (rc == CURLE_AGAIN)
+        {
+          if (wait_fd (hj->fd, POLLIN, deadline) <= 0)
+            return sr_error_set (err, ETIMEDOUT,
+                                 "%s: the Docker daemon at %s did not answer within %u ms", what,
+                                 d->endpoint, ATTACH_TIMEOUT_MS);
+          continue;
+        }
+      if (rc != CURLE_OK)
+        return transport_error (d, hj->h, rc, hj->errbuf, 0, err);
+      if (n == 0)
+        return sr_error_set (err, ECONNRESET, "%s: the Docker daemon at %s closed the connection",
+                             what, d->endpoint);
+      sr_buf_append (b, buf, n);
+      return 0;
+    }
+}
+
+/* POSTs body to path on a connection of its own and reads the answer's
+ * head.  On 101 (or 200, which older daemons send) the connection is the
+ * stream and *early gets what already came of it; any other status is an
+ * error with the daemon's message.  */
+static int
+hijack_start (const struct sr_docker *d, const char *path, const cJSON *body, struct hijack *hj,
+              struct sr_buf *early, const char *what, sr_error_t *err)
+{
+  _cleanup_free_ char *text = cJSON_PrintUnformatted (body), *req = NULL;
+  const char *host = d->base_url + strlen ("http://");
+  size_t host_len = strcspn (host, "/");
+  uint64_t deadline = sr_now_ns () + ATTACH_TIMEOUT_MS * 1000000ull;
+  struct sr_buf head = { 0 }, msg = { 0 };
+  const char *end;
+  CURLcode rc;
+  long status = 0;
+  int r = -1;
+
+  if (text == NULL)
+    sr_oom ();
+  hj->h = new_handle (d, hj->errbuf);
+  curl_easy_setopt (hj->h, CURLOPT_URL, d->base_url);
+  curl_easy_setopt (hj->h, CURLOPT_CONNECT_ONLY, 1L);
+  rc = curl_easy_perform (hj->h);
+  if (rc != CURLE_OK)
+    return transport_error (d, hj->h, rc, hj->errbuf, CONNECT_TIMEOUT_MS, err);
+  if (curl_easy_getinfo (hj->h, CURLINFO_ACTIVESOCKET, &hj->fd) != CURLE_OK
+      || hj->fd == CURL_SOCKET_BAD)
+    return sr_error_set (err, EIO, "%s: no connection to the Docker daemon at %s", what,
+                         d->endpoint);
+  req = sr_xasprintf ("POST %s%s HTTP/1.1\r\nHost: %.*s\r\nUser-Agent: " PACKAGE_NAME
+                      "/" PACKAGE_VERSION "\r\nContent-Type: application/json\r\n"
+                      "Content-Length: %zu\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n%s",
+                      host + host_len, path, (int) host_len, host, strlen (text), text);
+  if (hijack_send (d, hj, req, strlen (req), deadline, err) < 0)
+    goto out;
+  while (head.len == 0 || (end = memmem (head.data, head.len, "\r\n\r\n", 4)) == NULL)
+    {
+      if (head.len > MAX_ERROR_BODY)
+        {
+          sr_error_set (err, EPROTO, "%s: the Docker daemon's answer has no end of headers", what);
+          goto out;
+        }
+      if (hijack_recv_some (d, hj, &head, deadline, what, err) < 0)
+        goto out;
+    }
+  end += 4;
+  if (sscanf (head.data, "HTTP/%*s %ld", &status) != 1)
+    {
+      sr_error_set (err, EPROTO, "%s: the Docker daemon's answer is not HTTP", what);
+      goto out;
+    }
+  if (status == 101 || status == 200)
+    {
+      sr_buf_append (early, end, head.len - (size_t) (end - head.data));
+      r = 0;
+      goto out;
+    }
+  /* An error: its JSON body, as long as Content-Length says.  */
+  {
+    _cleanup_free_ char *head_only = strndup (head.data, (size_t) (end - head.data));
+    const char *cl = head_only ? strcasestr (head_only, "\r\nContent-Length:") : NULL;
+    size_t want = cl ? strtoul (cl + 17, NULL, 10) : 0;
+
+    if (head_only == NULL)
+      sr_oom ();
+    sr_buf_append (&msg, end, head.len - (size_t) (end - head.data));
+    if (want > MAX_ERROR_BODY)
+      want = MAX_ERROR_BODY;
+    while (msg.len < want && hijack_recv_some (d, hj, &msg, deadline, what, NULL) == 0)
+      ;
+    api_error (status, &msg, errno_of_status (status), what, err);
+  }
+out:
+  sr_buf_done (&head);
+  sr_buf_done (&msg);
+  return r;
+}
+
+static void
+deliver_raw (struct stream *s, bool tty, const char *p, size_t n)
+{
+  if (tty)
+    {
+      /* A terminal's output is one stream, the command's stdout.  */
+      s->type = 1;
+      stream_deliver (s, p, n);
+    }
+  else
+    on_stream_data ((char *) p, 1, n, s);
+}
+
+/* Starts exec_id (start_path, start) on a hijacked connection and relays until
+ * its output ends: opts->stdin_fd to the command's stdin, its output to s.
+ * The timeout and the cancel fd are enforced as supervise_stream does.  A
+ * terminal stdin is put in raw mode, so that what is typed, ^C too,
+ * reaches the command's terminal in the container untouched and is
+ * interpreted there.  */
+static int
+relay_exec (struct sr_docker_container *c, const char *exec_id, const char *start_path,
+            const cJSON *start, const struct sr_run_options *opts, bool tty, struct stream *s,
+            struct supervise *sv, sr_error_t *err)
+{
+  struct hijack hj = { .fd = CURL_SOCKET_BAD };
+  struct sr_buf early = { 0 };
+  bool in_open = true;
+  int r = -1;
+
+  if (tty)
+    {
+      struct termios t;
+
+      if (tcgetattr (opts->stdin_fd, &t) == 0)
+        {
+          cfmakeraw (&t);
+          (void) tcsetattr (opts->stdin_fd, TCSANOW, &t);
+        }
+    }
+  if (hijack_start (c->d, start_path, start, &hj, &early, "start the exec", err) < 0)
+    goto out;
+  supervise_start (sv, opts);
+  s->status = 101;
+  s->headers_done = true;
+  if (early.len)
+    deliver_raw (s, tty, early.data, early.len);
+  if (tty)
+    {
+      /* The size a shell's programs format their output for.  */
+      _cleanup_free_ char *resize = sr_xasprintf ("/exec/%s/resize?h=50&w=200", exec_id);
+      struct sr_buf resp = { 0 };
+
+      (void) request (c->d, "POST", resize, NULL, CONTROL_TIMEOUT_MS, &resp, NULL);
+      sr_buf_done (&resp);
+    }
+  for (;;)
+    {
+      struct pollfd p[3] = {
+        { .fd = hj.fd, .events = POLLIN },
+        { .fd = in_open && !sv->killed ? opts->stdin_fd : -1, .events = POLLIN },
+        { .fd = sv->killed ? -1 : opts->cancel_fd, .events = POLLIN },
+      };
+      int wait_ms;
+
+      if (!supervise_tick (sv, &wait_ms))
+        break;
+      if (poll (p, 3, wait_ms) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          sr_error_set (err, errno, "poll");
+          goto out;
+        }
+      if (p[2].revents & POLLIN)
+        {
+          sv->cancelled = true;
+          supervise_kill (sv);
+        }
+      if (p[1].revents)
+        {
+          char buf[4096];
+          ssize_t n = read (opts->stdin_fd, buf, sizeof buf);
+
+          if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            ;
+          else if (n <= 0
+                   || hijack_send (c->d, &hj, buf, (size_t) n,
+                                   sr_now_ns () + ATTACH_TIMEOUT_MS * 1000000ull, NULL) < 0)
+            {
+              /* No more input: a pipe's end reaches the command as EOF;
+               * a terminal (EIO once its master is gone) has no end.  */
+              in_open = false;
+              if (!tty)
+                (void) shutdown (hj.fd, SHUT_WR);
+            }
+        }
+      if (p[0].revents)
+        {
+          char buf[16384];
+          size_t n = 0;
+          CURLcode rc = curl_easy_recv (hj.h, buf, sizeof buf, &n);
+
+          if (rc == CURLE_AGAIN)
+            continue;
+          if (rc != CURLE_OK)
+            {
+              if (sv->killed)
+                break;
+              transport_error (c->d, hj.h, rc, hj.errbuf, 0, err);
+              goto out;
+            }
+          if (n == 0)
+            break;
+          deliver_raw (s, tty, buf, n);
+        }
+    }
+  r = 0;
+out:
+  hijack_done (&hj);
+  sr_buf_done (&early);
+  return r;
+}
+
 int
 sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
                 const struct sr_run_options *opts, struct sr_run_result *result,
@@ -1446,6 +1771,7 @@ sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
   struct sr_buf resp = { 0 };
   size_t cap = opts->max_output ? opts->max_output : SR_DEFAULT_MAX_OUTPUT;
   struct timespec t0_wall = { 0 };
+  bool tty = opts->stdin_fd >= 0 && isatty (opts->stdin_fd);
   const cJSON *id;
   long status;
   int r = -1;
@@ -1457,10 +1783,10 @@ sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
   add_strv (body, "Cmd", spec->argv);
   add_env (body, spec->env);
   cJSON_AddStringToObject (body, "WorkingDir", spec->cwd ? spec->cwd : SR_DEFAULT_WORKDIR);
-  cJSON_AddBoolToObject (body, "AttachStdin", false);
+  cJSON_AddBoolToObject (body, "AttachStdin", opts->stdin_fd >= 0);
   cJSON_AddBoolToObject (body, "AttachStdout", true);
   cJSON_AddBoolToObject (body, "AttachStderr", true);
-  cJSON_AddBoolToObject (body, "Tty", false);
+  cJSON_AddBoolToObject (body, "Tty", tty);
   if (*c->user)
     cJSON_AddStringToObject (body, "User", c->user);
   status = request (c->d, "POST", path, body, CONTROL_TIMEOUT_MS, &resp, err);
@@ -1490,14 +1816,22 @@ sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,
   spath = sr_xasprintf ("/exec/%s/start", exec_id);
   start = cJSON_CreateObject ();
   cJSON_AddBoolToObject (start, "Detach", false);
-  cJSON_AddBoolToObject (start, "Tty", false);
+  cJSON_AddBoolToObject (start, "Tty", tty);
   sv.t0 = sr_now_ns ();
   clock_gettime (CLOCK_REALTIME, &t0_wall);
-  xfer_start (c->d, &x, spath, start, &s);
-  if (xfer_until_headers (c->d, &x, &s, "start the exec", err) < 0)
-    goto out;
-  if (supervise_stream (c->d, &x, opts, &sv, err) < 0)
-    goto out;
+  if (opts->stdin_fd >= 0)
+    {
+      if (relay_exec (c, exec_id, spath, start, opts, tty, &s, &sv, err) < 0)
+        goto out;
+    }
+  else
+    {
+      xfer_start (c->d, &x, spath, start, &s);
+      if (xfer_until_headers (c->d, &x, &s, "start the exec", err) < 0)
+        goto out;
+      if (supervise_stream (c->d, &x, opts, &sv, err) < 0)
+        goto out;
+    }
   result->duration_ns = sr_now_ns () - sv.t0;
 
   /* The stream ends when the command's output closes; its exit code may

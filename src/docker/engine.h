@@ -147,6 +147,12 @@ int sr_docker_run (struct sr_docker *d, const struct sr_docker_config *cfg,
  * notification, which the daemon also turns into State.OOMKilled): the
  * container outlives the exec, so its sticky OOMKilled cannot tell one
  * exec from the next.  */
+/* With opts->stdin_fd, the exec's stdin is attached and fed from it until
+ * it ends.  When that fd is a terminal, the command gets a terminal of
+ * its own in the container (Tty, 50x200): the fd is switched to raw mode
+ * and its bytes relayed as they come, so the container's line discipline
+ * interprets ^C; the command's stdout and stderr then arrive as one
+ * stream, reported as stdout.  */
 int sr_docker_hold (struct sr_docker *d, const struct sr_docker_config *cfg,
                     struct sr_docker_container **ret, sr_error_t *err);
 int sr_docker_exec (struct sr_docker_container *c, const struct sr_exec_spec *spec,

@@ -562,5 +562,5 @@ const struct sr_session_backend sr_docker_session_backend = {
   .image = docker_image,
   .env = docker_env,
   .exec = docker_exec,
-  .shells = false,
+  .shell_one_stream = true,
 };

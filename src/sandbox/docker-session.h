@@ -8,9 +8,9 @@
  * through the host's /proc/<pid>/root, which a runner in the docker group
  * may not open (and which a remote daemon does not have).
  *
- * Persistent shells are not offered: shell.c hands the command a host
- * terminal as stdin, which the exec API cannot take (shell_new answers
- * backend_unsupported).
+ * Persistent shells run through an exec with its stdin attached: the
+ * host terminal shell.c hands over is relayed raw to a terminal of the
+ * exec's own (docker/engine.h), so ^C is interpreted in the container.
  *
  * Only sandbox-runner-full links this file; it registers the backend
  * with sr_session_set_docker_backend (cli/backend_full.c).  */

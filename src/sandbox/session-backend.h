@@ -53,9 +53,10 @@ struct sr_session_backend
   /* One command, as sr_container_exec: cwd set, env set.  */
   int (*exec) (struct sr_session_box *b, const struct sr_exec_spec *spec,
                const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err);
-  /* Persistent shells (sandbox/shell.c) need stdin from a host terminal
-   * the backend can hand to a command.  */
-  bool shells;
+  /* A persistent shell (sandbox/shell.c) is a command whose stdin is a
+   * host terminal.  Its stdout and stderr come back as one stream: its terminal's
+   * in the container (Docker), not two pipes.  */
+  bool shell_one_stream;
 };
 
 /* The Docker backend, registered by sandbox-runner-full

@@ -399,7 +399,6 @@ static const struct sr_session_backend native_backend = {
   .image = native_image,
   .env = native_env,
   .exec = native_exec,
-  .shells = true,
 };
 
 static const struct sr_session_backend *docker_backend;
@@ -849,11 +848,6 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
   char id[64];
   int r;
 
-  if (!m->be->shells)
-    return sr_fail_code (code, "backend_unsupported", err, ENOTSUP,
-                         "persistent shells are not available on the %s backend: run commands "
-                         "with run_code in the session instead",
-                         m->be->name);
   if (session_id && *session_id)
     {
       pthread_mutex_lock (&m->lock);
@@ -887,7 +881,9 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
       r = 0;
     }
   pthread_mutex_unlock (&m->lock);
-  if (r == 0 && sr_shell_start (s, &s->fs, id, m->cfg->max_output, &sh, err) < 0)
+  if (r == 0
+      && sr_shell_start (s, &s->fs, id, m->cfg->max_output, m->be->shell_one_stream, &sh, err)
+             < 0)
     {
       if (code)
         *code = "sandbox_error";

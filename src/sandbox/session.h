@@ -21,9 +21,8 @@
  * (session_busy for a second caller) until sr_session_release.
  *
  * Failures set *code to a machine-readable name: session_not_found,
- * session_busy, session_limit, image_missing, backend_unsupported (what
- * the backend cannot do: persistent shells on Docker), sandbox_error, and
- * those of sandbox/files.h.  */
+ * session_busy, session_limit, image_missing, sandbox_error, and those of
+ * sandbox/files.h.  */
 #ifndef SR_SANDBOX_SESSION_H
 #define SR_SANDBOX_SESSION_H
 
@@ -95,7 +94,7 @@ int sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
 
 /* Persistent shells (sandbox/shell.h) of sessions.  A shell's id names
  * its session.  Codes: session_not_found, shell_not_found, shell_busy,
- * shell_limit, backend_unsupported (the Docker backend), sandbox_error.  */
+ * shell_limit, sandbox_error.  */
 
 /* Starts a shell in session_id (NULL or "": a new session).  */
 int sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret_shell_id,

@@ -21,6 +21,8 @@
 
 /* How long a new shell may take to print its first prompt.  */
 #define SHELL_START_MS 10000u
+/* How long shell_exec without wait waits for the command to begin.  */
+#define SHELL_BEGIN_MS 2000u
 /* How long an interrupted command (timeout) gets to end.  */
 #define SHELL_INTERRUPT_GRACE_MS 2000u
 #define NONCE_CHARS 16
@@ -32,6 +34,7 @@ struct carry
   char *data;
   size_t len;
   uint64_t markers;         /* markers seen on this stream */
+  uint64_t begins;          /* begin markers: a command file was sourced */
 };
 
 struct sr_shell
@@ -50,6 +53,7 @@ struct sr_shell
   pthread_mutex_t lock;
   pthread_cond_t changed;
   enum sr_shell_state state;
+  bool one_stream;          /* stderr comes on stdout (a terminal's) */
   struct carry carry[2];    /* stdout, stderr */
   uint64_t base[2];         /* markers before the running command */
   int last_status;
@@ -104,13 +108,15 @@ commit (struct sr_shell *sh, const char *buf, size_t len)
   sh->out[sh->out_len] = '\0';
 }
 
-/* Both streams have shown the marker of the prompt after the command.  */
+/* Both streams (or the one) have shown the marker of the prompt after
+ * the command.  */
 static void
 update_state (struct sr_shell *sh)
 {
   if (sh->state == SR_SHELL_TERMINATED)
     return;
-  if (sh->carry[0].markers > sh->base[0] && sh->carry[1].markers > sh->base[1])
+  if (sh->carry[0].markers > sh->base[0]
+      && (sh->one_stream || sh->carry[1].markers > sh->base[1]))
     {
       if (sh->state == SR_SHELL_WAITING)
         sh->finished = true;
@@ -152,12 +158,18 @@ feed (struct sr_shell *sh, struct carry *c, const char *buf, size_t len)
             }
           goto keep;  /* the rest has not arrived */
         }
-      status = strtol (digits, NULL, 10);
-      sh->last_status = (int) status;
-      c->markers++;
       pos = (size_t) (end + 1 - c->data);
-      if (pos < c->len && c->data[pos] == '\n')
-        pos++;
+      if (*digits == 'b')
+        c->begins++;
+      else
+        {
+          status = strtol (digits, NULL, 10);
+          sh->last_status = (int) status;
+          c->markers++;
+          /* The newline that ends the prompt's marker line.  */
+          if (pos < c->len && c->data[pos] == '\n')
+            pos++;
+        }
     }
   /* Hold back a tail that could be the start of a marker.  */
   {
@@ -299,6 +311,22 @@ wait_locked (struct sr_shell *sh, const struct timespec *deadline)
   drain_terminal_locked (sh);
 }
 
+/* Waits, under the lock, until the command has begun (its begin marker
+ * came) or ended, at most SHELL_BEGIN_MS: a ^C sent right after a
+ * shell_exec without wait then reaches the command, not bash still
+ * reading the command's line, which the terminal would discard with the
+ * rest of its input.  */
+static void
+wait_begun_locked (struct sr_shell *sh, uint64_t begins_before)
+{
+  struct timespec deadline;
+
+  deadline_after (&deadline, SHELL_BEGIN_MS);
+  while (sh->state == SR_SHELL_WAITING && sh->carry[0].begins == begins_before
+         && !passed (&deadline))
+    pthread_cond_timedwait (&sh->changed, &sh->lock, &deadline);
+}
+
 static void
 take_output_locked (struct sr_shell *sh, struct sr_shell_output *out)
 {
@@ -318,7 +346,7 @@ take_output_locked (struct sr_shell *sh, struct sr_shell_output *out)
 
 int
 sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id,
-                size_t max_output, struct sr_shell **ret, sr_error_t *err)
+                size_t max_output, bool one_stream, struct sr_shell **ret, sr_error_t *err)
 {
   struct sr_shell *sh = sr_xcalloc (1, sizeof *sh);
   _cleanup_free_ char *rc_path = NULL, *rc = NULL;
@@ -331,6 +359,7 @@ sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id
   snprintf (sh->id, sizeof sh->id, "%s", id);
   sh->session = s;
   sh->fs = fs;
+  sh->one_stream = one_stream;
   sh->master = sh->slave = sh->cancel_fd = -1;
   sh->max_output = max_output ? max_output : 1;
   sh->out = sr_xmalloc (sh->max_output + 1);
@@ -363,11 +392,20 @@ sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id
   rc_path = sr_xasprintf ("/tmp/.sr-shell-%s.rc", sh->id);
   /* The prompts stay empty whatever a command sets (a venv's activate
    * prefixes PS1), so only the commands' output comes back.  */
-  rc = sr_xasprintf ("PS1=''\nPS2=''\nunset HISTFILE\nVIRTUAL_ENV_DISABLE_PROMPT=1\n"
-                     "PROMPT_COMMAND='__sr_status=$?; PS1=; PS2=; "
-                     "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\"; "
-                     "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\" >&2'\n",
-                     sh->nonce, sh->nonce);
+  if (one_stream)
+    /* The container's terminal echoes input and turns \n into \r\n
+     * unless told not to; ours is set up by open_terminal.  */
+    rc = sr_xasprintf ("stty -echo -onlcr 2>/dev/null\n"
+                       "PS1=''\nPS2=''\nunset HISTFILE\nVIRTUAL_ENV_DISABLE_PROMPT=1\n"
+                       "PROMPT_COMMAND='__sr_status=$?; PS1=; PS2=; "
+                       "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\"'\n",
+                       sh->nonce);
+  else
+    rc = sr_xasprintf ("PS1=''\nPS2=''\nunset HISTFILE\nVIRTUAL_ENV_DISABLE_PROMPT=1\n"
+                       "PROMPT_COMMAND='__sr_status=$?; PS1=; PS2=; "
+                       "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\"; "
+                       "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\" >&2'\n",
+                       sh->nonce, sh->nonce);
   if (sr_files_write (fs, rc_path, rc, strlen (rc), NULL, &code, err) < 0)
     {
       sr_error_wrap (err, "write the shell's rc file");
@@ -411,7 +449,9 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
                struct sr_shell_output *out, const char **code, sr_error_t *err)
 {
   _cleanup_free_ char *path = sr_xasprintf ("/tmp/.sr-shell-%s.sh", sh->id);
-  _cleanup_free_ char *script = sr_xasprintf ("%s\n", command);
+  /* The command begins with a begin marker on stdout.  */
+  _cleanup_free_ char *script = sr_xasprintf ("printf '\\036sr:%s:b\\036'\n%s\n", sh->nonce,
+                                              command);
   _cleanup_free_ char *line = sr_xasprintf (". %s\n", path);
   struct timespec deadline;
 
@@ -453,7 +493,9 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
         *code = "io_error";
       return sr_error_set (err, errno, "write to shell %s", sh->id);
     }
-  if (wait)
+  if (!wait)
+    wait_begun_locked (sh, sh->carry[0].begins);
+  else
     {
       deadline_after (&deadline, timeout_ms);
       wait_locked (sh, &deadline);

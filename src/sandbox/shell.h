@@ -13,7 +13,10 @@
  * A command is written to a file in the container's /tmp and sourced, so
  * any length and any number of lines work; the shell's prompt command
  * then prints a marker with a random nonce and $? on stdout and stderr,
- * which tells the runner the command ended and how.
+ * which tells the runner the command ended and how.  The command file
+ * starts by printing a begin marker, which tells it the command has
+ * begun: a shell_exec without wait returns only then (or after two
+ * seconds), so that a ^C that follows interrupts the command.
  *
  * States: init (starting), ready (no command running), waiting (a command
  * runs), terminated (bash exited or was killed).  */
@@ -52,9 +55,12 @@ struct sr_shell_output
 void sr_shell_output_done (struct sr_shell_output *o);
 
 /* Starts bash in session s (which must outlive the shell) and waits until
- * it is ready.  */
+ * it is ready.  one_stream: the backend gives bash a terminal of its own
+ * in the container, which carries stdout and stderr as one stream (see
+ * sandbox/session-backend.h); the marker then comes on stdout alone.  */
 int sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id,
-                    size_t max_output, struct sr_shell **ret, sr_error_t *err);
+                    size_t max_output, bool one_stream, struct sr_shell **ret,
+                    sr_error_t *err);
 
 /* Runs command.  The output buffer starts empty.  With wait, returns when
  * the command ends or after timeout_ms (then it interrupts the command

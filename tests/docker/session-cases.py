@@ -14,6 +14,7 @@ import base64
 import json
 import subprocess
 import sys
+import time
 
 
 class Server:
@@ -79,6 +80,58 @@ def run(srv, sid, code, **kw):
     r = srv.tool("run_code", session_id=sid, language="python", code=code, **kw)
     return {k: r.get(k) for k in ("status", "exit_code", "stdout", "stderr")
             if k in r}, r
+
+
+def shell_result(r):
+    return {k: r.get(k) for k in ("output", "exit_code", "state", "timed_out", "code")
+            if r.get(k) is not None} or {"code": code_of(r)}
+
+
+def shell_until_ready(srv, shell):
+    """shell_read until the command ends, with the output of every read."""
+    output = ""
+    for _ in range(50):
+        r = srv.tool("shell_read", shell_id=shell)
+        output += r.get("output") or ""
+        if r.get("state") != "waiting":
+            break
+        time.sleep(0.1)
+    r["output"] = output
+    return r
+
+
+def shell_cases(srv, shell):
+    def sh(name, command, **kw):
+        r = srv.tool("shell_exec", shell_id=shell, command=command, **kw)
+        out(name, shell_result(r))
+        return r
+
+    sh("shell, cd and export", "cd /tmp && export GREETING=hello")
+    sh("shell, the cwd and variables persist", "pwd; echo $GREETING")
+    sh("shell, stderr comes back too", "echo err >&2")
+    sh("shell, a failing command's status", "false")
+    sh("shell, multi-line and long commands",
+       "for i in 1 2; do\n  echo line$i\ndone\nX=$(printf '%3000s' | tr ' ' y); echo ${#X}")
+    sh("shell, output without a final newline", "printf 'a\\tb'")
+    r = sh("shell, wait=false", "sleep 30; echo never", wait=False)
+    r = srv.tool("shell_exec", shell_id=shell, command="echo again")
+    out("shell, a command while one runs", code_of(r))
+    r = srv.tool("write_stdin", shell_id=shell, data="\\x03")
+    out("shell, write_stdin of Ctrl-C", r.get("bytes"))
+    out("shell, Ctrl-C interrupts the command", shell_result(shell_until_ready(srv, shell)))
+    sh("shell, a command reading stdin", "read -r name; echo hi $name", wait=False)
+    srv.tool("write_stdin", shell_id=shell, data="agent\n")
+    out("shell, write_stdin feeds it", shell_result(shell_until_ready(srv, shell)))
+    sh("shell, a command past its timeout", "sleep 30", timeout_seconds=1)
+    sh("shell, the state is kept after it", "echo still $GREETING")
+    r = srv.tool("shell_list")
+    out("shell_list", [(x.get("shell_id") == shell, x.get("state")) for x in r.get("shells", [])])
+    srv.tool("shell_exec", shell_id=shell, command="exit 3")
+    out("shell, exit ends the shell", shell_result(shell_until_ready(srv, shell)))
+    r = srv.tool("shell_remove", shell_id=shell)
+    out("shell_remove", r.get("removed"))
+    r = srv.tool("shell_read", shell_id=shell)
+    out("shell, a removed shell", code_of(r))
 
 
 def main():
@@ -191,12 +244,13 @@ def main():
     # for the caller: a run after an oom must not be taken for one
     print("info after-oom " + json.dumps(s.get("status")), flush=True)
 
-    # shells: native has them, Docker says so clearly
+    # persistent shells: state, both streams, exit codes, stdin, Ctrl-C,
+    # timeouts and exit
     r = srv.tool("shell_new", session_id=sid)
-    print("info shell_new " + json.dumps({"code": code_of(r), "shell": bool(r.get("shell_id"))}),
-          flush=True)
-    if r.get("shell_id"):
-        srv.tool("shell_remove", shell_id=r["shell_id"])
+    shell = r.get("shell_id")
+    out("shell_new", {"shell": bool(shell), "state": r.get("state"), "code": code_of(r)})
+    if shell:
+        shell_cases(srv, shell)
 
     r = srv.tool("close_session", session_id=sid)
     out("close_session", code_of(r))

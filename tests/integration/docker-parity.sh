@@ -124,10 +124,8 @@ like "$(cat "$sr_tmp/cases-native")" 'info after-oom "success"' \
   "native: a run after an oom in the session is not oom"
 like "$(cat "$sr_tmp/cases-docker")" 'info after-oom "success"' \
   "docker: a run after an oom in the session is not oom"
-like "$(cat "$sr_tmp/cases-docker")" 'info shell_new {"code": "backend_unsupported"' \
-  "docker: shell_new says backend_unsupported"
-like "$(cat "$sr_tmp/cases-native")" 'info shell_new {"code": null, "shell": true}' \
-  "native: shell_new starts a shell"
+like "$(cat "$sr_tmp/cases-docker")" 'shell, Ctrl-C interrupts the command: {"exit_code": 130' \
+  "docker: Ctrl-C in a shell interrupts its command"
 sid=$(cat "$sr_tmp/docker-sid")
 ok "$([ -n "$sid" ] && [ -z "$(docker ps -aq --filter "label=org.sandbox-runner.session=$sid")" ]; echo $?)" \
   "docker: close_session removes the session's container"
