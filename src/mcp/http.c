@@ -1056,6 +1056,16 @@ post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
   return ret;
 }
 
+/* Whether request m asks for progress notifications.  */
+static bool
+wants_progress (const struct sr_rpc_message *m)
+{
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m->params, "_meta");
+
+  return m->kind == SR_RPC_REQUEST
+         && cJSON_GetObjectItemCaseSensitive (meta, "progressToken") != NULL;
+}
+
 static enum MHD_Result
 post_message (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
@@ -1072,10 +1082,12 @@ post_message (struct http *h, struct MHD_Connection *c, struct request *rq)
   if (sr_rpc_parse (rq->body ? rq->body : "", rq->len, &m, &error) < 0)
     return reply_body (c, MHD_HTTP_BAD_REQUEST, "application/json", error, NULL, NULL);
 
-  /* SSE when the client names it (or admits nothing else), else JSON.  */
-  sse = !accepts (accept, "application/json", &json_x);
-  if (accepts (accept, "text/event-stream", &sse_x) && sse_x)
-    sse = true;
+  /* One JSON body unless there is something to stream before the
+   * response (the progress of a request with a progressToken) and the
+   * client takes SSE, or unless it takes nothing but SSE: a JSON body
+   * costs a client less to read than an event stream.  */
+  sse = !accepts (accept, "application/json", &json_x)
+        || (wants_progress (&m) && accepts (accept, "text/event-stream", &sse_x));
 
   if (m.kind == SR_RPC_REQUEST && strcmp (m.method, "initialize") == 0)
     {

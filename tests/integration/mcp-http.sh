@@ -44,10 +44,10 @@ post -d "$init"
 is "$status" 200 "initialize over curl is 200"
 sid=$(header Mcp-Session-Id)
 like "$sid" '^[0-9a-f]{32}$' "with an Mcp-Session-Id"
-like "$(header Content-Type)" '^text/event-stream' "as SSE when the client accepts it"
+like "$(header Content-Type)" '^application/json' "as one JSON body, with nothing to stream before it"
+post_accepting text/event-stream -d "$init"
+like "$status $(header Content-Type)" '^200 text/event-stream' "a client that accepts only SSE gets SSE"
 like "$body" '^event: message' "one SSE event carries the response"
-post_accepting application/json -d "$init"
-like "$status $(header Content-Type)" '^200 application/json' "a client that accepts only JSON gets one JSON body"
 post -H "Mcp-Session-Id: $sid" -d '{"jsonrpc":"2.0","method":"notifications/initialized"}'
 is "$status" 202 "a notification is 202 Accepted"
 is "$body" "" "with no body"
@@ -102,19 +102,22 @@ status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 "http://127.0.0
 is "$status $(cat "$sr_tmp/dl")" "200 small" "a file under it is served"
 call 22 close_session "{\"session_id\":\"$files_sid\"}"
 
-# A client that hangs up mid-run: the run is cancelled, its container goes.
-curl -s -N --max-time 30 -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \
-  -H "Mcp-Session-Id: $sid" \
-  -d '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"while True: pass","timeout_seconds":25}}}' \
-  "$url" >/dev/null 2>&1 &
-hangup=$!
-for i in $(seq 1 100); do [ -n "$(running_containers "$containers")" ] && break; sleep 0.1; done
-[ -n "$(running_containers "$containers")" ]; ok $? "a run started over a curl SSE stream"
-kill "$hangup"
-wait "$hangup" 2>/dev/null
-gone=1
-for i in $(seq 1 20); do [ -z "$(running_containers "$containers")" ] && { gone=0; break; }; sleep 0.1; done
-ok $gone "a client that disconnects mid-run leaves no container within 2 s"
+# A client that hangs up mid-run, waiting on an SSE stream or on a JSON
+# body: the run is cancelled, its container goes.
+for accept in text/event-stream application/json; do
+  curl -s -N --max-time 30 -H 'Content-Type: application/json' -H "Accept: $accept" \
+    -H "Mcp-Session-Id: $sid" \
+    -d '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"while True: pass","timeout_seconds":25}}}' \
+    "$url" >/dev/null 2>&1 &
+  hangup=$!
+  for i in $(seq 1 100); do [ -n "$(running_containers "$containers")" ] && break; sleep 0.1; done
+  [ -n "$(running_containers "$containers")" ]; ok $? "a run started by curl accepting $accept"
+  kill "$hangup"
+  wait "$hangup" 2>/dev/null
+  gone=1
+  for i in $(seq 1 20); do [ -z "$(running_containers "$containers")" ] && { gone=0; break; }; sleep 0.1; done
+  ok $gone "a client ($accept) that disconnects mid-run leaves no container within 2 s"
+done
 
 status=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Mcp-Session-Id: $sid" "$url")
 is "$status" 200 "DELETE /mcp ends the session"
