@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <mntent.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -145,6 +147,50 @@ check_idmap (struct report *r)
     }
 }
 
+/* Whether a cgroup hierarchy is mounted with favordynmods, which keeps
+ * the kernel's lock for moving processes between cgroups in the mode
+ * where taking it does not wait for an RCU grace period (Linux 6.0).  */
+static bool
+favordynmods_mounted (void)
+{
+  FILE *f = setmntent ("/proc/self/mounts", "re");
+  struct mntent *e;
+  bool found = false;
+
+  if (f == NULL)
+    return false;
+  while (!found && (e = getmntent (f)))
+    found = (strcmp (e->mnt_type, "cgroup") == 0 || strcmp (e->mnt_type, "cgroup2") == 0)
+            && hasmntopt (e, "favordynmods") != NULL;
+  endmntent (f);
+  return found;
+}
+
+/* How long putting a process into cg takes: on cgroup v1, where clone3
+ * cannot start a process in its cgroup, every run pays it.  -1 when it
+ * could not be measured.  */
+static double
+attach_ms (struct sr_cgroup *cg)
+{
+  pid_t pid = fork ();
+  uint64_t t0;
+  double ms = -1;
+
+  if (pid == 0)
+    {
+      pause ();
+      _exit (0);
+    }
+  if (pid < 0)
+    return -1;
+  t0 = sr_now_ns ();
+  if (sr_cgroup_attach (cg, pid, NULL) == 0)
+    ms = (double) (sr_now_ns () - t0) / 1e6;
+  kill (pid, SIGKILL);
+  waitpid (pid, NULL, 0);
+  return ms;
+}
+
 static void
 check_limits (struct report *r)
 {
@@ -155,6 +201,7 @@ check_limits (struct report *r)
   _cleanup_free_ char *detail = NULL;
   sr_error_t err = NULL;
   bool all_cgroup;
+  double join_ms;
 
   if (sr_cgroup_create (&want, name, &cg, &got, &err) < 0)
     {
@@ -162,6 +209,10 @@ check_limits (struct report *r)
       sr_error_free (&err);
       return;
     }
+  join_ms = got.memory == SR_LIMIT_CGROUP1 || got.cpu == SR_LIMIT_CGROUP1
+                    || got.pids == SR_LIMIT_CGROUP1
+                ? attach_ms (cg)
+                : -1;
   sr_cgroup_destroy (cg, NULL);
   /* Where no cgroup takes a limit, a run falls back to rlimits: address
    * space for memory, RLIMIT_NPROC for processes, nothing for CPU.  */
@@ -182,6 +233,31 @@ check_limits (struct report *r)
     check (r, "limits", WARN, detail,
            "start it in a delegated cgroup: systemd-run --user --scope -p Delegate=yes "
            "sandbox-runner ...");
+  /* A cost, not a hole: it does not change the verdict.  */
+  if (join_ms >= 0)
+    {
+      bool was = r->informational;
+      _cleanup_free_ char *cost = NULL;
+
+      r->informational = true;
+      if (favordynmods_mounted () || join_ms < 1.0)
+        {
+          cost = sr_xasprintf ("cgroup v1: a run joined its cgroups in %.2f ms", join_ms);
+          check (r, "cgroup join", OK, cost, NULL);
+        }
+      else
+        {
+          cost = sr_xasprintf ("cgroup v1: a run waited %.1f ms to join its cgroups (the "
+                               "kernel waits for an RCU grace period on each move)",
+                               join_ms);
+          check (r, "cgroup join", WARN, cost,
+                 "boot with cgroup v2 (systemd.unified_cgroup_hierarchy=1), where a run "
+                 "starts in its cgroup; or, on Linux 6.0 and newer, mount one cgroup "
+                 "hierarchy with favordynmods: mkdir /run/cgroup-fdm && mount -t cgroup -o "
+                 "none,name=favordynmods,favordynmods cgroup /run/cgroup-fdm");
+        }
+      r->informational = was;
+    }
 }
 
 static void

@@ -28,6 +28,16 @@ case $limits in
     like "$(printf '%s' "$out" | grep -A0 '"fix"' | head -5)" "Delegate=yes|cgroup controllers" \
       "and the fix says how to get one" ;;
 esac
+join=$(printf '%s' "$out" | python3 -c 'import json,sys
+d=json.load(sys.stdin)
+print("".join(c["status"] + " " + c["detail"] for c in d["checks"] if c["check"]=="cgroup join"))')
+case $limits in
+  *cgroup1*)
+    like "$join" "^(ok|warning) cgroup v1: a run (joined its cgroups in|waited) [0-9.]+ ms" \
+      "on cgroup v1 it measures how long joining a cgroup takes" ;;
+  *)
+    is "$join" "" "not on cgroup v2, where a run starts in its cgroup" ;;
+esac
 # The doctor's cgroup goes with it.
 run_sr run --json --rootfs "$SANDBOX_IMAGE_STORE/images/$(ls "$SANDBOX_IMAGE_STORE/images" | grep -v lock | head -1)/rootfs" -- true
 is "$(json_field "$out" limits.memory)" "$(printf '%s' "$limits" | sed -n 's/^memory: \([a-z0-9]*\),.*/\1/p')" \
