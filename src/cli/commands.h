@@ -18,10 +18,12 @@
 
 int sr_cmd_run (int argc, char **argv);
 int sr_cmd_config (int argc, char **argv);
-/* Execs sandbox-runner-full with this process's arguments, found beside
- * this binary first (a build tree), then where make install puts it.
- * Returns only on failure.  */
-int sr_cli_exec_full (void);
+/* Execs the helper binary name (SR_HELPER_FULL, SR_HELPER_HTTP) with this
+ * process's arguments, found beside this binary first (a build tree),
+ * then where make install puts it.  Returns only on failure.  */
+#define SR_HELPER_FULL "sandbox-runner-full"
+#define SR_HELPER_HTTP "sandbox-runner-http"
+int sr_cli_exec_helper (const char *name);
 
 int sr_cmd_ps (int argc, char **argv);
 int sr_cmd_sessions (int argc, char **argv);
@@ -29,9 +31,10 @@ int sr_cmd_kill (int argc, char **argv);
 int sr_cmd_image (int argc, char **argv);
 int sr_cmd_run_code (int argc, char **argv);
 int sr_cmd_history (int argc, char **argv);
-/* serve: stdio on the native backend in either binary; HTTP and the
- * Docker backend in sandbox-runner-full, whose serve_http.c sets
- * sr_cli_serve_http (the light binary hands those over).  */
+/* serve: stdio on the native backend in every binary; HTTP in
+ * sandbox-runner-http and -full, whose serve_http.c sets
+ * sr_cli_serve_http; the Docker backend in sandbox-runner-full (the
+ * others hand those over).  */
 int sr_cmd_serve (int argc, char **argv);
 struct sr_mcp_server;
 typedef int (*sr_cli_serve_http_fn) (struct sr_mcp_server *server, const struct sr_config *cfg,

@@ -10,17 +10,17 @@
 int
 sr_cmd_image_import (int argc, char **argv)
 {
-  return sr_cli_exec_full ();
+  return sr_cli_exec_helper (SR_HELPER_FULL);
 }
 
 int
 sr_cmd_image_pull (int argc, char **argv)
 {
-  return sr_cli_exec_full ();
+  return sr_cli_exec_helper (SR_HELPER_FULL);
 }
 
 int
 sr_cmd_session (int argc, char **argv)
 {
-  return sr_cli_exec_full ();
+  return sr_cli_exec_helper (SR_HELPER_FULL);
 }

@@ -12,11 +12,17 @@ cli_sources = \
 	src/cli/doctor.c \
 	src/cli/serve.c \
 	src/cli/result_json.c src/cli/result_json.h \
-	src/cli/exec_full.c
+	src/cli/exec_helper.c
 
 sandbox_runner_SOURCES += $(cli_sources) src/cli/delegate.c
 
-pkglibexec_PROGRAMS = sandbox-runner-full
+# sandbox-runner-http: `serve --transport http` on the native backend,
+# with libmicrohttpd and none of libcurl and libarchive (whose
+# dependencies would double a server's memory).
+pkglibexec_PROGRAMS = sandbox-runner-http sandbox-runner-full
+sandbox_runner_http_SOURCES = $(cli_sources) src/cli/delegate.c src/cli/serve_http.c
+sandbox_runner_http_LDADD = $(SR_LIBS)
+
 sandbox_runner_full_SOURCES = $(cli_sources) \
 	src/cli/image_import.c src/cli/image_pull.c \
 	src/cli/serve_http.c \

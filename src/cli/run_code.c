@@ -157,7 +157,7 @@ sr_cmd_run_code (int argc, char **argv)
    * stdin.  */
   if (strcmp (config.backend, "docker") == 0 && !sr_code_docker_available ())
     {
-      status = sr_cli_exec_full ();
+      status = sr_cli_exec_helper (SR_HELPER_FULL);
       goto out;
     }
   if (sr_cli_read_input ("run-code", optind < argc ? argv[optind] : NULL, config.max_code_size,

@@ -16,7 +16,7 @@
 #include "mcp/stdio.h"
 #include "sandbox/docker-run.h"
 
-/* Set by serve_http.c, in sandbox-runner-full only.  */
+/* Set by serve_http.c, in sandbox-runner-http and -full.  */
 sr_cli_serve_http_fn sr_cli_serve_http;
 
 static void
@@ -91,14 +91,18 @@ sr_cmd_serve (int argc, char **argv)
       goto out;
     }
   /* The light binary serves stdio on the native backend itself, without
-   * the libraries HTTP and Docker need (a third of its memory); the rest
-   * is sandbox-runner-full's.  */
-  if ((strcmp (transport, "http") == 0 && sr_cli_serve_http == NULL)
-      || (config.backend && strcmp (config.backend, "docker") == 0
-          && !sr_code_docker_available ()))
+   * the libraries HTTP and Docker need (two thirds of its memory);
+   * sandbox-runner-http serves HTTP with libmicrohttpd alone, and the
+   * Docker backend is sandbox-runner-full's.  */
+  if (config.backend && strcmp (config.backend, "docker") == 0 && !sr_code_docker_available ())
     {
       sr_config_done (&config);
-      return sr_cli_exec_full ();
+      return sr_cli_exec_helper (SR_HELPER_FULL);
+    }
+  if (strcmp (transport, "http") == 0 && sr_cli_serve_http == NULL)
+    {
+      sr_config_done (&config);
+      return sr_cli_exec_helper (SR_HELPER_HTTP);
     }
   if (config.log_file[0])
     {

@@ -1,5 +1,6 @@
-/* serve --transport http: libmicrohttpd is in sandbox-runner-full only,
- * which registers the transport for serve.c before main.  */
+/* serve --transport http: libmicrohttpd is in sandbox-runner-http and
+ * sandbox-runner-full only, which register the transport for serve.c
+ * before main.  */
 #include "config.h"
 
 #include "cli/commands.h"
