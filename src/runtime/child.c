@@ -435,7 +435,11 @@ sr_joiner_main (const struct sr_child_args *args, int target_pidfd)
   if (n_fds != 4)
     die (&st, EPROTO, "START carried %zu fds, expected 4", n_fds);
 
-  pid = fork ();
+  /* Not fork(3): this process is a raw clone of a threaded runner, and
+   * glibc's fork takes the malloc arena locks, which another thread of
+   * the runner may have held at the moment of our clone and which stay
+   * locked here forever.  The raw syscall runs no atfork handler.  */
+  pid = (pid_t) syscall (SYS_clone, (unsigned long) SIGCHLD, NULL, NULL, NULL, 0);
   if (pid < 0)
     die (&st, errno, "fork into the container");
   if (pid == 0)
