@@ -361,11 +361,16 @@ spawn (struct sr_container *c, struct proc *p, const struct sr_child_args *args,
   return 0;
 }
 
+/* The state entry, first written before anything of the container
+ * exists (begin_state), so that a runner killed at any point after leaves
+ * an entry naming its cgroup for the next start to reclaim; then again
+ * with the container's init (write_state).  */
 static int
-write_state (struct sr_container *c, const struct sr_container_config *cfg, sr_error_t *err)
+begin_state (struct sr_container *c, const struct sr_container_config *cfg, sr_error_t *err)
 {
   static uint64_t runner_start;
   struct sr_state *st = &c->state;
+  const struct sr_cgroup_limits *l = &cfg->limits;
 
   if (runner_start == 0)
     runner_start = sr_process_start_time (getpid ());
@@ -374,18 +379,30 @@ write_state (struct sr_container *c, const struct sr_container_config *cfg, sr_e
   st->label = sr_xstrdup (cfg->label ? cfg->label : "");
   st->runner_pid = getpid ();
   st->runner_start = runner_start;
-  st->init_pid = c->init.pid;
-  st->init_start = sr_process_start_time (c->init.pid);
   st->created = (int64_t) time (NULL);
-  st->memory = cfg->limits.memory;
-  st->cpus = cfg->limits.cpus;
-  st->pids = cfg->limits.pids;
-  st->limits = c->limits;
-  st->cgroup_name = sr_xstrdup (c->cgroup ? c->name : "");
+  st->memory = l->memory;
+  st->cpus = l->cpus;
+  st->pids = l->pids;
+  /* The cgroup it may make (reclaiming one that was never made is a
+   * no-op).  */
+  st->cgroup_name = sr_xstrdup (l->memory || l->cpus > 0 || l->pids ? c->name : "");
   if (sr_state_write (cfg->state_dir, st, err) < 0)
     return -1;
   c->state_dir = sr_xstrdup (cfg->state_dir);
   return 0;
+}
+
+static int
+write_state (struct sr_container *c, sr_error_t *err)
+{
+  struct sr_state *st = &c->state;
+
+  st->init_pid = c->init.pid;
+  st->init_start = sr_process_start_time (c->init.pid);
+  st->limits = c->limits;
+  free (st->cgroup_name);
+  st->cgroup_name = sr_xstrdup (c->cgroup ? c->name : "");
+  return sr_state_write (c->state_dir, st, err);
 }
 
 /* A socket pair for p; the child's end goes into args.  */
@@ -429,6 +446,8 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
     goto fail;
   if (sr_idmap_plan (&c->idmap, "/etc/subuid", "/etc/subgid", err) < 0)
     goto fail;
+  if (cfg->state_dir && begin_state (c, cfg, err) < 0)
+    goto fail;
   c->init.marks[SR_MARK_LIMITS] = sr_now_ns ();
   if (plan_limits (c, cfg, c->name, err) < 0)
     goto fail;
@@ -454,7 +473,7 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
     goto fail;
   if (expect (&c->init, SR_SYNC_READY, "while building the container", err) < 0)
     goto fail;
-  if (cfg->state_dir && write_state (c, cfg, err) < 0)
+  if (c->state_dir && write_state (c, err) < 0)
     goto fail;
   *ret = c;
   return 0;

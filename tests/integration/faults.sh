@@ -333,6 +333,12 @@ is "$(printf '%s' "$out" | python3 -c 'import json, sys; print(len(json.load(sys
 printf 'call run_code {"language": "python", "code": "print(\\"after\\")"}\n' > "$sr_tmp/after"
 out=$(mcp "$sr_tmp/after" 2>/dev/null)
 is "$(answer 2 's["history"]')" recorded "a new server records into it again"
+# Killed at any point of making a container, even before its init
+# existed, a runner leaves a state entry naming the cgroup: that start
+# reclaimed them all.
+# shellcheck disable=SC2046,SC2086
+is "$(runner_cgroups $(cat "$sr_tmp/serve.pid") $clis | tr '\n' ' ')" "" \
+  "no cgroup of the killed server or of the killed CLIs is left after it"
 
 # --- /work full, inside the container ---
 cat > "$sr_tmp/work" <<'EOF'
