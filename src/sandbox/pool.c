@@ -51,8 +51,9 @@ struct sr_code_pool
   size_t n_slots;
 
   pthread_mutex_t lock;
-  pthread_cond_t wake;     /* a container was taken, or stop */
+  pthread_cond_t wake;     /* a container was taken or used, or stop */
   struct warm *ready;
+  struct warm *used;       /* for the thread to destroy, off the runs' path */
   bool stop;
   bool has_thread;
   pthread_t thread;
@@ -125,7 +126,8 @@ monotonic_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
-/* The pool's thread: keeps every slot full, one container at a time.  */
+/* The pool's thread: destroys the containers runs used, and keeps every
+ * slot full, one container at a time.  */
 static void *
 pool_main (void *arg)
 {
@@ -139,6 +141,16 @@ pool_main (void *arg)
       struct warm *w = NULL;
       sr_error_t e = NULL;
       int r;
+
+      if (p->used)
+        {
+          w = p->used;
+          p->used = w->next;
+          pthread_mutex_unlock (&p->lock);
+          warm_free (w);
+          pthread_mutex_lock (&p->lock);
+          continue;
+        }
 
       for (size_t i = 0; i < p->n_slots && want == NULL; i++)
         {
@@ -236,11 +248,11 @@ sr_code_pool_free (struct sr_code_pool *p)
       pthread_mutex_unlock (&p->lock);
       pthread_join (p->thread, NULL);
     }
-  while (p->ready)
+  while (p->ready || p->used)
     {
-      struct warm *w = p->ready;
+      struct warm **list = p->ready ? &p->ready : &p->used, *w = *list;
 
-      p->ready = w->next;
+      *list = w->next;
       warm_free (w);
     }
   sr_seccomp_filter_free (p->filter);
@@ -353,6 +365,12 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
 
       r = sr_code_run_stages (cfg, l, req, run_warm_stage, &ws, res, err);
     }
-  warm_free (w);
+  /* The result is complete: the pool's thread destroys the container
+   * while the caller sends it.  */
+  pthread_mutex_lock (&p->lock);
+  w->next = p->used;
+  p->used = w;
+  pthread_cond_signal (&p->wake);
+  pthread_mutex_unlock (&p->lock);
   return r;
 }
