@@ -219,6 +219,10 @@ for c in memory cpu pids; do
     skip "a $c cgroup of each session: no v1 $c hierarchy of this test's cgroup here"
     continue
   fi
+  if [ "$cgroups_made" -eq 0 ]; then
+    skip "a $c cgroup of each session: no writable cgroup for this user (runs use rlimits)"
+    continue
+  fi
   n=$(count "$d/sr-$victim-"*)
   [ "$n" -ge 2 ]
   ok $? "each session has a $c cgroup ($n in $d)"

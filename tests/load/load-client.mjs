@@ -67,15 +67,33 @@ const procStats = (pid) => {
 };
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// The server's warm containers (state entries labelled "warm: ..."): one
+// when its pool is full, two while the pool's thread destroys a used one,
+// none while it makes the first.  Each holds a few of the server's fds.
+const warmContainers = (pid) => {
+  const dir = `${process.env.SANDBOX_RUNTIME_DIR}/containers`;
+  let n = 0;
+  try {
+    for (const f of readdirSync(dir)) {
+      if (!f.endsWith(".json")) continue;
+      try {
+        const e = JSON.parse(readFileSync(`${dir}/${f}`, "utf8"));
+        if (e.runner_pid === pid && e.label?.startsWith("warm: ")) n++;
+      } catch {}
+    }
+  } catch {}
+  return n;
+};
 // The stats of an idle server: a call's answer goes out before its worker
-// thread has closed the call's last fds, so the count is taken once it has
-// held still for 200 ms (3 s at most).
+// thread has closed the call's last fds and before the pool has replaced
+// the warm container it used, so the count is taken once the pool holds
+// one warm container and the count has held still for 200 ms (5 s at most).
 const settledStats = async (pid) => {
   let prev = procStats(pid);
-  for (let i = 0; i < 15; i++) {
+  for (let i = 0; i < 25; i++) {
     await sleep(200);
     const cur = procStats(pid);
-    if (!cur || !prev || cur.fds === prev.fds) return cur;
+    if (!cur || !prev || (cur.fds === prev.fds && warmContainers(pid) === 1)) return cur;
     prev = cur;
   }
   return prev;
