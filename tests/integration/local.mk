@@ -38,4 +38,7 @@ TESTS += tests/integration/docker.sh
 EXTRA_DIST += tests/integration/docker.sh tests/docker/start-dockerd.sh tests/docker/packages.txt
 # run-code on the Docker backend agrees with the native one.
 TESTS += tests/integration/docker-parity.sh
+# Both use the one dockerd, which the first to start it stops when it
+# ends: the second must not run meanwhile (make -j).
+tests/integration/docker-parity.log: tests/integration/docker.log
 EXTRA_DIST += tests/integration/docker-parity.sh tests/docker/session-cases.py
