@@ -241,6 +241,13 @@ add_rlimit (struct sr_child_args *a, int resource, rlim_t value)
   a->n_rlimits++;
 }
 
+/* Whether any limit asks for a cgroup.  */
+static bool
+wants_cgroup (const struct sr_cgroup_limits *l)
+{
+  return l->memory || l->cpus > 0 || l->pids;
+}
+
 /* What a cgroup could not take, rlimits take where they mean the same:
  * address space for memory, processes for pids.  A CPU share has no rlimit
  * equivalent and stays unenforced (and reported so).  */
@@ -253,7 +260,7 @@ plan_limits (struct sr_container *c, const struct sr_container_config *cfg, cons
 
   memset (rep, 0, sizeof *rep);
   c->memory_limit = l->memory;
-  if (l->memory || l->cpus > 0 || l->pids)
+  if (wants_cgroup (l))
     {
       if (sr_cgroup_create (l, name, &c->cgroup, rep, err) < 0)
         return -1;
@@ -385,7 +392,7 @@ begin_state (struct sr_container *c, const struct sr_container_config *cfg, sr_e
   st->pids = l->pids;
   /* The cgroup it may make (reclaiming one that was never made is a
    * no-op).  */
-  st->cgroup_name = sr_xstrdup (l->memory || l->cpus > 0 || l->pids ? c->name : "");
+  st->cgroup_name = sr_xstrdup (wants_cgroup (l) ? c->name : "");
   if (sr_state_write (cfg->state_dir, st, err) < 0)
     return -1;
   c->state_dir = sr_xstrdup (cfg->state_dir);
