@@ -349,7 +349,7 @@ sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id
                 size_t max_output, bool one_stream, struct sr_shell **ret, sr_error_t *err)
 {
   struct sr_shell *sh = sr_xcalloc (1, sizeof *sh);
-  _cleanup_free_ char *rc_path = NULL, *rc = NULL;
+  _cleanup_free_ char *rc_path = NULL, *rc = NULL, *marker = NULL, *also_stderr = NULL;
   pthread_condattr_t ca;
   unsigned char raw[NONCE_CHARS / 2];
   struct timespec deadline;
@@ -391,21 +391,15 @@ sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id
    * never see it.  */
   rc_path = sr_xasprintf ("/tmp/.sr-shell-%s.rc", sh->id);
   /* The prompts stay empty whatever a command sets (a venv's activate
-   * prefixes PS1), so only the commands' output comes back.  */
-  if (one_stream)
-    /* The container's terminal echoes input and turns \n into \r\n
-     * unless told not to; ours is set up by open_terminal.  */
-    rc = sr_xasprintf ("stty -echo -onlcr 2>/dev/null\n"
-                       "PS1=''\nPS2=''\nunset HISTFILE\nVIRTUAL_ENV_DISABLE_PROMPT=1\n"
-                       "PROMPT_COMMAND='__sr_status=$?; PS1=; PS2=; "
-                       "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\"'\n",
-                       sh->nonce);
-  else
-    rc = sr_xasprintf ("PS1=''\nPS2=''\nunset HISTFILE\nVIRTUAL_ENV_DISABLE_PROMPT=1\n"
-                       "PROMPT_COMMAND='__sr_status=$?; PS1=; PS2=; "
-                       "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\"; "
-                       "printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\" >&2'\n",
-                       sh->nonce, sh->nonce);
+   * prefixes PS1), so only the commands' output comes back.  The prompt
+   * command prints the marker on stdout and on stderr, or once when both
+   * are one terminal in the container, which echoes input and turns \n
+   * into \r\n unless told not to (ours is set up by open_terminal).  */
+  marker = sr_xasprintf ("printf \"\\036sr:%s:%%d\\036\\n\" \"$__sr_status\"", sh->nonce);
+  also_stderr = one_stream ? sr_xstrdup ("") : sr_xasprintf ("; %s >&2", marker);
+  rc = sr_xasprintf ("%sPS1=''\nPS2=''\nunset HISTFILE\nVIRTUAL_ENV_DISABLE_PROMPT=1\n"
+                     "PROMPT_COMMAND='__sr_status=$?; PS1=; PS2=; %s%s'\n",
+                     one_stream ? "stty -echo -onlcr 2>/dev/null\n" : "", marker, also_stderr);
   if (sr_files_write (fs, rc_path, rc, strlen (rc), NULL, &code, err) < 0)
     {
       sr_error_wrap (err, "write the shell's rc file");
