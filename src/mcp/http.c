@@ -1056,16 +1056,6 @@ post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
   return ret;
 }
 
-/* Whether request m asks for progress notifications.  */
-static bool
-wants_progress (const struct sr_rpc_message *m)
-{
-  const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m->params, "_meta");
-
-  return m->kind == SR_RPC_REQUEST
-         && cJSON_GetObjectItemCaseSensitive (meta, "progressToken") != NULL;
-}
-
 static enum MHD_Result
 post_message (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
@@ -1087,7 +1077,8 @@ post_message (struct http *h, struct MHD_Connection *c, struct request *rq)
    * client takes SSE, or unless it takes nothing but SSE: a JSON body
    * costs a client less to read than an event stream.  */
   sse = !accepts (accept, "application/json", &json_x)
-        || (wants_progress (&m) && accepts (accept, "text/event-stream", &sse_x));
+        || (m.kind == SR_RPC_REQUEST && sr_rpc_progress_token (&m)
+            && accepts (accept, "text/event-stream", &sse_x));
 
   if (m.kind == SR_RPC_REQUEST && strcmp (m.method, "initialize") == 0)
     {

@@ -58,6 +58,14 @@ sr_rpc_notification (const char *method, cJSON *params)
   return print_and_free (o);
 }
 
+const cJSON *
+sr_rpc_progress_token (const struct sr_rpc_message *m)
+{
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m->params, "_meta");
+
+  return cJSON_GetObjectItemCaseSensitive (meta, "progressToken");
+}
+
 bool
 sr_rpc_same_id (const cJSON *a, const cJSON *b)
 {

@@ -36,6 +36,10 @@ struct sr_rpc_message
 int sr_rpc_parse (const char *json, size_t len, struct sr_rpc_message *ret, char **ret_error);
 void sr_rpc_message_done (struct sr_rpc_message *m);
 
+/* The request's params._meta.progressToken, as given (of any type), or
+ * NULL.  */
+const cJSON *sr_rpc_progress_token (const struct sr_rpc_message *m);
+
 /* Whether two request ids are the same id (NULL matches nothing).  */
 bool sr_rpc_same_id (const cJSON *a, const cJSON *b);
 

@@ -390,8 +390,7 @@ static void
 start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 {
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (m->params, "name");
-  const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m->params, "_meta");
-  const cJSON *token = cJSON_GetObjectItemCaseSensitive (meta, "progressToken");
+  const cJSON *token = sr_rpc_progress_token (m);
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (m->params, "arguments");
   struct call *call;
   pthread_attr_t attr;
