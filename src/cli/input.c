@@ -14,8 +14,6 @@ int
 sr_cli_read_input (const char *cmd, const char *path, size_t max, char **ret, size_t *ret_len)
 {
   _cleanup_close_ int fd = -1;
-  _cleanup_free_ char *buf = NULL;
-  size_t len = 0, cap = 0;
   bool from_stdin = path == NULL || strcmp (path, "-") == 0;
   const char *name = from_stdin ? "stdin" : path;
 
@@ -37,33 +35,10 @@ sr_cli_read_input (const char *cmd, const char *path, size_t max, char **ret, si
     }
   /* Up to max + 1 bytes, so that the caller sees an input over max as
    * such rather than cut.  */
-  while (len < max + 1)
+  if (sr_read_fd (fd, max + 1, ret, ret_len) < 0)
     {
-      ssize_t n;
-
-      if (len + 1 >= cap)
-        {
-          cap = cap ? 2 * cap : 65536;
-          if (cap > max + 2)
-            cap = max + 2;
-          buf = sr_xrealloc (buf, cap);
-        }
-      n = read (fd, buf + len, cap - 1 - len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          sr_cli_error ("%s: read %s: %s", cmd, name, strerror (errno));
-          return -1;
-        }
-      if (n == 0)
-        break;
-      len += (size_t) n;
+      sr_cli_error ("%s: read %s: %s", cmd, name, strerror (errno));
+      return -1;
     }
-  if (buf == NULL)
-    buf = sr_xmalloc (1);
-  buf[len] = '\0';
-  *ret = TAKE_PTR (buf);
-  *ret_len = len;
   return 0;
 }

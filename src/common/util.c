@@ -163,16 +163,14 @@ sr_write_file (const char *path, const char *s, sr_error_t *err)
 }
 
 int
-sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err)
+sr_read_fd (int fd, size_t limit, char **ret, size_t *ret_len)
 {
-  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   _cleanup_free_ char *buf = NULL;
   size_t len = 0, cap = 0;
 
-  if (fd < 0)
-    return sr_error_set (err, errno, "open %s", path);
-  for (;;)
+  while (len < limit)
     {
+      size_t want;
       ssize_t r;
 
       if (cap - len < 4096)
@@ -180,12 +178,15 @@ sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err)
           cap = cap ? cap * 2 : 8192;
           buf = sr_xrealloc (buf, cap);
         }
-      r = read (fd, buf + len, cap - len - 1);
+      want = cap - len - 1;
+      if (want > limit - len)
+        want = limit - len;
+      r = read (fd, buf + len, want);
       if (r < 0)
         {
           if (errno == EINTR)
             continue;
-          return sr_error_set (err, errno, "read %s", path);
+          return -1;
         }
       if (r == 0)
         break;
@@ -197,6 +198,18 @@ sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err)
   if (ret_len)
     *ret_len = len;
   *ret = TAKE_PTR (buf);
+  return 0;
+}
+
+int
+sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err)
+{
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0)
+    return sr_error_set (err, errno, "open %s", path);
+  if (sr_read_fd (fd, SIZE_MAX, ret, ret_len) < 0)
+    return sr_error_set (err, errno, "read %s", path);
   return 0;
 }
 

@@ -64,6 +64,9 @@ int sr_write_all (int fd, const void *buf, size_t len);
 int sr_write_file (const char *path, const char *s, sr_error_t *err);
 /* Reads a whole small file into a NUL-terminated heap buffer.  */
 int sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err);
+/* Reads fd to its end, or until limit bytes (SIZE_MAX: no limit), into a
+ * NUL-terminated buffer; -1 with errno on a failed read.  */
+int sr_read_fd (int fd, size_t limit, char **ret, size_t *ret_len);
 
 /* buf as base64 (RFC 4648, padded), NUL-terminated.  */
 char *sr_base64_encode (const void *buf, size_t len);
