@@ -1183,7 +1183,7 @@ serve_file (struct http *h, struct MHD_Connection *c, const char *url)
     return reply_error (c, MHD_HTTP_NOT_FOUND, -32000,
                         "Not Found: expected " FILES_PREFIX "{session_id}/{path}", NULL, NULL);
   id = sr_xasprintf ("%.*s", (int) (slash - rest), rest);
-  if (sr_sessions_acquire (sessions, id, NULL, &se, &code, &err) == 0)
+  if (sr_sessions_acquire (sessions, id, NULL, -1, &se, &code, &err) == 0)
     {
       fd = sr_files_open_artifact (sr_session_fs (se), slash + 1, &size, &code, &err);
       sr_session_release (se);

@@ -347,7 +347,7 @@ take_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
     return bad;
   if (!create && *id == '\0')
     return sr_mcp_tool_error ("invalid_arguments", "session_id must not be empty");
-  if (sr_sessions_acquire (ctx->sessions, id, NULL, ret, &code, &err) < 0)
+  if (sr_sessions_acquire (ctx->sessions, id, NULL, ctx->cancel_fd, ret, &code, &err) < 0)
     return refusal (code, &err);
   return NULL;
 }
@@ -444,7 +444,7 @@ call_create_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
     return bad;
   if (ctx->sessions == NULL)
     return no_sessions ();
-  if (sr_sessions_acquire (ctx->sessions, NULL, image, &s, &code, &err) < 0)
+  if (sr_sessions_acquire (ctx->sessions, NULL, image, ctx->cancel_fd, &s, &code, &err) < 0)
     return refusal (code, &err);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "session_id", sr_session_id (s));

@@ -248,7 +248,7 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
         return sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
       if (ctx->sessions == NULL)
         return sr_mcp_tool_error ("sessions_unavailable", "this server has no session support");
-      if (sr_sessions_acquire (ctx->sessions, session_id->valuestring, NULL, &session,
+      if (sr_sessions_acquire (ctx->sessions, session_id->valuestring, NULL, ctx->cancel_fd, &session,
                                &refused, &err)
           < 0)
         {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,9 @@
 #include "sandbox/code-internal.h"
 #include "sandbox/session-backend.h"
 #include "sandbox/shell.h"
+
+/* How often a call queued for a busy session looks at its cancel_fd.  */
+#define CANCEL_CHECK_NS (50 * 1000000L)
 
 /* A shell and the calls using it.  */
 struct shell_slot
@@ -545,13 +549,23 @@ fail:
   return -1;
 }
 
+/* Whether the caller's cancel_fd (-1: none) says to give up.  */
+static bool
+cancelled (int cancel_fd)
+{
+  struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
+
+  return cancel_fd >= 0 && poll (&pfd, 1, 0) > 0;
+}
+
 /* Waits, under the lock, for a session to be released, until *deadline
  * (set on the first call, m->queue_ms from now).  False once it has
- * passed.  */
+ * passed.  With a cancel_fd the wait goes in slices, as a condition
+ * variable cannot watch an fd.  */
 static bool
-wait_turn (struct sr_sessions *m, struct timespec *deadline)
+wait_turn (struct sr_sessions *m, struct timespec *deadline, int cancel_fd)
 {
-  struct timespec now;
+  struct timespec now, until;
 
   clock_gettime (CLOCK_MONOTONIC, &now);
   if (deadline->tv_sec == 0 && deadline->tv_nsec == 0)
@@ -564,13 +578,28 @@ wait_turn (struct sr_sessions *m, struct timespec *deadline)
   if (now.tv_sec > deadline->tv_sec
       || (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec))
     return false;
+  until = *deadline;
+  if (cancel_fd >= 0)
+    {
+      struct timespec slice = now;
+
+      slice.tv_nsec += CANCEL_CHECK_NS;
+      if (slice.tv_nsec >= 1000000000)
+        {
+          slice.tv_sec++;
+          slice.tv_nsec -= 1000000000;
+        }
+      if (slice.tv_sec < until.tv_sec
+          || (slice.tv_sec == until.tv_sec && slice.tv_nsec < until.tv_nsec))
+        until = slice;
+    }
   /* m->changed runs on CLOCK_MONOTONIC (sr_sessions_new).  */
-  pthread_cond_timedwait (&m->changed, &m->lock, deadline);
+  pthread_cond_timedwait (&m->changed, &m->lock, &until);
   return true;
 }
 
 int
-sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image,
+sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, int cancel_fd,
                      struct sr_session **ret, const char **code, sr_error_t *err)
 {
   struct sr_session *s = NULL;
@@ -599,7 +628,10 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image,
               *ret = s;
               r = 0;
             }
-          else if (m->queue_ms && !m->stop && wait_turn (m, &deadline))
+          else if (cancelled (cancel_fd))
+            r = sr_fail_code (code, "cancelled", err, ECANCELED,
+                              "cancelled while waiting for session %s", id);
+          else if (m->queue_ms && !m->stop && wait_turn (m, &deadline, cancel_fd))
             continue;
           else if (m->queue_ms)
             r = sr_fail_code (code, "session_busy", err, 0,
@@ -626,6 +658,14 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image,
   pthread_mutex_unlock (&m->lock);
 
   r = create_on_manager (m, image && *image ? image : m->cfg->session_image, &s, code, err);
+  /* Creation runs to its end on the manager's thread (a few ms natively,
+   * a container start on Docker); a session nobody is left to use is not
+   * kept.  */
+  if (r == 0 && cancelled (cancel_fd))
+    {
+      session_destroy (s);
+      r = sr_fail_code (code, "cancelled", err, ECANCELED, "cancelled while creating a session");
+    }
 
   pthread_mutex_lock (&m->lock);
   if (r < 0)
@@ -862,7 +902,7 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
     }
   else
     {
-      if (sr_sessions_acquire (m, NULL, NULL, &s, code, err) < 0)
+      if (sr_sessions_acquire (m, NULL, NULL, -1, &s, code, err) < 0)
         return -1;
       pthread_mutex_lock (&m->lock);
       s->pins++;

@@ -21,8 +21,8 @@
  * (session_busy for a second caller) until sr_session_release.
  *
  * Failures set *code to a machine-readable name: session_not_found,
- * session_busy, session_limit, image_missing, sandbox_error, and those of
- * sandbox/files.h.  */
+ * session_busy, session_limit, image_missing, sandbox_error, cancelled,
+ * and those of sandbox/files.h.  */
 #ifndef SR_SANDBOX_SESSION_H
 #define SR_SANDBOX_SESSION_H
 
@@ -49,9 +49,12 @@ int sr_sessions_new (const struct sr_config *cfg, struct sr_store *store,
 void sr_sessions_free (struct sr_sessions *m);
 
 /* id NULL or "": a new session on image (NULL: the session_image
- * setting).  Otherwise the session id names, which must not be busy.
- * The session is busy until sr_session_release.  */
-int sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image,
+ * setting).  Otherwise the session id names, which must not be busy
+ * (or, with session_queue_timeout, stop being busy in time).  The session
+ * is busy until sr_session_release.  cancel_fd (-1: none) readable gives
+ * up, with code "cancelled": a queued call within 50 ms, a creation once
+ * it is done (the new session is then destroyed).  */
+int sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, int cancel_fd,
                          struct sr_session **ret, const char **code, sr_error_t *err);
 void sr_session_release (struct sr_session *s);
 

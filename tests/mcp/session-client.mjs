@@ -234,7 +234,8 @@ await client.close();
 
 // Limits, quota and expiry, in a server configured for them.
 const small = await connect({ SANDBOX_MAX_SESSIONS: "2", SANDBOX_SESSION_IDLE_TIMEOUT: "2",
-  SANDBOX_SESSION_DATA_SIZE: "1M", SANDBOX_SESSION_IMAGE: "python", SANDBOX_SESSION_QUEUE_TIMEOUT: "5" });
+  SANDBOX_SESSION_DATA_SIZE: "1M", SANDBOX_SESSION_IMAGE: "python", SANDBOX_SESSION_QUEUE_TIMEOUT: "30",
+  SANDBOX_MAX_CONCURRENT: "2" });
 const a = (await call(small, "create_session", {})).structuredContent?.session_id;
 const b = (await call(small, "create_session", {})).structuredContent?.session_id;
 r = await call(small, "create_session", {});
@@ -256,6 +257,23 @@ check(r.structuredContent?.stdout === "second\n" && waited >= 800,
   `with session_queue_timeout a call for a busy session waits its turn (${waited} ms)`, r);
 r = await first;
 check(r.structuredContent?.stdout === "first\n", "and the call it waited for completed first", r.structuredContent);
+// A queued call that is cancelled gives up its place, and with it its run
+// slot (this server has two), instead of waiting its turn.
+let longDone = false;
+const long = call(small, "run_code", { session_id: a, language: "python", code: "import time; time.sleep(4); print('long')" })
+  .then((x) => { longDone = true; return x; });
+await sleep(300);
+const abort = new AbortController();
+const queued = small.callTool({ name: "run_code", arguments: { session_id: a, language: "python", code: "print('queued')" } },
+  undefined, { signal: abort.signal }).catch((e) => e);
+await sleep(300);
+abort.abort();
+await queued;
+r = await call(small, "run_code", { language: "python", code: "print(3)" });
+check(r.structuredContent?.stdout === "3\n" && !longDone,
+  "a cancelled call queued for a busy session gives up its place at once", r.structuredContent);
+r = await long;
+check(r.structuredContent?.stdout === "long\n", "and the call it queued behind is unharmed", r.structuredContent);
 await sleep(3500);
 r = await call(small, "run_code", { session_id: b, language: "python", code: "print(1)" });
 check(errorCode(r) === "session_not_found", "a session idle past session_idle_timeout is closed", r);
