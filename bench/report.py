@@ -191,13 +191,24 @@ def targets(startup, tput, server):
     return out
 
 
-def info_lines(startup):
-    """Figures next to the targets that help read them."""
+def info_lines(startup, tput):
+    """Figures next to the targets that help read them: the setup cost
+    without an interpreter, and where the peers stand against the same
+    budgets (what no sandbox of namespaces gets under on this host)."""
+    lines = []
     t = {s: statistics.median(v) for s, v in startup.get("true", {}).items()}
     if SR in t and "crun" in t:
-        return [f"info: /bin/true: crun / sandbox-runner = {t['crun'] / t[SR]:.2f}x "
-                f"(setup cost alone, no interpreter)"]
-    return []
+        lines.append(f"info: /bin/true: crun / sandbox-runner = {t['crun'] / t[SR]:.2f}x "
+                     f"(setup cost alone, no interpreter)")
+    p = {s: statistics.median(v) for s, v in startup.get("python3 -c pass", {}).items()}
+    if "bwrap" in p and "chroot" in p:
+        lines.append(f"info: python3 -c pass: bwrap / chroot = {p['bwrap'] / p['chroot']:.2f}x"
+                     + (f", crun / bwrap = {p['crun'] / p['bwrap']:.2f}x" if "crun" in p else ""))
+    rate = {s: per[8][0] for s, per in tput.items() if 8 in per}
+    if "bwrap" in rate and "chroot" in rate:
+        lines.append(f"info: throughput at concurrency 8: bwrap at {rate['bwrap'] / rate['chroot'] * 100:.2f}% "
+                     f"of bare chroot")
+    return lines
 
 
 def gnuplot(out, startup, tput):
@@ -296,7 +307,7 @@ def main():
     lines += ["## Startup wall time (ms)", ""]
     lines += startup_section(startup) + throughput_section(tput) + memory_section(server, container)
     lines += steps_section(raw)
-    lines += ["## Targets", "", "```"] + target_lines + info_lines(startup) + ["```", ""]
+    lines += ["## Targets", "", "```"] + target_lines + info_lines(startup, tput) + ["```", ""]
     charts = gnuplot(out, startup, tput)
     if charts:
         lines += ["## Charts", ""] + [f"![{os.path.basename(c)}]({os.path.basename(c)})" for c in charts] + [""]
