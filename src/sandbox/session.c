@@ -23,7 +23,7 @@
 #include "sandbox/shell.h"
 
 /* How often a call queued for a busy session looks at its cancel_fd.  */
-#define CANCEL_CHECK_NS (50 * 1000000L)
+#define CANCEL_CHECK_NS (50 * 1000000ull)
 
 /* A shell and the calls using it.  */
 struct shell_slot
@@ -558,43 +558,27 @@ cancelled (int cancel_fd)
   return cancel_fd >= 0 && poll (&pfd, 1, 0) > 0;
 }
 
-/* Waits, under the lock, for a session to be released, until *deadline
- * (set on the first call, m->queue_ms from now).  False once it has
- * passed.  With a cancel_fd the wait goes in slices, as a condition
- * variable cannot watch an fd.  */
+/* Waits, under the lock, for a session to be released, until
+ * *deadline_ns (CLOCK_MONOTONIC; set on the first call, m->queue_ms from
+ * now).  False once it has passed.  With a cancel_fd the wait goes in
+ * slices, as a condition variable cannot watch an fd.  */
 static bool
-wait_turn (struct sr_sessions *m, struct timespec *deadline, int cancel_fd)
+wait_turn (struct sr_sessions *m, uint64_t *deadline_ns, int cancel_fd)
 {
-  struct timespec now, until;
+  uint64_t now = sr_now_ns (), until;
+  struct timespec ts;
 
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  if (deadline->tv_sec == 0 && deadline->tv_nsec == 0)
-    {
-      uint64_t ns = (uint64_t) now.tv_nsec + (m->queue_ms % 1000) * 1000000ull;
-
-      deadline->tv_sec = now.tv_sec + (time_t) (m->queue_ms / 1000) + (time_t) (ns / 1000000000);
-      deadline->tv_nsec = (long) (ns % 1000000000);
-    }
-  if (now.tv_sec > deadline->tv_sec
-      || (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec))
+  if (*deadline_ns == 0)
+    *deadline_ns = now + m->queue_ms * 1000000ull;
+  if (now >= *deadline_ns)
     return false;
-  until = *deadline;
-  if (cancel_fd >= 0)
-    {
-      struct timespec slice = now;
-
-      slice.tv_nsec += CANCEL_CHECK_NS;
-      if (slice.tv_nsec >= 1000000000)
-        {
-          slice.tv_sec++;
-          slice.tv_nsec -= 1000000000;
-        }
-      if (slice.tv_sec < until.tv_sec
-          || (slice.tv_sec == until.tv_sec && slice.tv_nsec < until.tv_nsec))
-        until = slice;
-    }
+  until = *deadline_ns;
+  if (cancel_fd >= 0 && now + CANCEL_CHECK_NS < until)
+    until = now + CANCEL_CHECK_NS;
+  ts.tv_sec = (time_t) (until / 1000000000ull);
+  ts.tv_nsec = (long) (until % 1000000000ull);
   /* m->changed runs on CLOCK_MONOTONIC (sr_sessions_new).  */
-  pthread_cond_timedwait (&m->changed, &m->lock, &until);
+  pthread_cond_timedwait (&m->changed, &m->lock, &ts);
   return true;
 }
 
@@ -608,7 +592,7 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, i
   pthread_mutex_lock (&m->lock);
   if (id && *id)
     {
-      struct timespec deadline = { 0 };
+      uint64_t deadline_ns = 0;
 
       /* Looked up again after each wait: the session may have been
        * closed or have expired meanwhile.  */
@@ -631,7 +615,7 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, i
           else if (cancelled (cancel_fd))
             r = sr_fail_code (code, "cancelled", err, ECANCELED,
                               "cancelled while waiting for session %s", id);
-          else if (m->queue_ms && !m->stop && wait_turn (m, &deadline, cancel_fd))
+          else if (m->queue_ms && !m->stop && wait_turn (m, &deadline_ns, cancel_fd))
             continue;
           else if (m->queue_ms)
             r = sr_fail_code (code, "session_busy", err, 0,

@@ -234,7 +234,7 @@ await client.close();
 
 // Limits, quota and expiry, in a server configured for them.
 const small = await connect({ SANDBOX_MAX_SESSIONS: "2", SANDBOX_SESSION_IDLE_TIMEOUT: "2",
-  SANDBOX_SESSION_DATA_SIZE: "1M", SANDBOX_SESSION_IMAGE: "python", SANDBOX_SESSION_QUEUE_TIMEOUT: "30",
+  SANDBOX_SESSION_DATA_SIZE: "1M", SANDBOX_SESSION_IMAGE: "python", SANDBOX_SESSION_QUEUE_TIMEOUT: "5",
   SANDBOX_MAX_CONCURRENT: "2" });
 const a = (await call(small, "create_session", {})).structuredContent?.session_id;
 const b = (await call(small, "create_session", {})).structuredContent?.session_id;
@@ -274,6 +274,17 @@ check(r.structuredContent?.stdout === "3\n" && !longDone,
   "a cancelled call queued for a busy session gives up its place at once", r.structuredContent);
 r = await long;
 check(r.structuredContent?.stdout === "long\n", "and the call it queued behind is unharmed", r.structuredContent);
+// A queued call whose turn does not come within session_queue_timeout
+// (5 s here) is refused as session_busy, while the busy call runs on.
+const longer = call(small, "run_code", { session_id: a, language: "python", code: "import time; time.sleep(6.5); print('longer')" });
+await sleep(300);
+const busyAt = Date.now();
+r = await call(small, "run_code", { session_id: a, language: "python", code: "print('too late')" });
+const busyWaited = Date.now() - busyAt;
+check(errorCode(r) === "session_busy" && busyWaited >= 4800 && busyWaited < 6000,
+  `a call queued past session_queue_timeout is session_busy (${busyWaited} ms)`, r);
+r = await longer;
+check(r.structuredContent?.stdout === "longer\n", "and the busy call completes", r.structuredContent);
 await sleep(3500);
 r = await call(small, "run_code", { session_id: b, language: "python", code: "print(1)" });
 check(errorCode(r) === "session_not_found", "a session idle past session_idle_timeout is closed", r);
