@@ -26,6 +26,11 @@ sandbox_runner_http_LDADD = $(SR_LIBS)
 sandbox_runner_full_SOURCES = $(cli_sources) \
 	src/cli/image_import.c src/cli/image_pull.c \
 	src/cli/serve_http.c \
-	src/cli/session_client.c \
+	src/cli/session_client.c src/cli/session_client.h \
+	src/cli/session_mcp.c \
+	src/cli/session_commands.c \
+	src/cli/session_shell.c \
+	src/cli/session_files.c \
+	src/cli/session_download.c \
 	src/cli/backend_full.c
 sandbox_runner_full_LDADD = $(SR_LIBS)
