@@ -1,20 +1,25 @@
 /* What the pieces of the Docker Engine client share, and nobody else:
  *
- *   engine.c          the connection (endpoint, API version, our runner
- *                     id), images, and the orphans of dead runners
- *   http.c            one HTTP exchange with the daemon, its errors, and
- *                     reading its JSON answers
- *   container-json.c  a container's create body, from the policy
- *   container.c       a container's life: create, start, wait, kill,
- *                     remove (sr_docker_run and sr_docker_hold)
- *   stream.c          the multiplexed output stream, read in a multi
- *                     transfer
- *   supervise.c       the timeout, the cancel fd and the kill grace of the
- *                     native supervisor, and the run result they make
- *   exec.c            a command in a held container (sr_docker_exec), and
- *                     killing what it leaves
- *   hijack.c          an exec with stdin, over the connection the daemon
- *                     hijacks  */
+ *   engine.c                 the connection (endpoint, API version, our
+ *                            runner id), images, and the orphans of dead
+ *                            runners
+ *   engine-http.c            one HTTP exchange with the daemon, its
+ *                            errors, and reading its JSON answers
+ *   engine-container-json.c  a container's create body, from the policy
+ *   engine-container.c       a container's life: create, start, wait,
+ *                            kill, remove (sr_docker_run, sr_docker_hold)
+ *   engine-stream.c          the multiplexed output stream, read in a
+ *                            multi transfer
+ *   engine-supervise.c       the timeout, the cancel fd and the kill grace
+ *                            of the native supervisor, and the run result
+ *                            they make
+ *   engine-exec.c            a command in a held container
+ *                            (sr_docker_exec), and killing what it leaves
+ *   engine-hijack.c          an exec with stdin, over the connection the
+ *                            daemon hijacks
+ *
+ * Every file is named engine-*.c so that no object of libsandbox.a shares
+ * a name with another area's (runtime/container.o, mcp/http.o).  */
 #ifndef SR_DOCKER_ENGINE_INTERNAL_H
 #define SR_DOCKER_ENGINE_INTERNAL_H
 
@@ -68,7 +73,7 @@ struct sr_docker_container
   struct limits limits;
 };
 
-/* --- http.c: the exchange --- */
+/* --- engine-http.c: the exchange --- */
 
 /* A handle for d's endpoint, errors into errbuf (CURL_ERROR_SIZE); the
  * caller cleans it up.  */
@@ -103,7 +108,7 @@ char *sr_docker_escape_ (const char *s);
 /* The error for an image the daemon does not have.  */
 int sr_docker_image_missing_ (const char *image, sr_error_t *err);
 
-/* --- container-json.c --- */
+/* --- engine-container-json.c --- */
 
 void sr_docker_add_strv_ (cJSON *obj, const char *key, char *const *v);
 /* "Env": env, or our default environment when NULL.  */
@@ -116,14 +121,14 @@ int sr_docker_container_json_ (const struct sr_docker *d, const struct sr_docker
                                char *const *argv, char *const *env, const char *cwd, bool init,
                                cJSON **ret, sr_error_t *err);
 
-/* --- container.c --- */
+/* --- engine-container.c --- */
 
 /* Force-removes container id; errors are ignored.  */
 void sr_docker_remove_container_ (struct sr_docker *d, const char *id);
 /* SIGKILLs container id; errors are ignored.  */
 void sr_docker_kill_container_ (struct sr_docker *d, const char *id);
 
-/* --- stream.c: the output stream --- */
+/* --- engine-stream.c: the output stream --- */
 
 struct stream
 {
@@ -172,7 +177,7 @@ bool sr_docker_xfer_wait_ (struct xfer *x, int cancel_fd, int wait_ms);
 int sr_docker_xfer_until_headers_ (const struct sr_docker *d, struct xfer *x, struct stream *s,
                                    const char *what, sr_error_t *err);
 
-/* --- supervise.c --- */
+/* --- engine-supervise.c --- */
 
 struct supervise
 {
@@ -204,7 +209,7 @@ void sr_docker_result_init_ (const struct sr_docker *d, struct sr_run_result *r,
 void sr_docker_set_exit_ (struct sr_run_result *r, int code);
 void sr_docker_set_status_ (struct sr_run_result *r, const struct supervise *sv, bool oom);
 
-/* --- hijack.c --- */
+/* --- engine-hijack.c --- */
 
 /* Starts exec_id (start_path, start) on a hijacked connection and relays
  * until its output ends: opts->stdin_fd to the command's stdin, its

@@ -2,10 +2,10 @@
 # cJSON: both already linked for registry pulls).
 libsandbox_a_SOURCES += \
 	src/docker/engine.c src/docker/engine.h src/docker/engine-internal.h \
-	src/docker/http.c \
-	src/docker/container-json.c \
-	src/docker/container.c \
-	src/docker/stream.c \
-	src/docker/supervise.c \
-	src/docker/exec.c \
-	src/docker/hijack.c
+	src/docker/engine-http.c \
+	src/docker/engine-container-json.c \
+	src/docker/engine-container.c \
+	src/docker/engine-stream.c \
+	src/docker/engine-supervise.c \
+	src/docker/engine-exec.c \
+	src/docker/engine-hijack.c

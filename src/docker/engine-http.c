@@ -2,7 +2,7 @@
  *
  * Control requests (create, start, kill, inspect, remove) are short easy
  * transfers, each on a handle of its own, so that an sr_docker can serve
- * several threads.  The streams (stream.c, hijack.c) use the same
+ * several threads.  The streams (engine-stream.c, engine-hijack.c) use the same
  * handles and the same words for a failed transfer.  */
 #include <config.h>
 
