@@ -501,19 +501,6 @@ request_pending (struct stream *st)
   return pending;
 }
 
-static void
-deadline_in_ms (struct timespec *ts, long ms)
-{
-  clock_gettime (CLOCK_REALTIME, ts);
-  ts->tv_sec += ms / 1000;
-  ts->tv_nsec += (ms % 1000) * 1000000L;
-  if (ts->tv_nsec >= 1000000000L)
-    {
-      ts->tv_sec++;
-      ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* MHD's content reader for a streamed response: blocks (this is the
  * connection's own thread) until there is something to write.  */
 static ssize_t
@@ -570,7 +557,7 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
           ret = MHD_CONTENT_READER_END_OF_STREAM;
           break;
         }
-      deadline_in_ms (&ts, STREAM_POLL_MS);
+      sr_deadline_after (CLOCK_REALTIME, STREAM_POLL_MS, &ts);
       if (pthread_cond_timedwait (&st->cond, &se->lock, &ts) != ETIMEDOUT)
         continue;
 
@@ -1024,7 +1011,7 @@ post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
   st = rq->stream = stream_attach (se, id, sse, c);
   session_handle (se, st, rq->body, rq->len);
 
-  deadline_in_ms (&ts, INITIALIZE_WAIT_S * 1000L);
+  sr_deadline_after (CLOCK_REALTIME, INITIALIZE_WAIT_S * 1000L, &ts);
   pthread_mutex_lock (&se->lock);
   while (!st->answered)
     if (pthread_cond_timedwait (&st->cond, &se->lock, &ts) == ETIMEDOUT)
