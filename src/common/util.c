@@ -222,6 +222,19 @@ sr_now_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
+void
+sr_deadline_after (clockid_t clock, uint64_t ms, struct timespec *ret)
+{
+  clock_gettime (clock, ret);
+  ret->tv_sec += (time_t) (ms / 1000);
+  ret->tv_nsec += (long) (ms % 1000) * 1000000L;
+  if (ret->tv_nsec >= 1000000000L)
+    {
+      ret->tv_sec++;
+      ret->tv_nsec -= 1000000000L;
+    }
+}
+
 int
 sr_parse_size (const char *s, uint64_t *ret)
 {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -77,6 +78,10 @@ int sr_base64_decode (const char *text, size_t len, char **ret, size_t *ret_len)
 
 /* CLOCK_MONOTONIC in nanoseconds.  */
 uint64_t sr_now_ns (void);
+/* Sets *ret to ms milliseconds from now on clock: the absolute deadline
+ * of a pthread_cond_timedwait whose condition waits on that clock
+ * (CLOCK_REALTIME unless its attribute says otherwise).  */
+void sr_deadline_after (clockid_t clock, uint64_t ms, struct timespec *ret);
 
 /* Parses a size such as 512, 64k, 256M, 1G (binary units) into bytes.  */
 int sr_parse_size (const char *s, uint64_t *ret);

@@ -272,14 +272,7 @@ open_terminal (struct sr_shell *sh, sr_error_t *err)
 static void
 deadline_after (struct timespec *ts, uint64_t ms)
 {
-  clock_gettime (CLOCK_MONOTONIC, ts);
-  ts->tv_sec += (time_t) (ms / 1000);
-  ts->tv_nsec += (long) (ms % 1000) * 1000000L;
-  if (ts->tv_nsec >= 1000000000L)
-    {
-      ts->tv_sec++;
-      ts->tv_nsec -= 1000000000L;
-    }
+  sr_deadline_after (CLOCK_MONOTONIC, ms, ts);
 }
 
 static bool

@@ -1,0 +1,314 @@
+/* The checks made on a request's headers before any body is read: Host
+ * and Origin against DNS rebinding, the bearer token, Accept, the
+ * protocol version and the body's type and length; and reading what they
+ * check against (the token file, allowed_origins).  */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/util.h"
+#include "mcp/http-internal.h"
+#include "mcp/jsonrpc.h"
+
+bool
+sr_http_ct_equal (const char *secret, const char *given)
+{
+  size_t slen = strlen (secret), glen = strlen (given);
+  volatile unsigned char d = slen != glen;
+
+  for (size_t i = 0; i < glen; i++)
+    d |= (unsigned char) given[i] ^ (unsigned char) (i < slen ? secret[i] : 0);
+  return d == 0;
+}
+
+static char *
+trim (char *s)
+{
+  char *e;
+
+  while (*s && isspace ((unsigned char) *s))
+    s++;
+  e = s + strlen (s);
+  while (e > s && isspace ((unsigned char) e[-1]))
+    *--e = '\0';
+  return s;
+}
+
+static bool
+is_loopback_name (const char *host, size_t len)
+{
+  static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (names); i++)
+    if (len == strlen (names[i]) && strncasecmp (host, names[i], len) == 0)
+      return true;
+  return false;
+}
+
+/* The host part of "host[:port]" or "[v6][:port]": its start and length. */
+static size_t
+host_part (const char *hostport)
+{
+  const char *colon;
+
+  if (hostport[0] == '[')
+    {
+      const char *end = strchr (hostport, ']');
+      return end ? (size_t) (end - hostport) + 1 : strlen (hostport);
+    }
+  colon = strchr (hostport, ':');
+  return colon ? (size_t) (colon - hostport) : strlen (hostport);
+}
+
+/* "http(s)://host[:port]" -> the host[:port], or NULL.  */
+static const char *
+origin_authority (const char *origin)
+{
+  if (strncasecmp (origin, "http://", 7) == 0)
+    return origin + 7;
+  if (strncasecmp (origin, "https://", 8) == 0)
+    return origin + 8;
+  return NULL;
+}
+
+static bool
+origin_listed (const struct http *h, const char *origin)
+{
+  size_t len = strlen (origin);
+
+  while (len && origin[len - 1] == '/')
+    len--;
+  for (char **o = h->origins; o && *o; o++)
+    if (strlen (*o) == len && strncasecmp (*o, origin, len) == 0)
+      return true;
+  return false;
+}
+
+static bool
+origin_ok (const struct http *h, const char *origin)
+{
+  const char *auth = origin_authority (origin);
+
+  if (auth && strchr (auth, '/') == NULL && is_loopback_name (auth, host_part (auth)))
+    return true;
+  return origin_listed (h, origin);
+}
+
+/* Host names the server answers to when it listens on loopback: the
+ * loopback names and the hosts of allowed_origins.  */
+static bool
+host_ok (const struct http *h, const char *hostport)
+{
+  size_t len = host_part (hostport);
+
+  if (is_loopback_name (hostport, len))
+    return true;
+  for (char **o = h->origins; o && *o; o++)
+    {
+      const char *auth = origin_authority (*o);
+
+      if (auth && host_part (auth) == len && strncasecmp (auth, hostport, len) == 0)
+        return true;
+    }
+  return false;
+}
+
+bool
+sr_http_accepts (const char *accept, const char *type, bool *explicit)
+{
+  _cleanup_free_ char *copy = NULL;
+  size_t slash = (size_t) (strchr (type, '/') - type);
+  bool ok = false;
+  char *save = NULL;
+
+  *explicit = false;
+  if (accept == NULL)
+    return true;
+  copy = sr_xstrdup (accept);
+  for (char *item = strtok_r (copy, ",", &save); item; item = strtok_r (NULL, ",", &save))
+    {
+      char *params = strchr (item, ';'), *mt;
+      bool zero = false;
+
+      if (params)
+        {
+          char *q;
+
+          *params++ = '\0';
+          q = strstr (params, "q=");
+          zero = q && strtod (q + 2, NULL) <= 0.0;
+        }
+      mt = trim (item);
+      if (zero)
+        continue;
+      if (strcasecmp (mt, type) == 0)
+        {
+          *explicit = true;
+          ok = true;
+        }
+      else if (strcmp (mt, "*/*") == 0
+               || (strlen (mt) == slash + 2 && strncasecmp (mt, type, slash + 1) == 0
+                   && mt[slash + 1] == '*'))
+        ok = true;
+    }
+  return ok;
+}
+
+static bool
+protocol_known (const char *v)
+{
+  for (const char *const *p = sr_mcp_protocol_versions; *p; p++)
+    if (strcmp (*p, v) == 0)
+      return true;
+  return false;
+}
+
+static bool
+authorized (const struct http *h, struct MHD_Connection *c)
+{
+  const char *auth = MHD_lookup_connection_value (c, MHD_HEADER_KIND,
+                                                  MHD_HTTP_HEADER_AUTHORIZATION);
+  bool ok = false;
+
+  if (h->tokens == NULL)
+    return true;
+  if (auth == NULL || strncasecmp (auth, "Bearer ", 7) != 0)
+    return false;
+  auth += 7;
+  while (*auth == ' ')
+    auth++;
+  if (*auth == '\0')
+    return false;
+  /* Against every token, without stopping at a match.  */
+  for (char **t = h->tokens; *t; t++)
+    ok |= sr_http_ct_equal (*t, auth);
+  return ok;
+}
+
+bool
+sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+  const char *host = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+  const char *origin = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN);
+
+  /* DNS rebinding: a page of evil.example whose name now resolves to
+   * 127.0.0.1 sends Host: evil.example and (on POST) its Origin.  */
+  if (h->loopback && host && !host_ok (h, host))
+    *ret = sr_http_reply_error (c, MHD_HTTP_FORBIDDEN, -32000, "Forbidden: invalid Host header",
+                                NULL, NULL);
+  else if (origin && !origin_ok (h, origin))
+    *ret = sr_http_reply_error (c, MHD_HTTP_FORBIDDEN, -32000,
+                                "Forbidden: this Origin is not allowed (allowed_origins)", NULL,
+                                NULL);
+  else if (!authorized (h, c))
+    *ret = sr_http_reply_error (c, MHD_HTTP_UNAUTHORIZED, -32000,
+                                "Unauthorized: a valid bearer token is required",
+                                "WWW-Authenticate", "Bearer realm=\"sandbox-runner\"");
+  else
+    return true;
+  return false;
+}
+
+/* The checks of a POST's headers.  */
+static bool
+post_headers_ok (const struct http *h, struct MHD_Connection *c, const char *accept,
+                 enum MHD_Result *ret)
+{
+  const char *type = MHD_lookup_connection_value (c, MHD_HEADER_KIND,
+                                                  MHD_HTTP_HEADER_CONTENT_TYPE);
+  const char *length = MHD_lookup_connection_value (c, MHD_HEADER_KIND,
+                                                    MHD_HTTP_HEADER_CONTENT_LENGTH);
+  bool x, y;
+
+  if (!sr_http_accepts (accept, "application/json", &x)
+      && !sr_http_accepts (accept, "text/event-stream", &y))
+    *ret = sr_http_reply_error (c, MHD_HTTP_NOT_ACCEPTABLE, -32000,
+                                "Not Acceptable: the client must accept application/json and "
+                                "text/event-stream",
+                                NULL, NULL);
+  else if (type == NULL || strncasecmp (type, "application/json", 16) != 0
+           || (type[16] != '\0' && type[16] != ';' && type[16] != ' '))
+    *ret = sr_http_reply_error (c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, -32000,
+                                "Unsupported Media Type: the body must be application/json",
+                                NULL, NULL);
+  else if (length && strtoull (length, NULL, 10) > h->max_message_size)
+    *ret = sr_http_reply_body (c, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
+                               sr_mcp_oversized_error (h->max_message_size), NULL, NULL);
+  else
+    return true;
+  return false;
+}
+
+bool
+sr_http_mcp_headers_ok (const struct http *h, struct MHD_Connection *c, const char *method,
+                        enum MHD_Result *ret)
+{
+  const char *version = MHD_lookup_connection_value (c, MHD_HEADER_KIND, "MCP-Protocol-Version");
+  const char *accept = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  bool x;
+
+  if (version && !protocol_known (version))
+    {
+      _cleanup_free_ char *msg = sr_xasprintf (
+          "Bad Request: unsupported MCP-Protocol-Version %s (supported: %s, ...)", version,
+          SR_MCP_PROTOCOL_LATEST);
+      *ret = sr_http_reply_error (c, MHD_HTTP_BAD_REQUEST, -32000, msg, NULL, NULL);
+      return false;
+    }
+  if (strcmp (method, "GET") == 0 && !sr_http_accepts (accept, "text/event-stream", &x))
+    {
+      *ret = sr_http_reply_error (c, MHD_HTTP_NOT_ACCEPTABLE, -32000,
+                                  "Not Acceptable: the client must accept text/event-stream",
+                                  NULL, NULL);
+      return false;
+    }
+  if (strcmp (method, "POST") == 0)
+    return post_headers_ok (h, c, accept, ret);
+  return true;
+}
+
+int
+sr_http_read_tokens (const char *path, char ***ret, sr_error_t *err)
+{
+  _cleanup_free_ char *text = NULL;
+  char **tokens = NULL, *save = NULL;
+  size_t len;
+
+  if (sr_read_file (path, &text, &len, err) < 0)
+    return sr_error_wrap (err, "token_file");
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *t = trim (line);
+
+      if (*t && *t != '#')
+        sr_strv_push (&tokens, t);
+    }
+  explicit_bzero (text, len);
+  if (tokens == NULL)
+    return sr_error_set (err, 0, "token_file %s holds no token (one per line, # comments)",
+                         path);
+  *ret = tokens;
+  return 0;
+}
+
+char **
+sr_http_parse_origins (const char *list)
+{
+  _cleanup_free_ char *copy = sr_xstrdup (list);
+  char **origins = NULL, *save = NULL;
+
+  for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
+    {
+      char *origin = trim (t);
+      size_t len = strlen (origin);
+
+      while (len && origin[len - 1] == '/')
+        origin[--len] = '\0';
+      if (*origin)
+        sr_strv_push (&origins, origin);
+    }
+  return origins;
+}

@@ -1,0 +1,236 @@
+/* The MCP endpoint, /mcp: POST carries one JSON-RPC message (initialize
+ * opens a session), GET opens the session's own SSE stream, DELETE ends
+ * the session; and the end of a request, which cancels a run whose client
+ * went away.  */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "mcp/http-internal.h"
+#include "mcp/jsonrpc.h"
+
+/* initialize is answered at once; this only bounds a broken core.  */
+#define INITIALIZE_WAIT_S 10
+
+static enum MHD_Result
+check_session (struct http *h, struct MHD_Connection *c, struct session **ret)
+{
+  const char *id = MHD_lookup_connection_value (c, MHD_HEADER_KIND, "Mcp-Session-Id");
+
+  *ret = NULL;
+  if (id == NULL || *id == '\0')
+    return sr_http_reply_error (c, MHD_HTTP_BAD_REQUEST, -32000,
+                                "Bad Request: the Mcp-Session-Id header is required", NULL,
+                                NULL);
+  *ret = sr_http_session_find (h, id);
+  if (*ret == NULL)
+    return sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
+                                NULL);
+  return MHD_YES;
+}
+
+static enum MHD_Result
+post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
+                 const cJSON *id, bool sse)
+{
+  sr_error_t err = NULL;
+  struct session *se = sr_http_session_new (h, &err);
+  struct stream *st;
+  struct timespec ts;
+  bool ok, inserted = false;
+  cJSON *root = NULL;
+  enum MHD_Result ret;
+
+  if (se == NULL)
+    {
+      ret = sr_http_reply_error (c, MHD_HTTP_INTERNAL_SERVER_ERROR, SR_RPC_INTERNAL_ERROR,
+                                 err->msg, NULL, NULL);
+      sr_error_free (&err);
+      return ret;
+    }
+  st = rq->stream = sr_http_stream_attach (se, id, sse, c);
+  sr_http_session_handle (se, st, rq->body, rq->len);
+
+  sr_deadline_after (CLOCK_REALTIME, INITIALIZE_WAIT_S * 1000L, &ts);
+  pthread_mutex_lock (&se->lock);
+  while (!st->answered)
+    if (pthread_cond_timedwait (&st->cond, &se->lock, &ts) == ETIMEDOUT)
+      break;
+  /* Whether it succeeded: the last queued message is the response.  */
+  if (st->answered)
+    {
+      struct msg *m = st->head;
+
+      while (m->next)
+        m = m->next;
+      root = cJSON_Parse (sse ? strstr (m->text, "data: ") + 6 : m->text);
+    }
+  pthread_mutex_unlock (&se->lock);
+  ok = cJSON_GetObjectItemCaseSensitive (root, "result") != NULL;
+  cJSON_Delete (root);
+
+  if (!st->answered)
+    ret = sr_http_reply_error (c, MHD_HTTP_INTERNAL_SERVER_ERROR, SR_RPC_INTERNAL_ERROR,
+                               "initialize was not answered", NULL, NULL);
+  else if (ok && !(inserted = sr_http_session_insert (h, se)))
+    ret = sr_http_reply_error (c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                               "Service Unavailable: too many sessions", NULL, NULL);
+  else
+    ret = sr_http_reply_stream (c, st, ok ? se->id : NULL);
+  if (!inserted)
+    sr_http_session_close (se);
+  sr_http_session_unref (se); /* ours; the table and the stream hold their own */
+  return ret;
+}
+
+enum MHD_Result
+sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *rq)
+{
+  const char *accept = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  struct sr_rpc_message m;
+  struct session *se = NULL;
+  char *error = NULL;
+  bool json_x, sse_x, sse;
+  enum MHD_Result ret;
+
+  if (rq->too_big)
+    return sr_http_reply_body (c, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
+                               sr_mcp_oversized_error (h->max_message_size), NULL, NULL);
+  if (sr_rpc_parse (rq->body ? rq->body : "", rq->len, &m, &error) < 0)
+    return sr_http_reply_body (c, MHD_HTTP_BAD_REQUEST, "application/json", error, NULL, NULL);
+
+  /* One JSON body unless there is something to stream before the
+   * response (the progress of a request with a progressToken) and the
+   * client takes SSE, or unless it takes nothing but SSE: a JSON body
+   * costs a client less to read than an event stream.  */
+  sse = !sr_http_accepts (accept, "application/json", &json_x)
+        || (m.kind == SR_RPC_REQUEST && sr_rpc_progress_token (&m)
+            && sr_http_accepts (accept, "text/event-stream", &sse_x));
+
+  if (m.kind == SR_RPC_REQUEST && strcmp (m.method, "initialize") == 0)
+    {
+      ret = post_initialize (h, c, rq, m.id, sse);
+      sr_rpc_message_done (&m);
+      return ret;
+    }
+  ret = check_session (h, c, &se);
+  if (se == NULL)
+    {
+      sr_rpc_message_done (&m);
+      return ret;
+    }
+  if (m.kind != SR_RPC_REQUEST)
+    {
+      if (sr_http_session_handle (se, NULL, rq->body, rq->len))
+        ret = sr_http_reply_body (c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
+      else
+        ret = sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
+                                   NULL);
+    }
+  else
+    {
+      rq->stream = sr_http_stream_attach (se, m.id, sse, c);
+      if (sr_http_session_handle (se, rq->stream, rq->body, rq->len))
+        ret = sr_http_reply_stream (c, rq->stream, NULL);
+      else
+        ret = sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
+                                   NULL);
+    }
+  sr_rpc_message_done (&m);
+  sr_http_session_unref (se);
+  return ret;
+}
+
+enum MHD_Result
+sr_http_open_get_stream (struct http *h, struct MHD_Connection *c, struct request *rq)
+{
+  struct session *se;
+  enum MHD_Result ret = check_session (h, c, &se);
+  bool busy;
+
+  if (se == NULL)
+    return ret;
+  pthread_mutex_lock (&se->lock);
+  busy = se->get_stream != NULL || se->closed;
+  pthread_mutex_unlock (&se->lock);
+  if (busy)
+    {
+      sr_http_session_unref (se);
+      return sr_http_reply_error (c, MHD_HTTP_CONFLICT, -32000,
+                                  "Conflict: this session has its GET stream open already", NULL,
+                                  NULL);
+    }
+  rq->stream = sr_http_stream_attach (se, NULL, true, c);
+  pthread_mutex_lock (&se->lock);
+  if (se->get_stream == NULL)
+    se->get_stream = rq->stream;
+  busy = se->get_stream != rq->stream;
+  pthread_mutex_unlock (&se->lock);
+  if (busy)
+    ret = sr_http_reply_error (c, MHD_HTTP_CONFLICT, -32000,
+                               "Conflict: this session has its GET stream open already", NULL,
+                               NULL);
+  else
+    ret = sr_http_reply_stream (c, rq->stream, NULL);
+  sr_http_session_unref (se);
+  return ret;
+}
+
+enum MHD_Result
+sr_http_delete_session (struct http *h, struct MHD_Connection *c)
+{
+  struct session *se;
+  enum MHD_Result ret = check_session (h, c, &se);
+
+  if (se == NULL)
+    return ret;
+  sr_http_session_end (se);
+  sr_http_session_unref (se);
+  return sr_http_reply_body (c, MHD_HTTP_OK, NULL, NULL, NULL, NULL);
+}
+
+/* Tells the core that the client of request id went away.  */
+static void
+send_cancelled (struct session *se, const cJSON *id)
+{
+  cJSON *msg = cJSON_CreateObject ();
+  cJSON *params;
+  char *text;
+
+  cJSON_AddStringToObject (msg, "jsonrpc", "2.0");
+  cJSON_AddStringToObject (msg, "method", "notifications/cancelled");
+  params = cJSON_AddObjectToObject (msg, "params");
+  cJSON_AddItemToObject (params, "requestId", cJSON_Duplicate (id, 1));
+  cJSON_AddStringToObject (params, "reason", "client disconnected");
+  text = cJSON_PrintUnformatted (msg);
+  cJSON_Delete (msg);
+  if (text == NULL)
+    sr_oom ();
+  sr_http_session_handle (se, NULL, text, strlen (text));
+  free (text);
+}
+
+void
+sr_http_request_done (struct stream *st, bool aborted)
+{
+  struct session *se = st->se;
+  bool cut;
+
+  pthread_mutex_lock (&se->lock);
+  if (aborted)
+    st->gone = true;
+  cut = st->gone && st->id != NULL;
+  sr_http_stream_unlink_locked (st);
+  pthread_mutex_unlock (&se->lock);
+  /* Idle time counts from the end of the last request, not its start: a
+   * run of two hours is no idle session.  */
+  pthread_mutex_lock (&se->h->lock);
+  se->last_used_ns = sr_now_ns ();
+  pthread_mutex_unlock (&se->h->lock);
+  if (cut && sr_http_request_pending (st))
+    send_cancelled (se, st->id);
+  sr_http_stream_unref (st);
+}

@@ -1,0 +1,221 @@
+/* What the pieces of the MCP Streamable HTTP transport share (http.c and
+ * http-*.c, one thread per connection on libmicrohttpd):
+ *   http.c           the server: listen, start, route, stop
+ *   http-check.c     the checks on the headers: Host, Origin, token, Accept
+ *   http-session.c   the table of MCP sessions and their expiry
+ *   http-stream.c    the replies: plain ones, and the streams of a request
+ *   http-endpoint.c  POST, GET and DELETE of /mcp
+ *   http-files.c     GET /files/{session}/{path}
+ *
+ * Objects and their locks:
+ *   struct http      the table of sessions, under http.lock
+ *   struct session   one Mcp-Session-Id and its sr_mcp_conn.  conn_lock
+ *                    guards the conn (handle and close take it); lock
+ *                    guards its streams.  Never take conn_lock while
+ *                    holding lock: closing a conn waits for call threads
+ *                    that send, and sending takes lock.
+ *   struct stream    what one POST request (or the GET) will receive: a
+ *                    queue of messages the send callback fills from any
+ *                    thread, and the response reader drains on the
+ *                    connection's thread.
+ * Sessions and streams are refcounted (under http.lock and session.lock
+ * respectively), so a DELETE or a disconnect in the middle of a request
+ * is safe.  */
+#ifndef SR_MCP_HTTP_INTERNAL_H
+#define SR_MCP_HTTP_INTERNAL_H
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "mcp/server.h"
+
+/* GET HTTP_FILES_PREFIX{session}/{path}: a session's artifact.  */
+#define HTTP_FILES_PREFIX "/files/"
+/* Seconds an idle connection (no stream open) is kept.  */
+#define HTTP_IDLE_TIMEOUT_S 60u
+#define HTTP_SESSION_ID_BYTES 16
+
+struct msg
+{
+  struct msg *next;
+  char *text;            /* already framed (SSE event or bare JSON) */
+  bool response;
+};
+
+struct session;
+
+struct stream
+{
+  struct session *se;    /* holds a reference */
+  unsigned refs;         /* under se->lock */
+  cJSON *id;             /* the request's id; NULL for the GET stream */
+  bool sse;
+  struct msg *head, **tail;
+  bool answered;         /* the response is queued */
+  bool ended;            /* nothing more will come: the request or session ended */
+  bool gone;             /* the client went away */
+  bool linked;           /* in se->streams */
+  char *out;             /* the message being written */
+  size_t out_len, out_pos;
+  uint64_t last_write_ns;
+  struct MHD_Connection *connection;
+  int fd;
+  pthread_cond_t cond;
+  struct stream *next;
+};
+
+struct http;
+
+struct session
+{
+  struct http *h;
+  unsigned refs;         /* under h->lock */
+  char id[2 * HTTP_SESSION_ID_BYTES + 1];
+  bool in_table;         /* under h->lock */
+  uint64_t last_used_ns; /* under h->lock */
+  struct session *next;  /* in h->sessions */
+
+  pthread_mutex_t conn_lock;
+  struct sr_mcp_conn *conn;  /* NULL once closed */
+
+  pthread_mutex_t lock;
+  struct stream *streams;
+  struct stream *get_stream;
+  bool closed;
+};
+
+struct http
+{
+  struct sr_mcp_server *mcp;
+  size_t max_message_size;
+  uint64_t max_download_size;
+  uint64_t idle_ns;      /* an MCP session unused this long expires */
+  char **tokens;         /* NULL: no authentication */
+  char **origins;        /* allowed besides localhost */
+  bool loopback;
+  pthread_mutex_t lock;
+  struct session *sessions;
+  size_t n_sessions;
+  bool stopping;
+};
+
+/* What MHD keeps per request (its con_cls).  */
+struct request
+{
+  char *body;
+  size_t len, cap;
+  bool too_big;
+  struct stream *stream;   /* the POST's or GET's stream, a reference */
+};
+
+/* --- http-check.c --- */
+
+/* Compares secret with the presented text in a time that depends only on
+ * the presented length.  */
+bool sr_http_ct_equal (const char *secret, const char *given);
+
+/* Whether an Accept header admits type ("application/json" or
+ * "text/event-stream"); explicit is set when it names it.  No header, or
+ * a wildcard, admits everything.  */
+bool sr_http_accepts (const char *accept, const char *type, bool *explicit);
+
+/* The checks on who calls, made on every request before it is routed:
+ * Host and Origin (DNS rebinding), then the bearer token.  False when the
+ * request is refused: the refusal is queued and *ret is its result.  */
+bool sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+
+/* The checks on the headers of a request to /mcp with an allowed method,
+ * before its body is read: MCP-Protocol-Version, Accept, and for a POST
+ * Content-Type and Content-Length.  As sr_http_caller_ok.  */
+bool sr_http_mcp_headers_ok (const struct http *h, struct MHD_Connection *c, const char *method,
+                             enum MHD_Result *ret);
+
+/* The bearer tokens of the token file at path, one a line (# comments),
+ * into *ret (the caller frees it, after explicit_bzero of each).  */
+int sr_http_read_tokens (const char *path, char ***ret, sr_error_t *err);
+
+/* The comma-separated allowed_origins as a vector without trailing
+ * slashes, or NULL when it names none.  */
+char **sr_http_parse_origins (const char *list);
+
+/* --- http-session.c --- */
+
+/* A new session with a random id and its conn, holding one reference (the
+ * caller's); not in the table yet.  */
+struct session *sr_http_session_new (struct http *h, sr_error_t *err);
+void sr_http_session_ref (struct session *se);
+/* Drops a reference; the last one frees the session (closed before).  */
+void sr_http_session_unref (struct session *se);
+/* Ends a session: its runs are cancelled, its streams end.  */
+void sr_http_session_close (struct session *se);
+/* Takes a session out of the table and ends it (DELETE, eviction).  */
+void sr_http_session_end (struct session *se);
+/* The session with this id, with a reference, or NULL (also when it
+ * expired).  */
+struct session *sr_http_session_find (struct http *h, const char *id);
+/* Puts a new session in the table, making room by ending the least
+ * recently used one without an open stream.  False when there is no room
+ * or the server stops.  */
+bool sr_http_session_insert (struct http *h, struct session *se);
+/* The server stops: no new session, and every session in the table is
+ * ended (its runs cancelled, its streams finished).  */
+void sr_http_sessions_stop (struct http *h);
+
+/* --- http-stream.c --- */
+
+/* A reply with body (taken over; NULL: empty) of type, and one more
+ * header when header is not NULL.  */
+enum MHD_Result sr_http_reply_body (struct MHD_Connection *c, unsigned status, const char *type,
+                                    char *body, const char *header, const char *value);
+/* An HTTP error with a JSON-RPC error body, as the SDKs answer.  */
+enum MHD_Result sr_http_reply_error (struct MHD_Connection *c, unsigned status, int code,
+                                     const char *message, const char *header, const char *value);
+
+/* The send callback of every session's conn; any thread.  */
+void sr_http_on_send (void *transport, const cJSON *related_id, const char *json);
+
+/* A stream for the request id (NULL: the GET stream) on connection c,
+ * linked in se->streams; the caller holds its one reference.  */
+struct stream *sr_http_stream_attach (struct session *se, const cJSON *id, bool sse,
+                                      struct MHD_Connection *c);
+/* se->lock held.  Takes st out of se->streams.  */
+void sr_http_stream_unlink_locked (struct stream *st);
+/* Drops a reference; the last one frees st and its session reference.  */
+void sr_http_stream_unref (struct stream *st);
+/* Whether the request of st is still running in the core.  No lock held. */
+bool sr_http_request_pending (struct stream *st);
+/* Hands the message to the conn on behalf of st (may be NULL).  False
+ * when the session was closed meanwhile.  */
+bool sr_http_session_handle (struct session *se, struct stream *st, const char *body, size_t len);
+/* Replies to a POST request or the GET with st: at once when it is
+ * answered already, else as a stream.  */
+enum MHD_Result sr_http_reply_stream (struct MHD_Connection *c, struct stream *st,
+                                      const char *session_id);
+
+/* --- http-endpoint.c --- */
+
+/* POST /mcp with its whole body in rq.  */
+enum MHD_Result sr_http_post_message (struct http *h, struct MHD_Connection *c,
+                                      struct request *rq);
+/* GET /mcp: the session's own SSE stream.  */
+enum MHD_Result sr_http_open_get_stream (struct http *h, struct MHD_Connection *c,
+                                         struct request *rq);
+/* DELETE /mcp: the session ends.  */
+enum MHD_Result sr_http_delete_session (struct http *h, struct MHD_Connection *c);
+/* The request of st is over (aborted: it did not complete).  One whose
+ * client went away before its response is cancelled, as a
+ * notifications/cancelled from the client would.  Drops the request's
+ * reference to st.  */
+void sr_http_request_done (struct stream *st, bool aborted);
+
+/* --- http-files.c --- */
+
+/* Answers GET HTTP_FILES_PREFIX{session}/{path} with the artifact's bytes.  */
+enum MHD_Result sr_http_serve_file (struct http *h, struct MHD_Connection *c, const char *url);
+
+#endif

@@ -1,0 +1,420 @@
+/* What goes back to the client: a plain reply, or the stream of a request
+ * (or of the GET), which the conn's send callback fills from any thread
+ * and MHD's content reader drains on the connection's thread.  */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "mcp/http-internal.h"
+#include "mcp/jsonrpc.h"
+
+/* How often a waiting stream looks whether its client hung up or its
+ * request ended without a response (cancelled).  */
+#define STREAM_POLL_MS 250
+/* An SSE comment this often keeps proxies and idle timers away.  */
+#define KEEPALIVE_NS (15ull * 1000 * 1000 * 1000)
+
+/* The request being handed to sr_mcp_conn_handle on this thread: a
+ * response sent synchronously with its id belongs to it even when another
+ * request in flight has the same id.  */
+static __thread struct stream *handling;
+
+/* --- replies --- */
+
+enum MHD_Result
+sr_http_reply_body (struct MHD_Connection *c, unsigned status, const char *type, char *body,
+                    const char *header, const char *value)
+{
+  struct MHD_Response *r;
+  enum MHD_Result ret;
+
+  if (body)
+    r = MHD_create_response_from_buffer (strlen (body), body, MHD_RESPMEM_MUST_FREE);
+  else
+    r = MHD_create_response_from_buffer (0, (void *) "", MHD_RESPMEM_PERSISTENT);
+  if (r == NULL)
+    {
+      free (body);
+      return MHD_NO;
+    }
+  if (type)
+    MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  if (header)
+    MHD_add_response_header (r, header, value);
+  ret = MHD_queue_response (c, status, r);
+  MHD_destroy_response (r);
+  return ret;
+}
+
+enum MHD_Result
+sr_http_reply_error (struct MHD_Connection *c, unsigned status, int code, const char *message,
+                     const char *header, const char *value)
+{
+  return sr_http_reply_body (c, status, "application/json",
+                             sr_rpc_error (NULL, code, message, NULL), header, value);
+}
+
+/* --- streams --- */
+
+static struct stream *
+stream_new (struct session *se, const cJSON *id, bool sse, struct MHD_Connection *connection)
+{
+  struct stream *st = sr_xcalloc (1, sizeof *st);
+  const union MHD_ConnectionInfo *info
+      = MHD_get_connection_info (connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+  st->se = se;
+  st->refs = 1;
+  st->id = id ? cJSON_Duplicate (id, 1) : NULL;
+  st->sse = sse;
+  st->tail = &st->head;
+  st->connection = connection;
+  st->fd = info ? info->connect_fd : -1;
+  st->last_write_ns = sr_now_ns ();
+  pthread_cond_init (&st->cond, NULL);
+  return st;
+}
+
+void
+sr_http_stream_unlink_locked (struct stream *st)
+{
+  struct session *se = st->se;
+
+  if (!st->linked)
+    return;
+  for (struct stream **p = &se->streams; *p; p = &(*p)->next)
+    if (*p == st)
+      {
+        *p = st->next;
+        break;
+      }
+  if (se->get_stream == st)
+    se->get_stream = NULL;
+  st->linked = false;
+}
+
+void
+sr_http_stream_unref (struct stream *st)
+{
+  struct session *se = st->se;
+  bool last;
+
+  pthread_mutex_lock (&se->lock);
+  last = --st->refs == 0;
+  if (last)
+    sr_http_stream_unlink_locked (st);
+  pthread_mutex_unlock (&se->lock);
+  if (!last)
+    return;
+  while (st->head)
+    {
+      struct msg *m = st->head;
+
+      st->head = m->next;
+      free (m->text);
+      free (m);
+    }
+  free (st->out);
+  cJSON_Delete (st->id);
+  pthread_cond_destroy (&st->cond);
+  free (st);
+  sr_http_session_unref (se);
+}
+
+struct stream *
+sr_http_stream_attach (struct session *se, const cJSON *id, bool sse, struct MHD_Connection *c)
+{
+  struct stream *st = stream_new (se, id, sse, c);
+
+  sr_http_session_ref (se); /* the stream's */
+  pthread_mutex_lock (&se->lock);
+  st->linked = true;
+  st->next = se->streams;
+  se->streams = st;
+  pthread_mutex_unlock (&se->lock);
+  return st;
+}
+
+static char *
+frame (const struct stream *st, const char *json)
+{
+  if (!st->sse)
+    return sr_xstrdup (json);
+  /* A JSON text from cJSON has no raw newline, but be safe: each line of
+   * the data is its own data: field.  */
+  if (strchr (json, '\n') == NULL)
+    return sr_xasprintf ("event: message\ndata: %s\n\n", json);
+  {
+    size_t n = 0;
+    char *out, *p;
+
+    for (const char *s = json; *s; s++)
+      n += *s == '\n' ? 7 : 1;
+    out = sr_xmalloc (n + 32);
+    p = stpcpy (out, "event: message\ndata: ");
+    for (const char *s = json; *s; s++)
+      p = *s == '\n' ? stpcpy (p, "\ndata: ") : (*p = *s, p + 1);
+    strcpy (p, "\n\n");
+    return out;
+  }
+}
+
+/* se->lock held.  */
+static void
+stream_push_locked (struct stream *st, const char *json, bool response)
+{
+  struct msg *m;
+
+  if (st->gone || st->ended || st->answered || (!st->sse && !response))
+    return;
+  m = sr_xcalloc (1, sizeof *m);
+  m->text = frame (st, json);
+  m->response = response;
+  *st->tail = m;
+  st->tail = &m->next;
+  if (response)
+    st->answered = true;
+  pthread_cond_broadcast (&st->cond);
+}
+
+void
+sr_http_on_send (void *transport, const cJSON *related_id, const char *json)
+{
+  struct session *se = transport;
+  cJSON *root = cJSON_Parse (json);
+  bool response = root && cJSON_GetObjectItemCaseSensitive (root, "method") == NULL;
+  struct stream *st = NULL;
+
+  cJSON_Delete (root);
+  pthread_mutex_lock (&se->lock);
+  if (related_id == NULL)
+    st = se->get_stream;
+  else if (handling && handling->se == se && sr_rpc_same_id (handling->id, related_id))
+    st = handling;
+  else
+    for (struct stream *s = se->streams; s && st == NULL; s = s->next)
+      if (!s->answered && !s->ended && sr_rpc_same_id (s->id, related_id))
+        st = s;
+  /* A message for a stream that is gone (or never was) is dropped.  */
+  if (st && !(response && related_id == NULL))
+    stream_push_locked (st, json, response);
+  pthread_mutex_unlock (&se->lock);
+}
+
+bool
+sr_http_session_handle (struct session *se, struct stream *st, const char *body, size_t len)
+{
+  bool open;
+
+  pthread_mutex_lock (&se->conn_lock);
+  open = se->conn != NULL;
+  if (open)
+    {
+      handling = st;
+      sr_mcp_conn_handle (se->conn, body, len);
+      handling = NULL;
+    }
+  pthread_mutex_unlock (&se->conn_lock);
+  return open;
+}
+
+static bool
+peer_hung_up (int fd)
+{
+  struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+
+  if (fd < 0 || poll (&p, 1, 0) <= 0)
+    return false;
+  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+bool
+sr_http_request_pending (struct stream *st)
+{
+  struct session *se = st->se;
+  bool pending = false;
+
+  pthread_mutex_lock (&se->conn_lock);
+  if (se->conn)
+    pending = sr_mcp_conn_pending (se->conn, st->id);
+  pthread_mutex_unlock (&se->conn_lock);
+  return pending;
+}
+
+/* MHD's content reader for a streamed response: blocks (this is the
+ * connection's own thread) until there is something to write.  */
+static ssize_t
+stream_read (void *cls, uint64_t pos, char *buf, size_t max)
+{
+  struct stream *st = cls;
+  struct session *se = st->se;
+  ssize_t ret;
+
+  (void) pos;
+  pthread_mutex_lock (&se->lock);
+  for (;;)
+    {
+      struct timespec ts;
+
+      if (st->out_pos < st->out_len)
+        {
+          size_t n = st->out_len - st->out_pos;
+
+          if (n > max)
+            n = max;
+          memcpy (buf, st->out + st->out_pos, n);
+          st->out_pos += n;
+          st->last_write_ns = sr_now_ns ();
+          ret = (ssize_t) n;
+          break;
+        }
+      free (st->out);
+      st->out = NULL;
+      st->out_len = st->out_pos = 0;
+      if (st->head)
+        {
+          struct msg *m = st->head;
+
+          st->head = m->next;
+          if (st->head == NULL)
+            st->tail = &st->head;
+          st->out = m->text;
+          st->out_len = strlen (m->text);
+          free (m);
+          continue;
+        }
+      if (st->gone)
+        {
+          ret = MHD_CONTENT_READER_END_WITH_ERROR;
+          break;
+        }
+      if (st->answered || st->ended || se->closed)
+        {
+          st->ended = true;
+          /* Back to the idle timeout for whatever comes next on it.  */
+          MHD_set_connection_option (st->connection, MHD_CONNECTION_OPTION_TIMEOUT,
+                                     (unsigned int) HTTP_IDLE_TIMEOUT_S);
+          ret = MHD_CONTENT_READER_END_OF_STREAM;
+          break;
+        }
+      sr_deadline_after (CLOCK_REALTIME, STREAM_POLL_MS, &ts);
+      if (pthread_cond_timedwait (&st->cond, &se->lock, &ts) != ETIMEDOUT)
+        continue;
+
+      if (peer_hung_up (st->fd))
+        {
+          st->gone = true;
+          continue;
+        }
+      if (st->id && !st->answered && st->head == NULL)
+        {
+          bool pending;
+
+          pthread_mutex_unlock (&se->lock);
+          pending = sr_http_request_pending (st);
+          pthread_mutex_lock (&se->lock);
+          /* The core sends the response before it forgets the request,
+           * so a request that is not pending and not answered was
+           * cancelled: it gets no response, and its stream ends.  */
+          if (!pending && !st->answered && st->head == NULL)
+            st->ended = true;
+        }
+      if (st->sse && !st->ended && sr_now_ns () - st->last_write_ns > KEEPALIVE_NS)
+        {
+          st->out = sr_xstrdup (": keepalive\n\n");
+          st->out_len = strlen (st->out);
+        }
+    }
+  pthread_mutex_unlock (&se->lock);
+  return ret;
+}
+
+static void
+stream_read_done (void *cls)
+{
+  sr_http_stream_unref (cls);
+}
+
+/* se->lock held: the queued messages as one body (the request was
+ * answered before we replied).  */
+static char *
+stream_drain_locked (struct stream *st)
+{
+  size_t len = 0;
+  char *body, *p;
+
+  for (struct msg *m = st->head; m; m = m->next)
+    len += strlen (m->text);
+  p = body = sr_xmalloc (len + 1);
+  *p = '\0';
+  while (st->head)
+    {
+      struct msg *m = st->head;
+
+      st->head = m->next;
+      p = stpcpy (p, m->text);
+      free (m->text);
+      free (m);
+    }
+  st->tail = &st->head;
+  st->ended = true;
+  return body;
+}
+
+enum MHD_Result
+sr_http_reply_stream (struct MHD_Connection *c, struct stream *st, const char *session_id)
+{
+  struct session *se = st->se;
+  const char *type = st->sse ? "text/event-stream" : "application/json";
+  struct MHD_Response *r;
+  enum MHD_Result ret;
+  char *body = NULL;
+
+  pthread_mutex_lock (&se->lock);
+  if (st->id && st->answered)
+    body = stream_drain_locked (st);
+  else if (st->sse)
+    {
+      /* A comment first, so the headers go out now.  */
+      struct msg *m = sr_xcalloc (1, sizeof *m);
+
+      m->text = sr_xstrdup (": stream open\n\n");
+      m->next = st->head;
+      if (st->head == NULL)
+        st->tail = &m->next;
+      st->head = m;
+    }
+  if (body == NULL)
+    st->refs++; /* the response's */
+  pthread_mutex_unlock (&se->lock);
+
+  if (body)
+    r = MHD_create_response_from_buffer (strlen (body), body, MHD_RESPMEM_MUST_FREE);
+  else
+    {
+      r = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 16384, stream_read, st,
+                                             stream_read_done);
+      if (r == NULL)
+        sr_http_stream_unref (st);
+      else
+        /* A run may be silent for longer than the idle timeout.  */
+        MHD_set_connection_option (c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned int) 0);
+    }
+  if (r == NULL)
+    {
+      free (body);
+      return MHD_NO;
+    }
+  MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  if (st->sse)
+    MHD_add_response_header (r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+  if (session_id)
+    MHD_add_response_header (r, "Mcp-Session-Id", session_id);
+  ret = MHD_queue_response (c, MHD_HTTP_OK, r);
+  MHD_destroy_response (r);
+  return ret;
+}
