@@ -1167,7 +1167,7 @@ serve_file (struct http *h, struct MHD_Connection *c, const char *url)
 {
   struct sr_sessions *sessions = sr_mcp_server_sessions (h->mcp);
   _cleanup_free_ char *id = NULL, *mime = NULL;
-  const char *rest = url + strlen (FILES_PREFIX), *slash = strchr (rest, '/'), *code = NULL;
+  const char *rest = url + strlen (FILES_PREFIX), *slash = strchr (rest, '/'), *code;
   struct sr_session *se = NULL;
   struct MHD_Response *resp;
   sr_error_t err = NULL;
@@ -1183,9 +1183,9 @@ serve_file (struct http *h, struct MHD_Connection *c, const char *url)
     return reply_error (c, MHD_HTTP_NOT_FOUND, -32000,
                         "Not Found: expected " FILES_PREFIX "{session_id}/{path}", NULL, NULL);
   id = sr_xasprintf ("%.*s", (int) (slash - rest), rest);
-  if (sr_sessions_acquire (sessions, id, NULL, -1, &se, &code, &err) == 0)
+  if (sr_sessions_acquire (sessions, id, NULL, -1, &se, &err) == 0)
     {
-      fd = sr_files_open_artifact (sr_session_fs (se), slash + 1, &size, &code, &err);
+      fd = sr_files_open_artifact (sr_session_fs (se), slash + 1, &size, &err);
       sr_session_release (se);
       if (fd >= 0 && size > h->max_download_size)
         {
@@ -1216,6 +1216,7 @@ serve_file (struct http *h, struct MHD_Connection *c, const char *url)
           return ret;
         }
     }
+  code = sr_error_code (err);
   if (code && (strcmp (code, "session_not_found") == 0 || strcmp (code, "not_found") == 0))
     status = MHD_HTTP_NOT_FOUND;
   else if (code && strcmp (code, "session_busy") == 0)

@@ -48,20 +48,6 @@
 
 /* --- errors --- */
 
-int
-sr_fail_code (const char **code, const char *name, sr_error_t *err, int errnum, const char *fmt,
-              ...)
-{
-  va_list ap;
-
-  if (code)
-    *code = name;
-  va_start (ap, fmt);
-  sr_error_setv (err, errnum, fmt, ap);
-  va_end (ap);
-  return -1;
-}
-
 static const char *
 code_of_errno (int e)
 {
@@ -92,17 +78,16 @@ code_of_errno (int e)
     }
 }
 
-static int __attribute__ ((format (printf, 4, 5)))
-fail_errno (const char **code, sr_error_t *err, int errnum, const char *fmt, ...)
+/* An error from errno, with the code that errno means here.  */
+static int __attribute__ ((format (printf, 3, 4)))
+fail_errno (sr_error_t *err, int errnum, const char *fmt, ...)
 {
   va_list ap;
 
-  if (code)
-    *code = code_of_errno (errnum);
   va_start (ap, fmt);
   sr_error_setv (err, errnum, fmt, ap);
   va_end (ap);
-  return -1;
+  return sr_error_recode (err, code_of_errno (errnum));
 }
 
 /* --- paths --- */
@@ -130,7 +115,7 @@ where_done (struct where *w)
  * result is the path that was opened.  */
 static int
 parse_path (const struct sr_fsroot *r, const char *path, bool artifact, struct where *w,
-            const char **code, sr_error_t *err)
+            sr_error_t *err)
 {
   const char *data_rel = SR_DATA_DIR + 1;
   const size_t data_len = sizeof SR_DATA_DIR - 2;
@@ -139,11 +124,11 @@ parse_path (const struct sr_fsroot *r, const char *path, bool artifact, struct w
   const char *p;
 
   if (path == NULL || *path == '\0')
-    return sr_fail_code (code, "invalid_path", err, 0, "the path is empty");
+    return sr_error_set_code (err, "invalid_path", 0, "the path is empty");
   len = strlen (path);
   if (len >= PATH_MAX)
-    return sr_fail_code (code, "invalid_path", err, 0, "the path is longer than %d bytes",
-                         PATH_MAX - 1);
+    return sr_error_set_code (err, "invalid_path", 0, "the path is longer than %d bytes",
+                              PATH_MAX - 1);
   norm = sr_xmalloc (len + 1);
   for (p = path; *p;)
     {
@@ -155,13 +140,13 @@ parse_path (const struct sr_fsroot *r, const char *path, bool artifact, struct w
       if (clen == 0)
         break;
       if ((clen == 1 && p[0] == '.') || (clen == 2 && p[0] == '.' && p[1] == '.'))
-        return sr_fail_code (code, "invalid_path", err, 0,
-                             "%s: '.' and '..' are not allowed in a path",
-                     path);
+        return sr_error_set_code (err, "invalid_path", 0,
+                                  "%s: '.' and '..' are not allowed in a path",
+                                  path);
       if (clen > NAME_MAX)
-        return sr_fail_code (code, "invalid_path", err, 0, "%s: a name is longer than %d bytes",
-                             path,
-                     NAME_MAX);
+        return sr_error_set_code (err, "invalid_path", 0, "%s: a name is longer than %d bytes",
+                                  path,
+                                  NAME_MAX);
       if (n)
         norm[n++] = '/';
       memcpy (norm + n, p, clen);
@@ -184,9 +169,9 @@ parse_path (const struct sr_fsroot *r, const char *path, bool artifact, struct w
       w->rel = sr_xstrdup (norm + data_len + (norm[data_len] == '/'));
     }
   else if (artifact)
-    return sr_fail_code (code, "path_outside_sandbox", err, 0,
-                 "%s is outside %s: artifacts live in the session's data directory", path,
-                 SR_DATA_DIR);
+    return sr_error_set_code (err, "path_outside_sandbox", 0,
+                              "%s is outside %s: artifacts live in the session's data directory",
+                              path, SR_DATA_DIR);
   else
     {
       w->dirfd = r->rootfd;
@@ -263,20 +248,21 @@ refused_fs (unsigned long type)
  * a writable tmpfs (the session's own /mnt/data, /tmp, /work) and not the
  * image's rootfs.  */
 static int
-check_fs (int fd, bool for_write, const char *abs, const char **code, sr_error_t *err)
+check_fs (int fd, bool for_write, const char *abs, sr_error_t *err)
 {
   struct statfs sf;
 
   if (fstatfs (fd, &sf) < 0)
-    return fail_errno (code, err, errno, "fstatfs %s", abs);
+    return fail_errno (err, errno, "fstatfs %s", abs);
   if (refused_fs ((unsigned long) sf.f_type))
-    return sr_fail_code (code, "path_outside_sandbox", err, 0,
-                 "%s is on procfs, sysfs or another file system that sessions do not serve",
-                 abs);
+    return sr_error_set_code (err, "path_outside_sandbox", 0,
+                              "%s is on procfs, sysfs or another file system that sessions do "
+                              "not serve",
+                              abs);
   if (for_write && ((unsigned long) sf.f_type != TMPFS_MAGIC || (sf.f_flags & ST_RDONLY)))
-    return sr_fail_code (code, "path_outside_sandbox", err, 0,
-                 "%s is not in a writable area of the session (%s, /tmp, %s)", abs, SR_DATA_DIR,
-                 SR_SCRATCH_DIR);
+    return sr_error_set_code (err, "path_outside_sandbox", 0,
+                              "%s is not in a writable area of the session (%s, /tmp, %s)", abs,
+                              SR_DATA_DIR, SR_SCRATCH_DIR);
   return 0;
 }
 
@@ -285,48 +271,48 @@ check_fs (int fd, bool for_write, const char *abs, const char **code, sr_error_t
  * something on open).  The reopen through /proc/self/fd reaches the same
  * inode whatever happens to the path meanwhile.  */
 static int
-reopen_regular (int pathfd, const char *abs, struct stat *st, const char **code, sr_error_t *err)
+reopen_regular (int pathfd, const char *abs, struct stat *st, sr_error_t *err)
 {
   char proc[64];
   int fd;
 
   if (fstat (pathfd, st) < 0)
-    return fail_errno (code, err, errno, "fstat %s", abs);
+    return fail_errno (err, errno, "fstat %s", abs);
   if (!S_ISREG (st->st_mode))
-    return sr_fail_code (code, "not_a_file", err, 0, "%s is %s, not a regular file", abs,
-                 kind_of (st->st_mode));
-  if (check_fs (pathfd, false, abs, code, err) < 0)
+    return sr_error_set_code (err, "not_a_file", 0, "%s is %s, not a regular file", abs,
+                              kind_of (st->st_mode));
+  if (check_fs (pathfd, false, abs, err) < 0)
     return -1;
   snprintf (proc, sizeof proc, "/proc/self/fd/%d", pathfd);
   fd = open (proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0)
-    return fail_errno (code, err, errno, "open %s", abs);
+    return fail_errno (err, errno, "open %s", abs);
   return fd;
 }
 
 /* Opens the regular file w names for reading.  */
 static int
-open_regular (const struct where *w, struct stat *st, const char **code, sr_error_t *err)
+open_regular (const struct where *w, struct stat *st, sr_error_t *err)
 {
   _cleanup_close_ int pathfd = open_in (w->dirfd, w->rel, O_PATH);
 
   if (pathfd < 0)
     {
       if (errno == ELOOP)
-        return sr_fail_code (code, "path_outside_sandbox", err, errno,
-                     "%s: a symlink on the way leaves the session, loops, or is a magic link",
-                     w->abs);
-      return fail_errno (code, err, errno, "open %s", w->abs);
+        return sr_error_set_code (err, "path_outside_sandbox", errno,
+                                  "%s: a symlink on the way leaves the session, loops, or is a "
+                                  "magic link",
+                                  w->abs);
+      return fail_errno (err, errno, "open %s", w->abs);
     }
-  return reopen_regular (pathfd, w->abs, st, code, err);
+  return reopen_regular (pathfd, w->abs, st, err);
 }
 
 /* Reads all of fd, at most max bytes (file_too_large past it), into a
  * NUL-terminated buffer.  The size is checked while reading as well: the
  * container may grow the file after fstat.  */
 static int
-read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *ret_len, const char **code,
-          sr_error_t *err)
+read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *ret_len, sr_error_t *err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len = 0, cap = 0;
@@ -345,15 +331,15 @@ read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *ret_len, co
         {
           if (errno == EINTR)
             continue;
-          return fail_errno (code, err, errno, "read %s", abs);
+          return fail_errno (err, errno, "read %s", abs);
         }
       if (n == 0)
         break;
       len += (size_t) n;
       if (len > max)
-        return sr_fail_code (code, "file_too_large", err, 0,
-                             "%s is over the limit of %" PRIu64 " bytes",
-                     abs, max);
+        return sr_error_set_code (err, "file_too_large", 0,
+                                  "%s is over the limit of %" PRIu64 " bytes",
+                                  abs, max);
     }
   buf[len] = '\0';
   *ret = TAKE_PTR (buf);
@@ -363,19 +349,19 @@ read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *ret_len, co
 
 static int
 open_and_read (const struct where *w, uint64_t max, char **ret, size_t *ret_len,
-               const char **code, sr_error_t *err)
+               sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
   struct stat st;
 
-  fd = open_regular (w, &st, code, err);
+  fd = open_regular (w, &st, err);
   if (fd < 0)
     return -1;
   if ((uint64_t) st.st_size > max)
-    return sr_fail_code (code, "file_too_large", err, 0,
-                 "%s is %lld bytes, over the limit of %" PRIu64 " bytes", w->abs,
-                 (long long) st.st_size, max);
-  return read_all (fd, max, w->abs, ret, ret_len, code, err);
+    return sr_error_set_code (err, "file_too_large", 0,
+                              "%s is %lld bytes, over the limit of %" PRIu64 " bytes", w->abs,
+                              (long long) st.st_size, max);
+  return read_all (fd, max, w->abs, ret, ret_len, err);
 }
 
 /* --- writing --- */
@@ -422,26 +408,26 @@ fsid_leave (struct fsid *s)
  * container's root (fsid_enter is in effect).  An existing directory is
  * fine.  */
 static int
-make_dir (int parentfd, const char *name, const char *abs, const char **code, sr_error_t *err)
+make_dir (int parentfd, const char *name, const char *abs, sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
 
-  if (check_fs (parentfd, true, abs, code, err) < 0)
+  if (check_fs (parentfd, true, abs, err) < 0)
     return -1;
   if (mkdirat (parentfd, name, 0755) < 0)
     {
       if (errno == EEXIST)
         return 0;
-      return fail_errno (code, err, errno, "mkdir %s", abs);
+      return fail_errno (err, errno, "mkdir %s", abs);
     }
   /* The umask may have taken bits away.  O_NOFOLLOW on the one name:
    * what gets chmod'ed is the entry just made (or a directory that
    * replaced it there), never a symlink's target.  */
   fd = openat (parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
-    return fail_errno (code, err, errno, "open %s", abs);
+    return fail_errno (err, errno, "open %s", abs);
   if (fchmod (fd, 0755) < 0)
-    return fail_errno (code, err, errno, "chmod %s", abs);
+    return fail_errno (err, errno, "chmod %s", abs);
   return 0;
 }
 
@@ -451,7 +437,7 @@ make_dir (int parentfd, const char *name, const char *abs, const char **code, sr
  * symlink meanwhile still resolves inside the session.  */
 static int
 open_parent (const struct where *w, bool create, int *ret_fd, const char **ret_name,
-             const char **code, sr_error_t *err)
+             sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
   char *rel = w->rel;
@@ -459,10 +445,10 @@ open_parent (const struct where *w, bool create, int *ret_fd, const char **ret_n
   size_t abs_base = strlen (w->abs) - strlen (rel);
 
   if (*rel == '\0')
-    return sr_fail_code (code, "not_a_file", err, 0, "%s is a directory", w->abs);
+    return sr_error_set_code (err, "not_a_file", 0, "%s is a directory", w->abs);
   fd = open_in (w->dirfd, "", O_PATH | O_DIRECTORY);
   if (fd < 0)
-    return fail_errno (code, err, errno, "open %s", w->data ? SR_DATA_DIR : "/");
+    return fail_errno (err, errno, "open %s", w->data ? SR_DATA_DIR : "/");
   for (char *slash = strchr (rel, '/'); last && slash && slash <= last;
        slash = strchr (slash + 1, '/'))
     {
@@ -477,7 +463,7 @@ open_parent (const struct where *w, bool create, int *ret_fd, const char **ret_n
       next = open_in (w->dirfd, rel, O_PATH | O_DIRECTORY);
       if (next < 0 && errno == ENOENT && create)
         {
-          if (make_dir (fd, comp, abs, code, err) < 0)
+          if (make_dir (fd, comp, abs, err) < 0)
             {
               *slash = '/';
               return -1;
@@ -488,9 +474,9 @@ open_parent (const struct where *w, bool create, int *ret_fd, const char **ret_n
       if (next < 0)
         {
           if (errno == ELOOP)
-            return sr_fail_code (code, "path_outside_sandbox", err, errno,
-                         "%s: a symlink on the way loops or is a magic link", abs);
-          return fail_errno (code, err, errno, "open %s", abs);
+            return sr_error_set_code (err, "path_outside_sandbox", errno,
+                                      "%s: a symlink on the way loops or is a magic link", abs);
+          return fail_errno (err, errno, "open %s", abs);
         }
       close (fd);
       fd = next;
@@ -507,7 +493,7 @@ open_parent (const struct where *w, bool create, int *ret_fd, const char **ret_n
  * Runs as the container's root (fsid_enter is in effect, fs).  */
 static int
 write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
-              const void *data, size_t len, bool overwrite, const char **code, sr_error_t *err)
+              const void *data, size_t len, bool overwrite, sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
   char tmp[sizeof TMP_PREFIX + 16];
@@ -519,12 +505,12 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
   if (fstatat (parentfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
     {
       if (!S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode))
-        return sr_fail_code (code, "not_a_file", err, 0, "%s is %s, not a regular file", abs,
-                     kind_of (st.st_mode));
+        return sr_error_set_code (err, "not_a_file", 0, "%s is %s, not a regular file", abs,
+                                  kind_of (st.st_mode));
       if (!overwrite)
-        return sr_fail_code (code, "file_exists", err, 0,
-                             "%s exists (ask for overwrite to replace it)",
-                     abs);
+        return sr_error_set_code (err, "file_exists", 0,
+                                  "%s exists (ask for overwrite to replace it)",
+                                  abs);
       if (S_ISREG (st.st_mode))
         {
           mode = st.st_mode & 0777;
@@ -532,8 +518,8 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
         }
     }
   else if (errno != ENOENT)
-    return fail_errno (code, err, errno, "stat %s", abs);
-  if (check_fs (parentfd, true, abs, code, err) < 0)
+    return fail_errno (err, errno, "stat %s", abs);
+  if (check_fs (parentfd, true, abs, err) < 0)
     return -1;
 
   for (int i = 0; fd < 0; i++)
@@ -541,11 +527,11 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
       uint64_t rnd;
 
       if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
-        return fail_errno (code, err, errno, "getrandom");
+        return fail_errno (err, errno, "getrandom");
       snprintf (tmp, sizeof tmp, TMP_PREFIX "%016" PRIx64, rnd);
       fd = openat (parentfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0 && (errno != EEXIST || i > 8))
-        return fail_errno (code, err, errno, "create a temp file beside %s", abs);
+        return fail_errno (err, errno, "create a temp file beside %s", abs);
     }
   if (fchmod (fd, mode) < 0)
     goto fail;
@@ -583,24 +569,24 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
       e = errno;
       unlinkat (parentfd, tmp, 0);
       if (e == EEXIST)
-        return sr_fail_code (code, "file_exists", err, 0,
-                             "%s exists (ask for overwrite to replace it)",
-                     abs);
+        return sr_error_set_code (err, "file_exists", 0,
+                                  "%s exists (ask for overwrite to replace it)",
+                                  abs);
       if (e == EISDIR || e == ENOTEMPTY)
-        return sr_fail_code (code, "not_a_file", err, 0, "%s is a directory", abs);
-      return fail_errno (code, err, e, "rename into %s", abs);
+        return sr_error_set_code (err, "not_a_file", 0, "%s is a directory", abs);
+      return fail_errno (err, e, "rename into %s", abs);
     }
   return 0;
 
 fail:
   e = errno;
   unlinkat (parentfd, tmp, 0);
-  return fail_errno (code, err, e, "write %s", abs);
+  return fail_errno (err, e, "write %s", abs);
 }
 
 static int
 write_path (const struct sr_fsroot *r, const struct where *w, const void *data, size_t len,
-            bool overwrite, const char **code, sr_error_t *err)
+            bool overwrite, sr_error_t *err)
 {
   _cleanup_close_ int parentfd = -1;
   struct fsid fs;
@@ -608,9 +594,9 @@ write_path (const struct sr_fsroot *r, const struct where *w, const void *data, 
   int ret;
 
   fsid_enter (r, &fs);
-  ret = open_parent (w, true, &parentfd, &name, code, err);
+  ret = open_parent (w, true, &parentfd, &name, err);
   if (ret == 0)
-    ret = write_atomic (&fs, parentfd, name, w->abs, data, len, overwrite, code, err);
+    ret = write_atomic (&fs, parentfd, name, w->abs, data, len, overwrite, err);
   fsid_leave (&fs);
   return ret;
 }
@@ -738,7 +724,7 @@ mime_at (int dfd, const char *name)
 
   if (pathfd < 0)
     return sr_xstrdup ("application/octet-stream");
-  fd = reopen_regular (pathfd, name, &st, NULL, NULL);
+  fd = reopen_regular (pathfd, name, &st, NULL);
   if (fd < 0)
     return sr_xstrdup ("application/octet-stream");
   return sr_files_mime (fd);
@@ -749,8 +735,7 @@ mime_at (int dfd, const char *name)
  * are never followed, so the walk stays in the data directory.  Entries
  * that vanish or cannot be opened meanwhile are left out.  */
 static int
-list_dir (struct listing *l, int dfd, const char *prefix, unsigned depth, const char **code,
-          sr_error_t *err)
+list_dir (struct listing *l, int dfd, const char *prefix, unsigned depth, sr_error_t *err)
 {
   DIR *d = fdopendir (dfd);
   struct dirent *de;
@@ -761,7 +746,7 @@ list_dir (struct listing *l, int dfd, const char *prefix, unsigned depth, const 
       int e = errno;
 
       close (dfd);
-      return fail_errno (code, err, e, "read the directory %s/%s", SR_DATA_DIR, prefix);
+      return fail_errno (err, e, "read the directory %s/%s", SR_DATA_DIR, prefix);
     }
   for (errno = 0; (de = readdir (d)) != NULL && !l->truncated; errno = 0)
     {
@@ -806,18 +791,18 @@ list_dir (struct listing *l, int dfd, const char *prefix, unsigned depth, const 
           sub = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           if (sub < 0)
             continue;
-          if (check_fs (sub, false, path, NULL, NULL) < 0)
+          if (check_fs (sub, false, path, NULL) < 0)
             {
               close (sub);
               continue;
             }
-          r = list_dir (l, sub, path, depth + 1, code, err);
+          r = list_dir (l, sub, path, depth + 1, err);
           if (r < 0)
             break;
         }
     }
   if (r == 0 && de == NULL && errno != 0)
-    r = fail_errno (code, err, errno, "read the directory %s/%s", SR_DATA_DIR, prefix);
+    r = fail_errno (err, errno, "read the directory %s/%s", SR_DATA_DIR, prefix);
   closedir (d);
   return r;
 }
@@ -837,21 +822,21 @@ remote_mime (const struct sr_fs_remote *rm, const char *abs)
   _cleanup_free_ char *data = NULL;
   size_t len;
 
-  if (rm->read (rm->ctx, abs, SR_FS_DATA | SR_FS_HEAD, MIME_PEEK, &data, &len, NULL, NULL) < 0)
+  if (rm->read (rm->ctx, abs, SR_FS_DATA | SR_FS_HEAD, MIME_PEEK, &data, &len, NULL) < 0)
     return sr_xstrdup ("application/octet-stream");
   return mime_of_buffer (data, len);
 }
 
 static int
 remote_list (const struct sr_fs_remote *rm, bool with_mime, struct sr_artifact **ret,
-             size_t *ret_n, bool *ret_truncated, const char **code, sr_error_t *err)
+             size_t *ret_n, bool *ret_truncated, sr_error_t *err)
 {
   struct sr_artifact *v = NULL;
   size_t n = 0;
   bool truncated = false;
 
   if (rm->walk (rm->ctx, SR_DATA_DIR, SR_FS_DATA, SR_MAX_ARTIFACT_DEPTH, &v, &n, &truncated,
-                code, err) < 0)
+                err) < 0)
     return -1;
   if (n)
     qsort (v, n, sizeof *v, compare_artifacts);
@@ -869,17 +854,17 @@ remote_list (const struct sr_fs_remote *rm, bool with_mime, struct sr_artifact *
 
 int
 sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **ret,
-               size_t *ret_n, bool *ret_truncated, const char **code, sr_error_t *err)
+               size_t *ret_n, bool *ret_truncated, sr_error_t *err)
 {
   struct listing l = { .with_mime = with_mime };
   int dfd;
 
   if (r->remote)
-    return remote_list (r->remote, with_mime, ret, ret_n, ret_truncated, code, err);
+    return remote_list (r->remote, with_mime, ret, ret_n, ret_truncated, err);
   dfd = openat (r->datafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
-    return fail_errno (code, err, errno, "open %s", SR_DATA_DIR);
-  if (list_dir (&l, dfd, "", 1, code, err) < 0)
+    return fail_errno (err, errno, "open %s", SR_DATA_DIR);
+  if (list_dir (&l, dfd, "", 1, err) < 0)
     {
       sr_artifacts_free (l.v, l.n);
       return -1;
@@ -928,17 +913,17 @@ sr_artifacts_changed (const struct sr_artifact *before, size_t n_before,
 
 int
 sr_files_upload (const struct sr_fsroot *r, const char *path, const void *data, size_t len,
-                 bool overwrite, char **ret_path, const char **code, sr_error_t *err)
+                 bool overwrite, char **ret_path, sr_error_t *err)
 {
   struct where w = { 0 };
   int ret;
 
-  if (parse_path (r, path, true, &w, code, err) < 0)
+  if (parse_path (r, path, true, &w, err) < 0)
     return -1;
   if (r->remote)
-    ret = r->remote->write (r->remote->ctx, w.abs, SR_FS_DATA, data, len, overwrite, code, err);
+    ret = r->remote->write (r->remote->ctx, w.abs, SR_FS_DATA, data, len, overwrite, err);
   else
-    ret = write_path (r, &w, data, len, overwrite, code, err);
+    ret = write_path (r, &w, data, len, overwrite, err);
   if (ret == 0 && ret_path)
     *ret_path = TAKE_PTR (w.abs);
   where_done (&w);
@@ -947,20 +932,19 @@ sr_files_upload (const struct sr_fsroot *r, const char *path, const void *data, 
 
 int
 sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_t max_size,
-                        char **ret_data, size_t *ret_len, char **ret_mime, const char **code,
-                        sr_error_t *err)
+                        char **ret_data, size_t *ret_len, char **ret_mime, sr_error_t *err)
 {
   struct where w = { 0 };
   char *data;
   size_t len;
   int ret;
 
-  if (parse_path (r, path, true, &w, code, err) < 0)
+  if (parse_path (r, path, true, &w, err) < 0)
     return -1;
   if (r->remote)
-    ret = r->remote->read (r->remote->ctx, w.abs, SR_FS_DATA, max_size, &data, &len, code, err);
+    ret = r->remote->read (r->remote->ctx, w.abs, SR_FS_DATA, max_size, &data, &len, err);
   else
-    ret = open_and_read (&w, max_size, &data, &len, code, err);
+    ret = open_and_read (&w, max_size, &data, &len, err);
   where_done (&w);
   if (ret < 0)
     return -1;
@@ -974,37 +958,36 @@ sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_t ma
 /* A memfd with a copy of the remote file: what a caller of
  * sr_files_open_artifact reads and fstats like the file itself.  */
 static int
-remote_open (const struct sr_fs_remote *rm, const char *abs, struct stat *st, const char **code,
-             sr_error_t *err)
+remote_open (const struct sr_fs_remote *rm, const char *abs, struct stat *st, sr_error_t *err)
 {
   _cleanup_free_ char *data = NULL;
   _cleanup_close_ int fd = -1;
   size_t len;
 
-  if (rm->read (rm->ctx, abs, SR_FS_DATA, SR_FS_REMOTE_MAX_OPEN, &data, &len, code, err) < 0)
+  if (rm->read (rm->ctx, abs, SR_FS_DATA, SR_FS_REMOTE_MAX_OPEN, &data, &len, err) < 0)
     return -1;
   fd = memfd_create ("sr-artifact", MFD_CLOEXEC);
   if (fd < 0 || sr_write_all (fd, data, len) < 0 || fstat (fd, st) < 0)
-    return fail_errno (code, err, errno, "copy %s", abs);
+    return fail_errno (err, errno, "copy %s", abs);
   if (lseek (fd, 0, SEEK_SET) < 0)
-    return fail_errno (code, err, errno, "copy %s", abs);
+    return fail_errno (err, errno, "copy %s", abs);
   return TAKE_FD (fd);
 }
 
 int
 sr_files_open_artifact (const struct sr_fsroot *r, const char *path, uint64_t *ret_size,
-                        const char **code, sr_error_t *err)
+                        sr_error_t *err)
 {
   struct where w = { 0 };
   struct stat st;
   int fd;
 
-  if (parse_path (r, path, true, &w, code, err) < 0)
+  if (parse_path (r, path, true, &w, err) < 0)
     return -1;
   if (r->remote)
-    fd = remote_open (r->remote, w.abs, &st, code, err);
+    fd = remote_open (r->remote, w.abs, &st, err);
   else
-    fd = open_regular (&w, &st, code, err);
+    fd = open_regular (&w, &st, err);
   where_done (&w);
   if (fd >= 0 && ret_size)
     *ret_size = (uint64_t) st.st_size;
@@ -1048,7 +1031,7 @@ buf_printf (struct buf *b, const char *fmt, ...)
 int
 sr_files_read_lines (const struct sr_fsroot *r, const char *path, uint64_t offset,
                      uint64_t limit, uint64_t max_size, char **ret_text,
-                     uint64_t *ret_total_lines, const char **code, sr_error_t *err)
+                     uint64_t *ret_total_lines, sr_error_t *err)
 {
   _cleanup_free_ char *data = NULL;
   struct buf out = { 0 };
@@ -1057,13 +1040,13 @@ sr_files_read_lines (const struct sr_fsroot *r, const char *path, uint64_t offse
   size_t len;
   int ret;
 
-  if (parse_path (r, path, false, &w, code, err) < 0)
+  if (parse_path (r, path, false, &w, err) < 0)
     return -1;
   if (r->remote)
     ret = r->remote->read (r->remote->ctx, w.abs, remote_flags (&w), max_size, &data, &len,
-                           code, err);
+                           err);
   else
-    ret = open_and_read (&w, max_size, &data, &len, code, err);
+    ret = open_and_read (&w, max_size, &data, &len, err);
   where_done (&w);
   if (ret < 0)
     return -1;
@@ -1103,18 +1086,17 @@ sr_files_read_lines (const struct sr_fsroot *r, const char *path, uint64_t offse
 
 int
 sr_files_write (const struct sr_fsroot *r, const char *path, const char *content, size_t len,
-                char **ret_path, const char **code, sr_error_t *err)
+                char **ret_path, sr_error_t *err)
 {
   struct where w = { 0 };
   int ret;
 
-  if (parse_path (r, path, false, &w, code, err) < 0)
+  if (parse_path (r, path, false, &w, err) < 0)
     return -1;
   if (r->remote)
-    ret = r->remote->write (r->remote->ctx, w.abs, remote_flags (&w), content, len, true, code,
-                            err);
+    ret = r->remote->write (r->remote->ctx, w.abs, remote_flags (&w), content, len, true, err);
   else
-    ret = write_path (r, &w, content, len, true, code, err);
+    ret = write_path (r, &w, content, len, true, err);
   if (ret == 0 && ret_path)
     *ret_path = TAKE_PTR (w.abs);
   where_done (&w);
@@ -1125,23 +1107,24 @@ sr_files_write (const struct sr_fsroot *r, const char *path, const char *content
 static int
 patch_string (const char *data, size_t len, const char *old_s, const char *new_s,
               bool replace_all, const char *abs, struct buf *out, unsigned *ret_n,
-              const char **code, sr_error_t *err)
+              sr_error_t *err)
 {
   size_t old_len = strlen (old_s), new_len = strlen (new_s), pos = 0;
   unsigned n = 0;
   const char *hit;
 
   if (old_len == 0)
-    return sr_fail_code (code, "invalid_patch", err, 0, "old_string is empty");
+    return sr_error_set_code (err, "invalid_patch", 0, "old_string is empty");
   for (const char *p = data; (hit = memmem (p, len - (size_t) (p - data), old_s, old_len));
        p = hit + old_len)
     n++;
   if (n == 0)
-    return sr_fail_code (code, "no_match", err, 0, "old_string was not found in %s", abs);
+    return sr_error_set_code (err, "no_match", 0, "old_string was not found in %s", abs);
   if (n > 1 && !replace_all)
-    return sr_fail_code (code, "ambiguous_match", err, 0,
-                 "old_string occurs %u times in %s: give more context, or ask for replace_all",
-                 n, abs);
+    return sr_error_set_code (err, "ambiguous_match", 0,
+                              "old_string occurs %u times in %s: give more context, or ask for "
+                              "replace_all",
+                              n, abs);
   buf_add (out, "", 0);
   while ((hit = memmem (data + pos, len - pos, old_s, old_len)))
     {
@@ -1245,8 +1228,7 @@ starts_with (const struct line *l, const char *s)
  * them wrong while their lines are right.  Bare empty lines count as
  * empty context, except at the end of a hunk.  */
 static int
-parse_diff (const char *diff, struct hunk **ret, size_t *ret_n, const char **code,
-            sr_error_t *err)
+parse_diff (const char *diff, struct hunk **ret, size_t *ret_n, sr_error_t *err)
 {
   _cleanup_free_ struct line *dl = NULL;
   struct hunk *h = NULL, *cur = NULL;
@@ -1264,9 +1246,9 @@ parse_diff (const char *diff, struct hunk **ret, size_t *ret_n, const char **cod
           if (!parse_hunk_header (l->p, l->len, &start))
             {
               hunks_free (h, n);
-              return sr_fail_code (code, "invalid_patch", err, 0,
-                                   "line %zu: a malformed hunk header: %.*s",
-                           i + 1, (int) (l->len > 80 ? 80 : l->len), l->p);
+              return sr_error_set_code (err, "invalid_patch", 0,
+                                        "line %zu: a malformed hunk header: %.*s",
+                                        i + 1, (int) (l->len > 80 ? 80 : l->len), l->p);
             }
           h = sr_xrealloc (h, (n + 1) * sizeof *h);
           cur = &h[n++];
@@ -1295,17 +1277,19 @@ parse_diff (const char *diff, struct hunk **ret, size_t *ret_n, const char **cod
           if (cur->n == 0)
             {
               hunks_free (h, n);
-              return sr_fail_code (code, "invalid_patch", err, 0,
-                           "line %zu: '\\ No newline at end of file' follows no line", i + 1);
+              return sr_error_set_code (err, "invalid_patch", 0,
+                                        "line %zu: '\\ No newline at end of file' follows no line",
+                                        i + 1);
             }
           cur->lines[cur->n - 1].no_eol = true;
         }
       else
         {
           hunks_free (h, n);
-          return sr_fail_code (code, "invalid_patch", err, 0,
-                       "line %zu: a hunk line must start with ' ', '-', '+' or '\\': %.*s", i + 1,
-                       (int) (l->len > 80 ? 80 : l->len), l->p);
+          return sr_error_set_code (err, "invalid_patch", 0,
+                                    "line %zu: a hunk line must start with ' ', '-', '+' or '\\': "
+                                    "%.*s",
+                                    i + 1, (int) (l->len > 80 ? 80 : l->len), l->p);
         }
     }
   for (size_t i = 0; i < n; i++)
@@ -1316,12 +1300,12 @@ parse_diff (const char *diff, struct hunk **ret, size_t *ret_n, const char **cod
       if (h[i].n == 0)
         {
           hunks_free (h, n);
-          return sr_fail_code (code, "invalid_patch", err, 0, "hunk %zu has no lines", i + 1);
+          return sr_error_set_code (err, "invalid_patch", 0, "hunk %zu has no lines", i + 1);
         }
     }
   if (n == 0)
-    return sr_fail_code (code, "invalid_patch", err, 0,
-                         "the diff has no hunk (no line starting with @@)");
+    return sr_error_set_code (err, "invalid_patch", 0,
+                              "the diff has no hunk (no line starting with @@)");
   *ret = h;
   *ret_n = n;
   return 0;
@@ -1349,14 +1333,14 @@ hunk_matches (const struct hunk *h, const struct line *fl, size_t nfl, size_t po
  * fuzz.  */
 static int
 patch_diff (const char *data, size_t len, const char *diff, const char *abs, struct buf *out,
-            unsigned *ret_n, const char **code, sr_error_t *err)
+            unsigned *ret_n, sr_error_t *err)
 {
   _cleanup_free_ struct line *fl = NULL;
   struct hunk *h = NULL;
   size_t nfl, nh = 0, cursor = 0;
   bool final_nl;
 
-  if (parse_diff (diff, &h, &nh, code, err) < 0)
+  if (parse_diff (diff, &h, &nh, err) < 0)
     return -1;
   fl = split_lines (data, len, &nfl, &final_nl);
   buf_add (out, "", 0);
@@ -1402,10 +1386,10 @@ patch_diff (const char *data, size_t len, const char *diff, const char *abs, str
           unsigned long long line = (unsigned long long) h[k].old_start + (n_old ? 1 : 0);
 
           hunks_free (h, nh);
-          return sr_fail_code (code, "no_match", err, 0,
-                       "hunk %zu (at line %llu) does not match %s: its context and removed "
-                       "lines are not there",
-                       k + 1, line, abs);
+          return sr_error_set_code (err, "no_match", 0,
+                                    "hunk %zu (at line %llu) does not match %s: its context and "
+                                    "removed lines are not there",
+                                    k + 1, line, abs);
         }
       for (size_t i = cursor; i < pos; i++)
         {
@@ -1437,7 +1421,7 @@ patch_diff (const char *data, size_t len, const char *diff, const char *abs, str
 static int
 remote_patch (const struct sr_fs_remote *rm, const struct where *w, const char *old_string,
               const char *new_string, bool replace_all, const char *diff, uint64_t max_size,
-              unsigned *ret_replacements, const char **code, sr_error_t *err)
+              unsigned *ret_replacements, sr_error_t *err)
 {
   _cleanup_free_ char *data = NULL, *out_p = NULL;
   struct buf out = { 0 };
@@ -1445,18 +1429,15 @@ remote_patch (const struct sr_fs_remote *rm, const struct where *w, const char *
   unsigned n = 0;
   int ret;
 
-  if (rm->read (rm->ctx, w->abs, remote_flags (w) | SR_FS_NOFOLLOW, max_size, &data, &len, code,
-                err) < 0)
+  if (rm->read (rm->ctx, w->abs, remote_flags (w) | SR_FS_NOFOLLOW, max_size, &data, &len, err) < 0)
     return -1;
   if (diff)
-    ret = patch_diff (data, len, diff, w->abs, &out, &n, code, err);
+    ret = patch_diff (data, len, diff, w->abs, &out, &n, err);
   else
-    ret = patch_string (data, len, old_string, new_string, replace_all, w->abs, &out, &n, code,
-                        err);
+    ret = patch_string (data, len, old_string, new_string, replace_all, w->abs, &out, &n, err);
   out_p = out.p;
   if (ret == 0)
-    ret = rm->write (rm->ctx, w->abs, remote_flags (w), out.p ? out.p : "", out.len, true, code,
-                     err);
+    ret = rm->write (rm->ctx, w->abs, remote_flags (w), out.p ? out.p : "", out.len, true, err);
   if (ret == 0 && ret_replacements)
     *ret_replacements = n;
   return ret;
@@ -1465,7 +1446,7 @@ remote_patch (const struct sr_fs_remote *rm, const struct where *w, const char *
 int
 sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_string,
                 const char *new_string, bool replace_all, const char *diff, uint64_t max_size,
-                unsigned *ret_replacements, const char **code, sr_error_t *err)
+                unsigned *ret_replacements, sr_error_t *err)
 {
   _cleanup_close_ int parentfd = -1, pathfd = -1, fd = -1;
   _cleanup_free_ char *data = NULL, *out_p = NULL;
@@ -1478,19 +1459,19 @@ sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_str
   int ret = -1;
 
   if (diff == NULL && (old_string == NULL || new_string == NULL))
-    return sr_fail_code (code, "invalid_patch", err, 0,
-                         "give old_string and new_string, or a diff");
-  if (parse_path (r, path, false, &w, code, err) < 0)
+    return sr_error_set_code (err, "invalid_patch", 0,
+                              "give old_string and new_string, or a diff");
+  if (parse_path (r, path, false, &w, err) < 0)
     return -1;
   if (r->remote)
     {
       ret = remote_patch (r->remote, &w, old_string, new_string, replace_all, diff, max_size,
-                          ret_replacements, code, err);
+                          ret_replacements, err);
       where_done (&w);
       return ret;
     }
-  if (open_parent (&w, false, &parentfd, &name, code, err) < 0
-      || check_fs (parentfd, true, w.abs, code, err) < 0)
+  if (open_parent (&w, false, &parentfd, &name, err) < 0
+      || check_fs (parentfd, true, w.abs, err) < 0)
     goto out;
   /* The file itself, not a symlink's target: the result replaces this
    * directory entry, and replacing a link with its patched target's
@@ -1498,33 +1479,32 @@ sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_str
   pathfd = openat (parentfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (pathfd < 0)
     {
-      fail_errno (code, err, errno, "open %s", w.abs);
+      fail_errno (err, errno, "open %s", w.abs);
       goto out;
     }
-  fd = reopen_regular (pathfd, w.abs, &st, code, err);
+  fd = reopen_regular (pathfd, w.abs, &st, err);
   if (fd < 0)
     goto out;
   if ((uint64_t) st.st_size > max_size)
     {
-      sr_fail_code (code, "file_too_large", err, 0,
-                    "%s is %lld bytes, over the limit of %" PRIu64 " bytes",
-            w.abs, (long long) st.st_size, max_size);
+      sr_error_set_code (err, "file_too_large", 0,
+                         "%s is %lld bytes, over the limit of %" PRIu64 " bytes",
+                         w.abs, (long long) st.st_size, max_size);
       goto out;
     }
-  if (read_all (fd, max_size, w.abs, &data, &len, code, err) < 0)
+  if (read_all (fd, max_size, w.abs, &data, &len, err) < 0)
     goto out;
   if (diff)
-    ret = patch_diff (data, len, diff, w.abs, &out, &n, code, err);
+    ret = patch_diff (data, len, diff, w.abs, &out, &n, err);
   else
-    ret = patch_string (data, len, old_string, new_string, replace_all, w.abs, &out, &n, code,
-                        err);
+    ret = patch_string (data, len, old_string, new_string, replace_all, w.abs, &out, &n, err);
   out_p = out.p;
   if (ret == 0)
     {
       struct fsid fs;
 
       fsid_enter (r, &fs);
-      ret = write_atomic (&fs, parentfd, name, w.abs, out.p, out.len, true, code, err);
+      ret = write_atomic (&fs, parentfd, name, w.abs, out.p, out.len, true, err);
       fsid_leave (&fs);
     }
   if (ret == 0 && ret_replacements)
@@ -1577,9 +1557,9 @@ search_file (struct search *s, int pathfd, const char *abs)
       return;
     }
   s->files++;
-  fd = reopen_regular (pathfd, abs, &st, NULL, NULL);
+  fd = reopen_regular (pathfd, abs, &st, NULL);
   if (fd < 0 || (uint64_t) st.st_size > s->max_size
-      || read_all (fd, s->max_size, abs, &data, &len, NULL, NULL) < 0)
+      || read_all (fd, s->max_size, abs, &data, &len, NULL) < 0)
     return;
   search_buffer (s, data, len, abs);
 }
@@ -1685,7 +1665,7 @@ search_dir (struct search *s, int dfd, const char *abs, unsigned depth)
           sub = openat (dirfd (d), names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           if (sub < 0)
             continue;
-          if (check_fs (sub, false, child, NULL, NULL) < 0)
+          if (check_fs (sub, false, child, NULL) < 0)
             {
               close (sub);
               continue;
@@ -1700,14 +1680,14 @@ search_dir (struct search *s, int dfd, const char *abs, unsigned depth)
  * name order), each file read on its own.  */
 static int
 remote_search (const struct sr_fs_remote *rm, struct search *s, const struct where *w,
-               const char **code, sr_error_t *err)
+               sr_error_t *err)
 {
   struct sr_artifact *v = NULL;
   size_t n = 0;
   bool truncated = false;
 
   if (rm->walk (rm->ctx, w->abs, remote_flags (w), SR_MAX_ARTIFACT_DEPTH, &v, &n, &truncated,
-                code, err) < 0)
+                err) < 0)
     return -1;
   s->truncated = truncated;
   if (n)
@@ -1731,7 +1711,7 @@ remote_search (const struct sr_fs_remote *rm, struct search *s, const struct whe
         }
       s->files++;
       if (v[i].size > s->max_size
-          || rm->read (rm->ctx, abs, remote_flags (w), s->max_size, &data, &len, NULL, NULL) < 0)
+          || rm->read (rm->ctx, abs, remote_flags (w), s->max_size, &data, &len, NULL) < 0)
         continue;
       search_buffer (s, data, len, abs);
     }
@@ -1743,7 +1723,7 @@ int
 sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glob,
                  const char *dir, uint64_t max_size, size_t max_matches,
                  struct sr_file_match **ret, size_t *ret_n, bool *ret_truncated,
-                 const char **code, sr_error_t *err)
+                 sr_error_t *err)
 {
   struct search s = { .glob = glob && *glob ? glob : NULL, .max_size = max_size,
                       .max_matches = max_matches };
@@ -1753,21 +1733,21 @@ sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glo
   int rc, rv = -1;
 
   if (pattern == NULL)
-    return sr_fail_code (code, "invalid_pattern", err, 0, "no pattern");
+    return sr_error_set_code (err, "invalid_pattern", 0, "no pattern");
   rc = regcomp (&s.re, pattern, REG_EXTENDED | REG_NOSUB);
   if (rc != 0)
     {
       char msg[256];
 
       regerror (rc, &s.re, msg, sizeof msg);
-      return sr_fail_code (code, "invalid_pattern", err, 0, "invalid regular expression '%s': %s",
-                   pattern, msg);
+      return sr_error_set_code (err, "invalid_pattern", 0, "invalid regular expression '%s': %s",
+                                pattern, msg);
     }
-  if (parse_path (r, dir && *dir ? dir : SR_DATA_DIR, false, &w, code, err) < 0)
+  if (parse_path (r, dir && *dir ? dir : SR_DATA_DIR, false, &w, err) < 0)
     goto out_re;
   if (r->remote)
     {
-      if (remote_search (r->remote, &s, &w, code, err) < 0)
+      if (remote_search (r->remote, &s, &w, err) < 0)
         goto out;
       goto done;
     }
@@ -1775,21 +1755,21 @@ sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glo
   if (pathfd < 0)
     {
       if (errno == ELOOP)
-        sr_fail_code (code, "path_outside_sandbox", err, errno,
-              "%s: a symlink on the way loops or is a magic link", w.abs);
+        sr_error_set_code (err, "path_outside_sandbox", errno,
+                           "%s: a symlink on the way loops or is a magic link", w.abs);
       else
-        fail_errno (code, err, errno, "open %s", w.abs);
+        fail_errno (err, errno, "open %s", w.abs);
       goto out;
     }
   if (fstat (pathfd, &st) < 0)
     {
-      fail_errno (code, err, errno, "fstat %s", w.abs);
+      fail_errno (err, errno, "fstat %s", w.abs);
       goto out;
     }
   if (S_ISREG (st.st_mode))
     {
       /* One file named: searched whatever the glob says.  */
-      if (check_fs (pathfd, false, w.abs, code, err) < 0)
+      if (check_fs (pathfd, false, w.abs, err) < 0)
         goto out;
       search_file (&s, pathfd, w.abs);
     }
@@ -1798,20 +1778,20 @@ sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glo
       char proc[64];
       int dfd;
 
-      if (check_fs (pathfd, false, w.abs, code, err) < 0)
+      if (check_fs (pathfd, false, w.abs, err) < 0)
         goto out;
       snprintf (proc, sizeof proc, "/proc/self/fd/%d", pathfd);
       dfd = open (proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (dfd < 0)
         {
-          fail_errno (code, err, errno, "open %s", w.abs);
+          fail_errno (err, errno, "open %s", w.abs);
           goto out;
         }
       search_dir (&s, dfd, w.abs, 1);
     }
   else
     {
-      sr_fail_code (code, "not_a_file", err, 0, "%s is %s", w.abs, kind_of (st.st_mode));
+      sr_error_set_code (err, "not_a_file", 0, "%s is %s", w.abs, kind_of (st.st_mode));
       goto out;
     }
 done:
