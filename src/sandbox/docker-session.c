@@ -330,7 +330,7 @@ fs_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, s
     }
   if (r == 0)
     {
-      /* NUL-terminated past its length, as files.c's readers expect.  */
+      /* NUL-terminated past its length, as the file tools' readers expect.  */
       *ret_len = res.out.len;
       *ret = TAKE_PTR (res.out.data);
     }
