@@ -179,14 +179,15 @@ sr_cmd_run_code (int argc, char **argv)
       if (json)
         {
           cJSON *o = cJSON_CreateObject ();
+          const char *failure = sr_error_code (err);
           _cleanup_free_ char *text = NULL;
 
           cJSON_AddStringToObject (o, "status", "error");
           cJSON_AddStringToObject (o, "error", err->msg);
           cJSON_AddBoolToObject (o, "invalid_request", err->errnum == EINVAL);
           /* image_missing or sandbox_error, as the MCP tool reports it.  */
-          if (res.failure && err->errnum != EINVAL)
-            cJSON_AddStringToObject (o, "failure", res.failure);
+          if (err->errnum != EINVAL)
+            cJSON_AddStringToObject (o, "failure", failure ? failure : "sandbox_error");
           text = cJSON_PrintUnformatted (o);
           puts (text);
           cJSON_Delete (o);

@@ -1,6 +1,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +9,11 @@
 #include "common/error.h"
 #include "common/util.h"
 
-int
-sr_error_setv (sr_error_t *err, int errnum, const char *fmt, va_list ap)
+/* The one constructor: code may be NULL; strerror (errnum) follows the
+ * message when with_strerror and errnum is not 0.  */
+static int __attribute__ ((format (printf, 5, 0)))
+error_make (sr_error_t *err, const char *code, int errnum, bool with_strerror, const char *fmt,
+            va_list ap)
 {
   _cleanup_free_ char *text = NULL;
   struct sr_error_s *e;
@@ -20,7 +24,8 @@ sr_error_setv (sr_error_t *err, int errnum, const char *fmt, va_list ap)
     sr_oom ();
   e = sr_xmalloc (sizeof *e);
   e->errnum = errnum;
-  if (errnum != 0)
+  e->code = code;
+  if (with_strerror && errnum != 0)
     e->msg = sr_xasprintf ("%s: %s", text, strerror (errnum));
   else
     e->msg = TAKE_PTR (text);
@@ -30,12 +35,40 @@ sr_error_setv (sr_error_t *err, int errnum, const char *fmt, va_list ap)
 }
 
 int
+sr_error_setv (sr_error_t *err, int errnum, const char *fmt, va_list ap)
+{
+  return error_make (err, NULL, errnum, true, fmt, ap);
+}
+
+int
 sr_error_set (sr_error_t *err, int errnum, const char *fmt, ...)
 {
   va_list ap;
 
   va_start (ap, fmt);
-  sr_error_setv (err, errnum, fmt, ap);
+  error_make (err, NULL, errnum, true, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+int
+sr_error_set_code (sr_error_t *err, const char *code, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  error_make (err, code, errnum, true, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+int
+sr_error_set_plain (sr_error_t *err, const char *code, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  error_make (err, code, errnum, false, fmt, ap);
   va_end (ap);
   return -1;
 }
@@ -57,6 +90,20 @@ sr_error_wrap (sr_error_t *err, const char *fmt, ...)
   free ((*err)->msg);
   (*err)->msg = msg;
   return -1;
+}
+
+int
+sr_error_recode (sr_error_t *err, const char *code)
+{
+  if (err && *err)
+    (*err)->code = code;
+  return -1;
+}
+
+const char *
+sr_error_code (sr_error_t err)
+{
+  return err ? err->code : NULL;
 }
 
 void

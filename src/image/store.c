@@ -325,10 +325,9 @@ sr_blob_writer_commit (struct sr_blob_writer *w, sr_error_t *err)
   if (strcmp (got, w->digest) != 0)
     {
       (void) unlinkat (w->s->dirfd, w->partial, 0);
-      sr_error_set (err, 0, "blob %s: digest mismatch: the content hashes to %s", w->digest, got);
-      if (err && *err)
-        (*err)->errnum = EBADMSG;
-      return -1;
+      return sr_error_set_plain (err, NULL, EBADMSG,
+                                 "blob %s: digest mismatch: the content hashes to %s", w->digest,
+                                 got);
     }
   if (fdatasync (w->fd) < 0 || renameat (w->s->dirfd, w->partial, w->s->dirfd, rel) < 0)
     return sr_error_set (err, errno, "store blob %s", w->digest);

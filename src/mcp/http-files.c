@@ -19,7 +19,7 @@ sr_http_serve_file (struct http *h, struct MHD_Connection *c, const char *url)
   struct sr_sessions *sessions = sr_mcp_server_sessions (h->mcp);
   _cleanup_free_ char *id = NULL, *mime = NULL;
   const char *rest = url + strlen (HTTP_FILES_PREFIX), *slash = strchr (rest, '/');
-  const char *code = NULL;
+  const char *code;
   struct sr_session *se = NULL;
   struct MHD_Response *resp;
   sr_error_t err = NULL;
@@ -36,9 +36,9 @@ sr_http_serve_file (struct http *h, struct MHD_Connection *c, const char *url)
                                 "Not Found: expected " HTTP_FILES_PREFIX "{session_id}/{path}",
                                 NULL, NULL);
   id = sr_xasprintf ("%.*s", (int) (slash - rest), rest);
-  if (sr_sessions_acquire (sessions, id, NULL, -1, &se, &code, &err) == 0)
+  if (sr_sessions_acquire (sessions, id, NULL, -1, &se, &err) == 0)
     {
-      fd = sr_files_open_artifact (sr_session_fs (se), slash + 1, &size, &code, &err);
+      fd = sr_files_open_artifact (sr_session_fs (se), slash + 1, &size, &err);
       sr_session_release (se);
       if (fd >= 0 && size > h->max_download_size)
         {
@@ -69,6 +69,7 @@ sr_http_serve_file (struct http *h, struct MHD_Connection *c, const char *url)
           return ret;
         }
     }
+  code = sr_error_code (err);
   if (code && (strcmp (code, "session_not_found") == 0 || strcmp (code, "not_found") == 0))
     status = MHD_HTTP_NOT_FOUND;
   else if (code && strcmp (code, "session_busy") == 0)

@@ -256,17 +256,6 @@ arg (const cJSON *args, const char *name)
   return cJSON_IsNull (a) ? NULL : a;
 }
 
-/* The refusal for a failed call whose code is code (NULL: sandbox_error).  */
-static cJSON *
-refusal (const char *code, sr_error_t *err)
-{
-  cJSON *r = sr_mcp_tool_error (code ? code : "sandbox_error", "%s",
-                                *err ? (*err)->msg : "failed");
-
-  sr_error_free (err);
-  return r;
-}
-
 static cJSON *
 no_sessions (void)
 {
@@ -333,7 +322,7 @@ static cJSON *
 take_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
               struct sr_session **ret)
 {
-  const char *id = NULL, *code = NULL;
+  const char *id = NULL;
   sr_error_t err = NULL;
   cJSON *bad;
 
@@ -347,16 +336,16 @@ take_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
     return bad;
   if (!create && *id == '\0')
     return sr_mcp_tool_error ("invalid_arguments", "session_id must not be empty");
-  if (sr_sessions_acquire (ctx->sessions, id, NULL, ctx->cancel_fd, ret, &code, &err) < 0)
-    return refusal (code, &err);
+  if (sr_sessions_acquire (ctx->sessions, id, NULL, ctx->cancel_fd, ret, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
   return NULL;
 }
 
 /* The work of a tool inside its session, between acquire and release:
- * 0, or -1 with *code (NULL: sandbox_error) and *err set.  data is the
+ * 0, or -1 with *err set (its code: sr_mcp_tool_refusal).  data is the
  * tool's own: its inputs and what it brings out.  */
 typedef int (*session_work_fn) (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s,
-                                void *data, const char **code, sr_error_t *err);
+                                void *data, sr_error_t *err);
 
 /* Takes the session of args (a new one when create and no session_id is
  * given), runs work in it and releases it.  NULL on success, else the
@@ -366,16 +355,15 @@ with_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
               session_work_fn work, void *data)
 {
   struct sr_session *s = NULL;
-  const char *code = NULL;
   sr_error_t err = NULL;
   cJSON *bad;
   int r;
 
   if ((bad = take_session (ctx, args, create, &s)))
     return bad;
-  r = work (ctx, s, data, &code, &err);
+  r = work (ctx, s, data, &err);
   sr_session_release (s);
-  return r < 0 ? refusal (code, &err) : NULL;
+  return r < 0 ? sr_mcp_tool_refusal (&err) : NULL;
 }
 
 /* Percent-encodes what a URL path may not hold as it is.  */
@@ -436,7 +424,7 @@ call_create_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "image", NULL };
   struct sr_session *s = NULL;
-  const char *image, *code = NULL;
+  const char *image;
   sr_error_t err = NULL;
   cJSON *o, *bad;
 
@@ -444,8 +432,8 @@ call_create_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
     return bad;
   if (ctx->sessions == NULL)
     return no_sessions ();
-  if (sr_sessions_acquire (ctx->sessions, NULL, image, ctx->cancel_fd, &s, &code, &err) < 0)
-    return refusal (code, &err);
+  if (sr_sessions_acquire (ctx->sessions, NULL, image, ctx->cancel_fd, &s, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "session_id", sr_session_id (s));
   cJSON_AddStringToObject (o, "image", sr_session_image (s));
@@ -460,7 +448,7 @@ static cJSON *
 call_close_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "session_id", NULL };
-  const char *id, *code = NULL;
+  const char *id;
   sr_error_t err = NULL;
   cJSON *o, *bad;
 
@@ -468,8 +456,8 @@ call_close_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
     return bad;
   if (ctx->sessions == NULL)
     return no_sessions ();
-  if (sr_sessions_close (ctx->sessions, id, &code, &err) < 0)
-    return refusal (code, &err);
+  if (sr_sessions_close (ctx->sessions, id, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "session_id", id);
   cJSON_AddBoolToObject (o, "closed", true);
@@ -519,7 +507,7 @@ struct upload
 
 static int
 upload_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
-             const char **code, sr_error_t *err)
+             sr_error_t *err)
 {
   struct upload *u = data;
 
@@ -527,7 +515,7 @@ upload_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data
   /* Known even when the upload fails: the session may be new.  */
   u->session_id = sr_xstrdup (sr_session_id (s));
   return sr_files_upload (sr_session_fs (s), u->filename, u->data, u->len, u->overwrite,
-                          &u->path, code, err);
+                          &u->path, err);
 }
 
 static cJSON *
@@ -575,14 +563,14 @@ call_upload_file (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 /* The result is made in the session: it names it.  */
 static int
 list_artifacts_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
-                     const char **code, sr_error_t *err)
+                     sr_error_t *err)
 {
   cJSON **ret = data;
   struct sr_artifact *v = NULL;
   size_t n = 0;
   bool truncated = false;
 
-  if (sr_files_list (sr_session_fs (s), true, &v, &n, &truncated, code, err) < 0)
+  if (sr_files_list (sr_session_fs (s), true, &v, &n, &truncated, err) < 0)
     return -1;
   *ret = cJSON_CreateObject ();
   cJSON_AddStringToObject (*ret, "session_id", sr_session_id (s));
@@ -613,12 +601,12 @@ struct read_artifact
 
 static int
 read_artifact_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
-                    const char **code, sr_error_t *err)
+                    sr_error_t *err)
 {
   struct read_artifact *a = data;
 
   return sr_files_read_artifact (sr_session_fs (s), a->path, ctx->cfg->max_artifact_size,
-                                 &a->data, &a->len, &a->mime, code, err);
+                                 &a->data, &a->len, &a->mime, err);
 }
 
 static cJSON *
@@ -658,13 +646,13 @@ struct file_read
 
 static int
 file_read_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
-                const char **code, sr_error_t *err)
+                sr_error_t *err)
 {
   struct file_read *f = data;
 
   return sr_files_read_lines (sr_session_fs (s), f->path, f->offset ? f->offset : 1,
                               f->limit ? f->limit : FILE_READ_DEFAULT_LINES,
-                              ctx->cfg->max_artifact_size, &f->text, &f->total, code, err);
+                              ctx->cfg->max_artifact_size, &f->text, &f->total, err);
 }
 
 static cJSON *
@@ -707,13 +695,13 @@ struct file_write
 
 static int
 file_write_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
-                 const char **code, sr_error_t *err)
+                 sr_error_t *err)
 {
   struct file_write *f = data;
 
   (void) ctx;
   return sr_files_write (sr_session_fs (s), f->path, f->content, strlen (f->content),
-                         &f->written, code, err);
+                         &f->written, err);
 }
 
 static cJSON *
@@ -751,12 +739,12 @@ struct file_patch
 
 static int
 file_patch_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
-                 const char **code, sr_error_t *err)
+                 sr_error_t *err)
 {
   struct file_patch *f = data;
 
   return sr_files_patch (sr_session_fs (s), f->path, f->old_s, f->new_s, f->all, f->diff,
-                         ctx->cfg->max_artifact_size, &f->replaced, code, err);
+                         ctx->cfg->max_artifact_size, &f->replaced, err);
 }
 
 static cJSON *
@@ -800,13 +788,13 @@ struct file_search
 
 static int
 file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
-                  const char **code, sr_error_t *err)
+                  sr_error_t *err)
 {
   struct file_search *f = data;
 
   return sr_files_search (sr_session_fs (s), f->pattern, f->glob, f->path,
                           ctx->cfg->max_artifact_size, FILE_SEARCH_MAX_MATCHES, &f->v, &f->n,
-                          &f->truncated, code, err);
+                          &f->truncated, err);
 }
 
 static cJSON *
@@ -898,7 +886,7 @@ call_shell_new (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "session_id", NULL };
   _cleanup_free_ char *shell_id = NULL, *session_id = NULL;
-  const char *sid, *code = NULL;
+  const char *sid;
   sr_error_t err = NULL;
   cJSON *o, *bad;
 
@@ -906,8 +894,8 @@ call_shell_new (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
     return bad;
   if (ctx->sessions == NULL)
     return no_sessions ();
-  if (sr_sessions_shell_new (ctx->sessions, sid, &shell_id, &session_id, &code, &err) < 0)
-    return refusal (code, &err);
+  if (sr_sessions_shell_new (ctx->sessions, sid, &shell_id, &session_id, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "shell_id", shell_id);
   cJSON_AddStringToObject (o, "session_id", session_id);
@@ -919,7 +907,6 @@ static cJSON *
 take_shell (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, const char **ret_id,
             struct sr_shell **ret)
 {
-  const char *code = NULL;
   sr_error_t err = NULL;
   cJSON *bad;
 
@@ -927,14 +914,13 @@ take_shell (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, const char **r
     return bad;
   if (ctx->sessions == NULL)
     return no_sessions ();
-  if (sr_sessions_shell_get (ctx->sessions, *ret_id, ret, &code, &err) < 0)
-    return refusal (code, &err);
+  if (sr_sessions_shell_get (ctx->sessions, *ret_id, ret, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
   return NULL;
 }
 
 /* The work of a tool on a shell it holds, as session_work_fn.  */
-typedef int (*shell_work_fn) (struct sr_shell *sh, void *data, const char **code,
-                              sr_error_t *err);
+typedef int (*shell_work_fn) (struct sr_shell *sh, void *data, sr_error_t *err);
 
 /* Takes the shell of args (its id in *ret_id), runs work on it and puts
  * it back.  NULL on success, else the refusal to return.  */
@@ -943,16 +929,15 @@ with_shell (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, const char **r
             shell_work_fn work, void *data)
 {
   struct sr_shell *sh;
-  const char *code = NULL;
   sr_error_t err = NULL;
   cJSON *bad;
   int r;
 
   if ((bad = take_shell (ctx, args, ret_id, &sh)))
     return bad;
-  r = work (sh, data, &code, &err);
+  r = work (sh, data, &err);
   sr_sessions_shell_put (ctx->sessions, sh);
-  return r < 0 ? refusal (code, &err) : NULL;
+  return r < 0 ? sr_mcp_tool_refusal (&err) : NULL;
 }
 
 struct shell_exec
@@ -964,11 +949,11 @@ struct shell_exec
 };
 
 static int
-shell_exec_work (struct sr_shell *sh, void *data, const char **code, sr_error_t *err)
+shell_exec_work (struct sr_shell *sh, void *data, sr_error_t *err)
 {
   struct shell_exec *x = data;
 
-  return sr_shell_exec (sh, x->command, x->wait, x->timeout_ms, &x->out, code, err);
+  return sr_shell_exec (sh, x->command, x->wait, x->timeout_ms, &x->out, err);
 }
 
 static cJSON *
@@ -1005,9 +990,8 @@ call_shell_exec (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 }
 
 static int
-shell_read_work (struct sr_shell *sh, void *data, const char **code, sr_error_t *err)
+shell_read_work (struct sr_shell *sh, void *data, sr_error_t *err)
 {
-  (void) code;
   (void) err;
   sr_shell_read (sh, data);
   return 0;
@@ -1034,11 +1018,11 @@ struct write_stdin
 };
 
 static int
-write_stdin_work (struct sr_shell *sh, void *data, const char **code, sr_error_t *err)
+write_stdin_work (struct sr_shell *sh, void *data, sr_error_t *err)
 {
   struct write_stdin *w = data;
 
-  return sr_shell_write (sh, w->data, w->len, code, err);
+  return sr_shell_write (sh, w->data, w->len, err);
 }
 
 static cJSON *
@@ -1096,7 +1080,7 @@ static cJSON *
 call_shell_remove (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
 {
   static const char *const known[] = { "shell_id", NULL };
-  const char *id, *code = NULL;
+  const char *id;
   sr_error_t err = NULL;
   cJSON *o, *bad;
 
@@ -1104,8 +1088,8 @@ call_shell_remove (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
     return bad;
   if (ctx->sessions == NULL)
     return no_sessions ();
-  if (sr_sessions_shell_remove (ctx->sessions, id, &code, &err) < 0)
-    return refusal (code, &err);
+  if (sr_sessions_shell_remove (ctx->sessions, id, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "shell_id", id);
   cJSON_AddBoolToObject (o, "removed", true);

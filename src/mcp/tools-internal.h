@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
+#include "common/error.h"
 #include "mcp/tools.h"
 #include "runtime/container.h"
 
@@ -16,6 +17,11 @@ cJSON *sr_mcp_tool_result (cJSON *structured, bool is_error);
 /* A refusal: {"error": {"code": code, "message": ...}}.  */
 cJSON *sr_mcp_tool_error (const char *code, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
+
+/* The refusal for a call that failed with *err: the error's code
+ * (sandbox_error when it has none) and message.  Frees *err.  The one
+ * place a tool turns an sr_error_t into its answer.  */
+cJSON *sr_mcp_tool_refusal (sr_error_t *err);
 
 /* NULL when args is NULL or an object of known keys only, else the
  * refusal to return.  */

@@ -148,6 +148,17 @@ sr_mcp_tool_error (const char *code, const char *fmt, ...)
   return sr_mcp_tool_result (o, true);
 }
 
+cJSON *
+sr_mcp_tool_refusal (sr_error_t *err)
+{
+  const char *code = sr_error_code (*err);
+  cJSON *r = sr_mcp_tool_error (code ? code : "sandbox_error", "%s",
+                                *err ? (*err)->msg : "failed");
+
+  sr_error_free (err);
+  return r;
+}
+
 /* Only the arguments of the schema, each of its type.  */
 cJSON *
 sr_mcp_check_arguments (const cJSON *args, const char *const *known)
@@ -211,7 +222,6 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
   };
   struct sr_code_result res = { 0 };
   const struct sr_language *lang;
-  const char *reason;
   sr_error_t err = NULL;
   cJSON *o, *bad;
 
@@ -234,28 +244,19 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
   req.language = language->valuestring;
   req.code = code->valuestring;
   req.code_len = strlen (code->valuestring);
-  if (sr_code_validate (ctx->cfg, &req, &lang, &reason, &err) < 0)
-    {
-      o = sr_mcp_tool_error (reason ? reason : "invalid_arguments", "%s", err->msg);
-      sr_error_free (&err);
-      return o;
-    }
+  /* Every refusal of sr_code_validate has its code.  */
+  if (sr_code_validate (ctx->cfg, &req, &lang, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
   if (session_id && !cJSON_IsNull (session_id))
     {
-      const char *refused = NULL;
-
       if (!cJSON_IsString (session_id) || *session_id->valuestring == '\0')
         return sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
       if (ctx->sessions == NULL)
         return sr_mcp_tool_error ("sessions_unavailable", "this server has no session support");
       if (sr_sessions_acquire (ctx->sessions, session_id->valuestring, NULL, ctx->cancel_fd, &session,
-                               &refused, &err)
+                               &err)
           < 0)
-        {
-          o = sr_mcp_tool_error (refused ? refused : "sandbox_error", "%s", err->msg);
-          sr_error_free (&err);
-          return o;
-        }
+        return sr_mcp_tool_refusal (&err);
       r = sr_session_run_code (session, &req, &res, &artifacts, &n_artifacts, &err);
     }
   else if (ctx->pool)
@@ -265,10 +266,8 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
   if (r < 0)
     {
       sr_session_release (session);
-      o = sr_mcp_tool_error (res.failure ? res.failure : "sandbox_error", "%s", err->msg);
-      sr_error_free (&err);
       sr_code_result_done (&res);
-      return o;
+      return sr_mcp_tool_refusal (&err);
     }
   *ret_cancelled = res.status == SR_CODE_CANCELLED;
 

@@ -68,14 +68,14 @@ int sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, 
 int sr_code_write_source (int dirfd, const char *name, const char *code, size_t len, uid_t uid,
                           gid_t gid, sr_error_t *err);
 
-/* The language's image from the store; a missing one sets *ret_failure to
- * image_missing and says how to get it.  */
+/* The language's image from the store; a missing one fails with code
+ * image_missing (errnum ENOENT) and says how to get it.  */
 int sr_code_use_image (struct sr_store *store, const struct sr_language *l,
-                       struct sr_image_use *image, const char **ret_failure, sr_error_t *err);
+                       struct sr_image_use *image, sr_error_t *err);
 
 /* sr_code_run of a validated request on the native runtime, with the
- * policy loaded by sr_code_load_policy.  res->language and res->failure
- * are the caller's to set first.  */
+ * policy loaded by sr_code_load_policy.  res->language is the caller's
+ * to set first.  */
 int sr_code_run_native (const struct sr_config *cfg, struct sr_store *store,
                         const struct sr_language *l, const struct sr_seccomp_filter *filter,
                         uint64_t caps, const struct sr_code_request *req,

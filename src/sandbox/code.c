@@ -45,33 +45,14 @@ sr_code_result_done (struct sr_code_result *r)
   memset (r, 0, sizeof *r);
 }
 
-/* An invalid request: EINVAL in errnum, the message without strerror.  */
-static int invalid (sr_error_t *err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-static int
-invalid (sr_error_t *err, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  sr_error_setv (err, 0, fmt, ap);
-  va_end (ap);
-  if (err && *err)
-    (*err)->errnum = EINVAL;
-  return -1;
-}
-
 int
 sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req,
-                  const struct sr_language **ret, const char **ret_reason, sr_error_t *err)
+                  const struct sr_language **ret, sr_error_t *err)
 {
   const struct sr_language *l = NULL;
-  const char *unused;
 
-  if (ret_reason == NULL)
-    ret_reason = &unused;
-  *ret_reason = "unknown_language";
   if (req->language == NULL || *req->language == '\0')
-    return invalid (err, "no language given");
+    return sr_error_set_plain (err, "unknown_language", EINVAL, "no language given");
   l = sr_config_language (cfg, req->language);
   if (l == NULL)
     {
@@ -82,20 +63,20 @@ sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req
       for (size_t i = 0; i < cfg->n_languages && len + 1 < sizeof known; i++)
         len += (size_t) snprintf (known + len, sizeof known - len, "%s%s", i ? ", " : "",
                                   cfg->languages[i].name);
-      return invalid (err, "unknown language '%s' (supported: %s)", req->language, known);
+      return sr_error_set_plain (err, "unknown_language", EINVAL,
+                                 "unknown language '%s' (supported: %s)", req->language, known);
     }
-  *ret_reason = "empty_code";
   if (req->code == NULL || req->code_len == 0)
-    return invalid (err, "the code is empty");
-  *ret_reason = "code_too_large";
+    return sr_error_set_plain (err, "empty_code", EINVAL, "the code is empty");
   if (req->code_len > cfg->max_code_size)
-    return invalid (err, "the code is %zu bytes, over the limit of %llu", req->code_len,
-                    (unsigned long long) cfg->max_code_size);
-  *ret_reason = "timeout_too_large";
+    return sr_error_set_plain (err, "code_too_large", EINVAL,
+                               "the code is %zu bytes, over the limit of %llu", req->code_len,
+                               (unsigned long long) cfg->max_code_size);
   if (req->timeout_ms > cfg->max_timeout_ms)
-    return invalid (err, "timeout %.3g s is over the ceiling of %.3g s",
-                    (double) req->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000);
-  *ret_reason = NULL;
+    return sr_error_set_plain (err, "timeout_too_large", EINVAL,
+                               "timeout %.3g s is over the ceiling of %.3g s",
+                               (double) req->timeout_ms / 1000,
+                               (double) cfg->max_timeout_ms / 1000);
   *ret = l;
   return 0;
 }
@@ -260,7 +241,6 @@ sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
           res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
                                                             : SR_CODE_COMPILE_ERROR;
           res->duration_ms = res->compile_ms;
-          res->failure = NULL;
           return 0;
         }
       sr_run_result_done (&res->run);
@@ -276,7 +256,6 @@ sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
   }
   res->status = sr_code_status_of (&res->run);
   res->duration_ms = res->run.duration_ns / 1000000;
-  res->failure = NULL;
   return 0;
 }
 
@@ -410,7 +389,7 @@ sr_code_docker_available (void)
 
 int
 sr_code_use_image (struct sr_store *store, const struct sr_language *l,
-                   struct sr_image_use *image, const char **ret_failure, sr_error_t *err)
+                   struct sr_image_use *image, sr_error_t *err)
 {
   sr_error_t e = NULL;
 
@@ -422,14 +401,11 @@ sr_code_use_image (struct sr_store *store, const struct sr_language *l,
       return sr_error_wrap (err, "language %s", l->name);
     }
   sr_error_free (&e);
-  sr_error_set (err, 0,
-                "language %s needs image '%s', which is not in the store %s; build the "
-                "default images with rootfs/build-all.sh --import, or import one with "
-                "`sandbox-runner image import --name %s PATH`",
-                l->name, l->image, sr_store_dir (store), l->image);
-  (*err)->errnum = ENOENT;
-  *ret_failure = "image_missing";
-  return -1;
+  return sr_error_set_plain (err, "image_missing", ENOENT,
+                             "language %s needs image '%s', which is not in the store %s; build "
+                             "the default images with rootfs/build-all.sh --import, or import "
+                             "one with `sandbox-runner image import --name %s PATH`",
+                             l->name, l->image, sr_store_dir (store), l->image);
 }
 
 int
@@ -445,7 +421,7 @@ sr_code_run_native (const struct sr_config *cfg, struct sr_store *store,
   gid_t gid;
   int r = -1;
 
-  if (sr_code_use_image (store, l, &image, &res->failure, err) < 0)
+  if (sr_code_use_image (store, l, &image, err) < 0)
     return -1;
   if (sr_code_make_dir (cfg, &scratch, &scratch_fd, &uid, &gid, err) < 0)
     goto out;
@@ -476,10 +452,9 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
   int r = -1;
 
   memset (res, 0, sizeof *res);
-  if (sr_code_validate (cfg, req, &l, NULL, err) < 0)
+  if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
-  res->failure = "sandbox_error";
   if (cfg->backend && strcmp (cfg->backend, "docker") == 0)
     {
       if (docker_runner == NULL)

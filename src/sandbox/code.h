@@ -54,18 +54,15 @@ struct sr_code_result
   bool compiled;         /* a compile stage ran */
   uint64_t compile_ms;
   uint64_t duration_ms;  /* the run stage (the compile stage when it failed) */
-  /* When sr_code_run fails: image_missing or sandbox_error.  */
-  const char *failure;
 };
 void sr_code_result_done (struct sr_code_result *r);
 
-/* Checks a request without running it.  On failure *ret_reason (when not
- * NULL) names the problem for machines: unknown_language, empty_code,
- * code_too_large, timeout_too_large; the error says it for people
+/* Checks a request without running it.  On failure the error's code
+ * names the problem for machines: unknown_language, empty_code,
+ * code_too_large, timeout_too_large; its message says it for people
  * (errnum EINVAL).  *ret_language gets the table entry.  */
 int sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req,
-                      const struct sr_language **ret_language, const char **ret_reason,
-                      sr_error_t *err);
+                      const struct sr_language **ret_language, sr_error_t *err);
 
 /* Removes what runners that died left in the runtime dir: their
  * containers' state entries (killing what still runs in them and removing
@@ -73,9 +70,11 @@ int sr_code_validate (const struct sr_config *cfg, const struct sr_code_request 
 void sr_code_reclaim (const struct sr_config *cfg);
 
 /* Runs the request.  Returns -1 without running anything when the request
- * is invalid (errnum EINVAL: unknown language, empty code, code over
- * max_code_size, timeout over max_timeout) or the language's image is not
- * in the store (ENOENT), and when a container could not be set up.  */
+ * is invalid (errnum EINVAL and sr_code_validate's codes: unknown
+ * language, empty code, code over max_code_size, timeout over
+ * max_timeout) or the language's image is not in the store (ENOENT, code
+ * image_missing), and when a container could not be set up (no code: a
+ * sandbox_error).  */
 int sr_code_run (const struct sr_config *cfg, struct sr_store *store,
                  const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err);
 

@@ -195,25 +195,24 @@ sr_docker_code_run (const struct sr_config *cfg, const struct sr_language *l,
   struct sr_docker_config dc;
   uid_t unused_uid;
   gid_t unused_gid;
+  sr_error_t e = NULL;
   int r = -1;
 
-  res->failure = "sandbox_error";
   if (image == NULL)
     {
       _cleanup_free_ char *var = image_variable (l->name);
 
-      sr_error_set (err, 0, "language %s has no Docker image: set %s", l->name, var);
-      (*err)->errnum = ENOENT;
-      res->failure = "image_missing";
-      return -1;
+      return sr_error_set_plain (err, "image_missing", ENOENT,
+                                 "language %s has no Docker image: set %s", l->name, var);
     }
   if (sr_docker_open (cfg->docker_host && *cfg->docker_host ? cfg->docker_host : NULL, &d, err)
       < 0)
     return sr_error_wrap (err, "docker backend");
-  if (sr_docker_image_exists (d, image, err) < 0)
+  if (sr_docker_image_exists (d, image, &e) < 0)
     {
-      if ((*err)->errnum == ENOENT)
-        res->failure = "image_missing";
+      if (e->errnum == ENOENT)
+        sr_error_recode (&e, "image_missing");
+      sr_error_move (err, &e);
       sr_error_wrap (err, "language %s", l->name);
       goto out;
     }

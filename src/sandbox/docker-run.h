@@ -17,9 +17,9 @@
 #include "sandbox/code.h"
 
 /* Runs a validated request for language l in Docker containers.  The
- * caller has set res->language; on failure res->failure is image_missing
- * (no image for the language, or the daemon lacks it: errnum ENOENT) or
- * sandbox_error (the daemon is unreachable, a container could not be
+ * caller has set res->language; a failure's code is image_missing (no
+ * image for the language, or the daemon lacks it: errnum ENOENT), or none
+ * (a sandbox_error: the daemon is unreachable, a container could not be
  * set up).  */
 typedef int (*sr_code_docker_runner) (const struct sr_config *cfg, const struct sr_language *l,
                                       const struct sr_code_request *req,

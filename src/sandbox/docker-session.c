@@ -261,7 +261,7 @@ said (const struct sr_run_result *res)
 /* The outcome of a script as files.h's codes.  */
 static int
 script_result (const struct sr_run_result *res, const char *what, const char *abs,
-               const char **code, sr_error_t *err)
+               sr_error_t *err)
 {
   _cleanup_free_ char *msg = said (res);
   int x = res->exit_code;
@@ -269,39 +269,39 @@ script_result (const struct sr_run_result *res, const char *what, const char *ab
   if (res->status == SR_RUN_SUCCESS)
     return 0;
   if (res->status == SR_RUN_TIMEOUT)
-    return sr_fail_code (code, "io_error", err, ETIMEDOUT, "%s %s: no answer within %u ms", what,
-                         abs, FS_TIMEOUT_MS);
+    return sr_error_set_code (err, "io_error", ETIMEDOUT, "%s %s: no answer within %u ms", what,
+                              abs, FS_TIMEOUT_MS);
   if (res->signal == SIGXFSZ || x == X_FSIZE)
-    return sr_fail_code (code, "file_too_large", err, EFBIG,
-                         "%s %s: over the session's file size limit", what, abs);
+    return sr_error_set_code (err, "file_too_large", EFBIG,
+                              "%s %s: over the session's file size limit", what, abs);
   if (strstr (msg, "No space left on device") || strstr (msg, "Disk quota exceeded"))
-    return sr_fail_code (code, "quota_exceeded", err, ENOSPC,
-                         "%s %s: the session's storage is full", what, abs);
+    return sr_error_set_code (err, "quota_exceeded", ENOSPC,
+                              "%s %s: the session's storage is full", what, abs);
   if (strstr (msg, "Read-only file system"))
-    return sr_fail_code (code, "path_outside_sandbox", err, EROFS,
-                         "%s %s: a read-only part of the container", what, abs);
+    return sr_error_set_code (err, "path_outside_sandbox", EROFS,
+                              "%s %s: a read-only part of the container", what, abs);
   switch (x)
     {
     case X_NOT_FOUND:
-      return sr_fail_code (code, "not_found", err, ENOENT, "%s: no such file or directory", abs);
+      return sr_error_set_code (err, "not_found", ENOENT, "%s: no such file or directory", abs);
     case X_NOT_A_FILE:
-      return sr_fail_code (code, "not_a_file", err, 0, "%s", msg);
+      return sr_error_set_code (err, "not_a_file", 0, "%s", msg);
     case X_EXISTS:
-      return sr_fail_code (code, "file_exists", err, EEXIST,
-                           "%s exists; give overwrite to replace it", abs);
+      return sr_error_set_code (err, "file_exists", EEXIST,
+                                "%s exists; give overwrite to replace it", abs);
     case X_OUTSIDE:
-      return sr_fail_code (code, "path_outside_sandbox", err, 0, "%s: %s", abs, msg);
+      return sr_error_set_code (err, "path_outside_sandbox", 0, "%s: %s", abs, msg);
     default:
       if (strstr (msg, "Not a directory") || strstr (msg, "No such file"))
-        return sr_fail_code (code, "not_found", err, ENOENT, "%s %s: %s", what, abs, msg);
-      return sr_fail_code (code, "io_error", err, EIO, "%s %s: %s (exit %d)", what, abs,
-                           *msg ? msg : "failed", res->signal ? 128 + res->signal : x);
+        return sr_error_set_code (err, "not_found", ENOENT, "%s %s: %s", what, abs, msg);
+      return sr_error_set_code (err, "io_error", EIO, "%s %s: %s (exit %d)", what, abs,
+                                *msg ? msg : "failed", res->signal ? 128 + res->signal : x);
     }
 }
 
 static int
 fs_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, size_t *ret_len,
-         const char **code, sr_error_t *err)
+         sr_error_t *err)
 {
   struct sr_session_box *b = ctx;
   char flags_s[16], max_s[24];
@@ -313,26 +313,24 @@ fs_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, s
   snprintf (max_s, sizeof max_s, "%" PRIu64, max);
   if (run_script (b, read_script, args, max + 1, &res, err) < 0)
     {
-      if (code)
-        *code = "io_error";
       sr_run_result_done (&res);
-      return -1;
+      return sr_error_recode (err, "io_error");
     }
-  r = script_result (&res, "read", abs, code, err);
+  r = script_result (&res, "read", abs, err);
   if (r == 0 && res.exit_code == 0 && res.status == SR_RUN_SUCCESS && res.out.truncated)
-    r = sr_fail_code (code, "file_too_large", err, EFBIG,
-                      "%s grew over the limit of %" PRIu64 " bytes while read", abs, max);
+    r = sr_error_set_code (err, "file_too_large", EFBIG,
+                           "%s grew over the limit of %" PRIu64 " bytes while read", abs, max);
   else if (r < 0 && res.exit_code == X_TOO_LARGE)
     {
       _cleanup_free_ char *size = said (&res);
 
       sr_error_free (err);
-      r = sr_fail_code (code, "file_too_large", err, EFBIG,
-                        "%s is %s bytes, over the limit of %" PRIu64 " bytes", abs, size, max);
+      r = sr_error_set_code (err, "file_too_large", EFBIG,
+                             "%s is %s bytes, over the limit of %" PRIu64 " bytes", abs, size, max);
     }
   if (r == 0)
     {
-      /* NUL-terminated past its length, as files.c's readers expect.  */
+      /* NUL-terminated past its length, as the file tools' readers expect.  */
       *ret_len = res.out.len;
       *ret = TAKE_PTR (res.out.data);
     }
@@ -342,7 +340,7 @@ fs_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, s
 
 static int
 fs_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
-          bool overwrite, const char **code, sr_error_t *err)
+          bool overwrite, sr_error_t *err)
 {
   struct sr_session_box *b = ctx;
   const unsigned char *p = buf;
@@ -376,12 +374,10 @@ fs_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t le
         args[3][0] = '1';
       if (run_script (b, write_script, args, 4096, &res, err) < 0)
         {
-          if (code)
-            *code = "io_error";
           sr_run_result_done (&res);
-          return -1;
+          return sr_error_recode (err, "io_error");
         }
-      r = script_result (&res, "write", abs, code, err);
+      r = script_result (&res, "write", abs, err);
       if (r == 0 && tmp == NULL)
         {
           size_t n = strcspn (res.out.data, "\n");
@@ -413,8 +409,7 @@ parse_mtime (const char *s)
 
 static int
 fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
-         struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated, const char **code,
-         sr_error_t *err)
+         struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated, sr_error_t *err)
 {
   struct sr_session_box *b = ctx;
   char flags_s[16], depth_s[16];
@@ -428,12 +423,10 @@ fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
   snprintf (depth_s, sizeof depth_s, "%u", max_depth);
   if (run_script (b, walk_script, args, WALK_MAX_OUTPUT, &res, err) < 0)
     {
-      if (code)
-        *code = "io_error";
       sr_run_result_done (&res);
-      return -1;
+      return sr_error_recode (err, "io_error");
     }
-  if (script_result (&res, "list", abs, code, err) < 0)
+  if (script_result (&res, "list", abs, err) < 0)
     {
       sr_run_result_done (&res);
       return -1;
@@ -484,7 +477,7 @@ fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
 static int
 docker_create (void *state, const char *id, const char *image_ref, const char *code_dir,
                int code_fd, struct sr_session_box **ret, struct sr_fsroot *fs,
-               const char **code, sr_error_t *err)
+               sr_error_t *err)
 {
   struct docker_state *ds = state;
   const struct sr_config *cfg = ds->cfg;
@@ -497,6 +490,7 @@ docker_create (void *state, const char *id, const char *image_ref, const char *c
   struct sr_docker_bind bind = { .source = code_dir, .target = SR_CODE_DIR };
   struct sr_docker_label labels[] = { { "org.sandbox-runner.session", id } };
   struct sr_docker_config dc = ds->pol.dc;
+  sr_error_t e = NULL;
   char *image;
 
   b->ds = ds;
@@ -504,10 +498,10 @@ docker_create (void *state, const char *id, const char *image_ref, const char *c
    * backend maps it; anything else is a Docker image reference.  */
   image = sr_docker_code_image (image_ref);
   b->image = image ? image : sr_xstrdup (image_ref);
-  if (sr_docker_image_exists (ds->d, b->image, err) < 0)
+  if (sr_docker_image_exists (ds->d, b->image, &e) < 0)
     {
-      if (code)
-        *code = (*err)->errnum == ENOENT ? "image_missing" : "sandbox_error";
+      sr_error_recode (&e, e->errnum == ENOENT ? "image_missing" : "sandbox_error");
+      sr_error_move (err, &e);
       sr_error_wrap (err, "session image %s", image_ref);
       goto fail;
     }

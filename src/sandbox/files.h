@@ -22,7 +22,7 @@
  * absolute paths resolve against the container's root.  Components "."
  * and ".." are refused, not interpreted.
  *
- * Failures set *code (when code is not NULL) to a machine-readable name:
+ * A failure's error carries a code (common/error.h, sr_error_code):
  *   invalid_path          empty, NUL, a component "." / "..", too long
  *   path_outside_sandbox  resolution left the root, crossed a magic link,
  *                         or reached procfs/sysfs or a read-only area for
@@ -39,7 +39,7 @@
  *                         empty old_string)
  *   invalid_pattern       file_search: the regular expression is invalid
  *   io_error              anything else (the error says what)
- * and the error (errnum set where there is one) says it for people.  */
+ * and its message (errnum set where there is one) says it for people.  */
 #ifndef SR_SANDBOX_FILES_H
 #define SR_SANDBOX_FILES_H
 
@@ -73,8 +73,8 @@ struct sr_artifact;
  * SR_DATA_DIR and must resolve (symlinks followed) inside it, else
  * path_outside_sandbox; SR_FS_NOFOLLOW, a symlink at the path itself is
  * not_a_file; SR_FS_HEAD, read returns the first max bytes of a larger
- * file instead of file_too_large.  Each sets *code like the functions
- * below.  */
+ * file instead of file_too_large.  Each fails with the codes of the
+ * functions below.  */
 #define SR_FS_DATA     1u
 #define SR_FS_NOFOLLOW 2u
 #define SR_FS_HEAD     4u
@@ -82,25 +82,20 @@ struct sr_fs_remote
 {
   /* A regular file's content, at most max bytes (file_too_large).  */
   int (*read) (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret,
-               size_t *ret_len, const char **code, sr_error_t *err);
+               size_t *ret_len, sr_error_t *err);
   /* Writes atomically (a temp file renamed), parents created; a symlink
    * at abs is replaced, not followed.  */
   int (*write) (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
-                bool overwrite, const char **code, sr_error_t *err);
+                bool overwrite, sr_error_t *err);
   /* The regular files below the directory abs (or abs itself, as "", when
    * it is a file), paths relative to it, unsorted; symlinks not followed,
    * names starting TMP_PREFIX and kernel file systems left out; at most
    * max_depth levels and SR_MAX_ARTIFACTS entries (*ret_truncated).  */
   int (*walk) (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
                struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated,
-               const char **code, sr_error_t *err);
+               sr_error_t *err);
   void *ctx;
 };
-
-/* Sets *code (when code is not NULL) to name and the error from fmt;
- * returns -1.  The one helper of sandbox/ for failures with a code.  */
-int sr_fail_code (const char **code, const char *name, sr_error_t *err, int errnum,
-                  const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
 
 /* One entry of the data directory, path relative to SR_DATA_DIR.  */
 struct sr_artifact
@@ -117,7 +112,7 @@ void sr_artifacts_free (struct sr_artifact *v, size_t n);
  * further entries are left out; *ret_truncated says so).  Symlinks are
  * not followed.  with_mime fills mime_type.  */
 int sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **ret,
-                   size_t *ret_n, bool *ret_truncated, const char **code, sr_error_t *err);
+                   size_t *ret_n, bool *ret_truncated, sr_error_t *err);
 
 /* The entries of after that are not in before, or whose size or mtime
  * changed; both sorted by path as sr_files_list returns them.  Copies
@@ -136,20 +131,20 @@ char *sr_files_mime (int fd);
  * error (file_exists) unless overwrite.  *ret_path gets the absolute path
  * inside the container ("/mnt/data/x.csv").  */
 int sr_files_upload (const struct sr_fsroot *r, const char *path, const void *data, size_t len,
-                     bool overwrite, char **ret_path, const char **code, sr_error_t *err);
+                     bool overwrite, char **ret_path, sr_error_t *err);
 
 /* The content of a regular file inside SR_DATA_DIR, at most max_size
  * bytes (file_too_large past it), and its MIME type.  */
 int sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_t max_size,
                             char **ret_data, size_t *ret_len, char **ret_mime,
-                            const char **code, sr_error_t *err);
+                            sr_error_t *err);
 
 /* Opens a regular file inside SR_DATA_DIR for reading (HTTP download);
  * *ret_size gets its size.  On a remote filesystem the fd is a copy (a
  * memfd) of the file, at most SR_FS_REMOTE_MAX_OPEN bytes.  */
 #define SR_FS_REMOTE_MAX_OPEN (256ull << 20)
 int sr_files_open_artifact (const struct sr_fsroot *r, const char *path, uint64_t *ret_size,
-                            const char **code, sr_error_t *err);
+                            sr_error_t *err);
 
 /* file_read: lines [offset, offset + limit) of a text file (offset counts
  * from 1; limit 0: to the end), each as "%6u\t<line>\n" like cat -n, in
@@ -157,14 +152,14 @@ int sr_files_open_artifact (const struct sr_fsroot *r, const char *path, uint64_
  * at most max_size bytes.  */
 int sr_files_read_lines (const struct sr_fsroot *r, const char *path, uint64_t offset,
                          uint64_t limit, uint64_t max_size, char **ret_text,
-                         uint64_t *ret_total_lines, const char **code, sr_error_t *err);
+                         uint64_t *ret_total_lines, sr_error_t *err);
 
 /* file_write: the whole content, atomically, parents created; an existing
  * file is replaced (keeping its mode and owner).  A symlink at path is
  * replaced too, not followed; so is it by sr_files_upload with
  * overwrite.  */
 int sr_files_write (const struct sr_fsroot *r, const char *path, const char *content,
-                    size_t len, char **ret_path, const char **code, sr_error_t *err);
+                    size_t len, char **ret_path, sr_error_t *err);
 
 /* file_patch, string mode (diff == NULL): replaces old_string by
  * new_string; old_string must occur exactly once unless replace_all.
@@ -177,8 +172,7 @@ int sr_files_write (const struct sr_fsroot *r, const char *path, const char *con
  * replacements or hunks applied.  */
 int sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_string,
                     const char *new_string, bool replace_all, const char *diff,
-                    uint64_t max_size, unsigned *ret_replacements, const char **code,
-                    sr_error_t *err);
+                    uint64_t max_size, unsigned *ret_replacements, sr_error_t *err);
 
 struct sr_file_match
 {
@@ -199,6 +193,6 @@ void sr_file_matches_free (struct sr_file_match *v, size_t n);
 int sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glob,
                      const char *dir, uint64_t max_size, size_t max_matches,
                      struct sr_file_match **ret, size_t *ret_n, bool *ret_truncated,
-                     const char **code, sr_error_t *err);
+                     sr_error_t *err);
 
 #endif

@@ -91,14 +91,13 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret
 {
   struct warm *w = sr_xcalloc (1, sizeof *w);
   _cleanup_free_ char *label = sr_xasprintf ("warm: %s", l->run);
-  const char *failure = NULL;
   struct sr_container_config cc;
   struct sr_bind bind = { .target = (char *) SR_CODE_DIR, .readonly = true };
 
   w->l = l;
   w->image.lock_fd = -1;
   w->scratch_fd = -1;
-  if (sr_code_use_image (p->store, l, &w->image, &failure, err) < 0
+  if (sr_code_use_image (p->store, l, &w->image, err) < 0
       || sr_code_make_dir (p->cfg, &w->scratch, &w->scratch_fd, &w->uid, &w->gid, err) < 0)
     goto fail;
   bind.source = w->scratch;
@@ -342,10 +341,9 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
   if (cfg->backend && strcmp (cfg->backend, "docker") == 0)
     return sr_code_run (cfg, p->store, req, res, err);
   memset (res, 0, sizeof *res);
-  if (sr_code_validate (cfg, req, &l, NULL, err) < 0)
+  if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
-  res->failure = "sandbox_error";
 
   if (l->compile[0] == '\0' && cpu_seconds_of (cfg, req->timeout_ms) == p->cpu_seconds)
     w = take (p, l);

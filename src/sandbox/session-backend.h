@@ -37,10 +37,10 @@ struct sr_session_backend
    * SR_DATA_DIR of cfg->session_data_size.  Fills *fs for sandbox/files.h
    * (fs->uid, fs->gid come set to the code directory's owner for native;
    * a backend whose user differs changes them and the directory's
-   * owner).  *code as session.h says.  */
+   * owner).  Fails with the codes session.h names (image_missing).  */
   int (*create) (void *state, const char *id, const char *image_ref, const char *code_dir,
                  int code_fd, struct sr_session_box **ret, struct sr_fsroot *fs,
-                 const char **code, sr_error_t *err);
+                 sr_error_t *err);
   /* Kills and removes the container; accepts NULL.  */
   void (*destroy) (struct sr_session_box *b);
   bool (*alive) (struct sr_session_box *b);

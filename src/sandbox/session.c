@@ -57,7 +57,6 @@ struct create_request
 {
   const char *image;
   struct sr_session *session;
-  const char *code;
   sr_error_t err;
   int result;
   bool done;
@@ -85,7 +84,7 @@ struct sr_sessions
 };
 
 static int session_create (struct sr_sessions *m, const char *image_ref,
-                           struct sr_session **ret, const char **code, sr_error_t *err);
+                           struct sr_session **ret, sr_error_t *err);
 
 static void
 session_destroy (struct sr_session *s)
@@ -157,7 +156,7 @@ reaper_main (void *arg)
 
           m->requests = rq->next;
           pthread_mutex_unlock (&m->lock);
-          rq->result = session_create (m, rq->image, &rq->session, &rq->code, &rq->err);
+          rq->result = session_create (m, rq->image, &rq->session, &rq->err);
           pthread_mutex_lock (&m->lock);
           rq->done = true;
           pthread_cond_broadcast (&m->changed);
@@ -182,9 +181,8 @@ reaper_main (void *arg)
   /* Nothing creates sessions any more.  */
   for (struct create_request *rq = m->requests; rq; rq = rq->next)
     {
-      rq->result = -1;
-      rq->code = "sandbox_error";
-      sr_error_set (&rq->err, 0, "the session manager is stopping");
+      rq->result = sr_error_set_code (&rq->err, "sandbox_error", 0,
+                                      "the session manager is stopping");
       rq->done = true;
     }
   m->requests = NULL;
@@ -196,7 +194,7 @@ reaper_main (void *arg)
 /* Creates a session on the manager's thread and waits for it.  */
 static int
 create_on_manager (struct sr_sessions *m, const char *image, struct sr_session **ret,
-                   const char **code, sr_error_t *err)
+                   sr_error_t *err)
 {
   struct create_request rq = { .image = image };
 
@@ -204,7 +202,7 @@ create_on_manager (struct sr_sessions *m, const char *image, struct sr_session *
   if (m->stop)
     {
       pthread_mutex_unlock (&m->lock);
-      return sr_fail_code (code, "sandbox_error", err, 0, "the session manager is stopping");
+      return sr_error_set_code (err, "sandbox_error", 0, "the session manager is stopping");
     }
   rq.next = m->requests;
   m->requests = &rq;
@@ -214,8 +212,6 @@ create_on_manager (struct sr_sessions *m, const char *image, struct sr_session *
   pthread_mutex_unlock (&m->lock);
   if (rq.result < 0)
     {
-      if (code)
-        *code = rq.code;
       sr_error_move (err, &rq.err);
       return -1;
     }
@@ -293,7 +289,7 @@ open_in_root (int rootfd, const char *path, int flags)
 static int
 native_create (void *state, const char *id, const char *image_ref, const char *code_dir,
                int code_fd, struct sr_session_box **ret, struct sr_fsroot *fs,
-               const char **code, sr_error_t *err)
+               sr_error_t *err)
 {
   struct native_state *ns = state;
   const struct sr_config *cfg = ns->cfg;
@@ -314,11 +310,11 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
           goto fail;
         }
       sr_error_free (&e);
-      sr_fail_code (code, "image_missing", err, 0,
-                    "the session image '%s' is not in the store %s; build the default images "
-                    "with rootfs/build-all.sh --import, or import one with `sandbox-runner image "
-                    "import --name %s PATH`",
-                    image_ref, sr_store_dir (ns->store), image_ref);
+      sr_error_set_code (err, "image_missing", 0,
+                         "the session image '%s' is not in the store %s; build the default "
+                         "images with rootfs/build-all.sh --import, or import one with "
+                         "`sandbox-runner image import --name %s PATH`",
+                         image_ref, sr_store_dir (ns->store), image_ref);
       goto fail;
     }
 
@@ -524,7 +520,7 @@ make_id (char id[static 40])
 
 static int
 session_create (struct sr_sessions *m, const char *image_ref, struct sr_session **ret,
-                const char **code, sr_error_t *err)
+                sr_error_t *err)
 {
   struct sr_session *s = sr_xcalloc (1, sizeof *s);
 
@@ -532,12 +528,10 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
   s->code_fd = -1;
   s->fs.rootfd = s->fs.datafd = -1;
   make_id (s->id);
-  if (code)
-    *code = "sandbox_error";
   if (sr_code_make_dir (m->cfg, &s->code_dir, &s->code_fd, &s->fs.uid, &s->fs.gid, err) < 0)
     goto fail;
   if (m->be->create (m->be_state, s->id, image_ref, s->code_dir, s->code_fd, &s->box, &s->fs,
-                     code, err) < 0)
+                     err) < 0)
     goto fail;
   s->created = (int64_t) time (NULL);
   s->last_used_ns = sr_now_ns ();
@@ -584,7 +578,7 @@ wait_turn (struct sr_sessions *m, uint64_t *deadline_ns, int cancel_fd)
 
 int
 sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, int cancel_fd,
-                     struct sr_session **ret, const char **code, sr_error_t *err)
+                     struct sr_session **ret, sr_error_t *err)
 {
   struct sr_session *s = NULL;
   int r;
@@ -604,8 +598,8 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, i
           if (s && !s->busy && !s->m->be->alive (s->box))
             s = NULL;  /* the reaper takes it */
           if (s == NULL)
-            r = sr_fail_code (code, "session_not_found", err, 0,
-                              "no session '%s' (it may have expired or been closed)", id);
+            r = sr_error_set_code (err, "session_not_found", 0,
+                                   "no session '%s' (it may have expired or been closed)", id);
           else if (!s->busy)
             {
               s->busy = true;
@@ -613,18 +607,18 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, i
               r = 0;
             }
           else if (cancelled (cancel_fd))
-            r = sr_fail_code (code, "cancelled", err, ECANCELED,
-                              "cancelled while waiting for session %s", id);
+            r = sr_error_set_code (err, "cancelled", ECANCELED,
+                                   "cancelled while waiting for session %s", id);
           else if (m->queue_ms && !m->stop && wait_turn (m, &deadline_ns, cancel_fd))
             continue;
           else if (m->queue_ms)
-            r = sr_fail_code (code, "session_busy", err, 0,
-                              "session %s was still busy with another call after %" PRIu64
-                              " ms (session_queue_timeout); retry when it ends",
-                              id, m->queue_ms);
+            r = sr_error_set_code (err, "session_busy", 0,
+                                   "session %s was still busy with another call after %" PRIu64
+                                   " ms (session_queue_timeout); retry when it ends",
+                                   id, m->queue_ms);
           else
-            r = sr_fail_code (code, "session_busy", err, 0,
-                              "session %s is busy with another call; retry when it ends", id);
+            r = sr_error_set_code (err, "session_busy", 0,
+                                   "session %s is busy with another call; retry when it ends", id);
           break;
         }
       pthread_mutex_unlock (&m->lock);
@@ -633,22 +627,22 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, i
   if (m->n >= m->cfg->max_sessions)
     {
       pthread_mutex_unlock (&m->lock);
-      return sr_fail_code (code, "session_limit", err, 0,
-                        "%zu sessions are open, the limit (max_sessions); close one with "
-                        "close_session first",
-                        m->n);
+      return sr_error_set_code (err, "session_limit", 0,
+                                "%zu sessions are open, the limit (max_sessions); close one with "
+                                "close_session first",
+                                m->n);
     }
   m->n++;
   pthread_mutex_unlock (&m->lock);
 
-  r = create_on_manager (m, image && *image ? image : m->cfg->session_image, &s, code, err);
+  r = create_on_manager (m, image && *image ? image : m->cfg->session_image, &s, err);
   /* Creation runs to its end on the manager's thread (a few ms natively,
    * a container start on Docker); a session nobody is left to use is not
    * kept.  */
   if (r == 0 && cancelled (cancel_fd))
     {
       session_destroy (s);
-      r = sr_fail_code (code, "cancelled", err, ECANCELED, "cancelled while creating a session");
+      r = sr_error_set_code (err, "cancelled", ECANCELED, "cancelled while creating a session");
     }
 
   pthread_mutex_lock (&m->lock);
@@ -684,7 +678,7 @@ sr_session_release (struct sr_session *s)
 }
 
 int
-sr_sessions_close (struct sr_sessions *m, const char *id, const char **code, sr_error_t *err)
+sr_sessions_close (struct sr_sessions *m, const char *id, sr_error_t *err)
 {
   struct sr_session *s, **pp;
 
@@ -697,9 +691,10 @@ sr_sessions_close (struct sr_sessions *m, const char *id, const char **code, sr_
     {
       pthread_mutex_unlock (&m->lock);
       if (s == NULL)
-        return sr_fail_code (code, "session_not_found", err, 0, "no session '%s'", id);
-      return sr_fail_code (code, "session_busy", err, 0,
-                        "session %s is busy with another call; close it when that ends", id);
+        return sr_error_set_code (err, "session_not_found", 0, "no session '%s'", id);
+      return sr_error_set_code (err, "session_busy", 0,
+                                "session %s is busy with another call; close it when that ends",
+                                id);
     }
   *pp = s->next;
   m->n--;
@@ -804,14 +799,14 @@ changed_artifacts (struct sr_session *s, struct sr_artifact *before, size_t n_be
 
   *ret = NULL;
   *ret_n = 0;
-  if (sr_files_list (&s->fs, false, &after, &n_after, &truncated, NULL, NULL) < 0)
+  if (sr_files_list (&s->fs, false, &after, &n_after, &truncated, NULL) < 0)
     return;
   sr_artifacts_changed (before, n_before, after, n_after, ret, ret_n);
   sr_artifacts_free (after, n_after);
   for (size_t i = 0; i < *ret_n; i++)
     {
       uint64_t size;
-      int fd = sr_files_open_artifact (&s->fs, (*ret)[i].path, &size, NULL, NULL);
+      int fd = sr_files_open_artifact (&s->fs, (*ret)[i].path, &size, NULL);
 
       if (fd >= 0)
         {
@@ -836,14 +831,13 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
   memset (res, 0, sizeof *res);
   *ret_artifacts = NULL;
   *ret_n_artifacts = 0;
-  if (sr_code_validate (cfg, req, &l, NULL, err) < 0)
+  if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
-  res->failure = "sandbox_error";
   if (sr_code_write_source (s->code_fd, l->source, req->code, req->code_len, s->fs.uid,
                             s->fs.gid, err) < 0)
     return -1;
-  (void) sr_files_list (&s->fs, false, &before, &n_before, &truncated, NULL, NULL);
+  (void) sr_files_list (&s->fs, false, &before, &n_before, &truncated, NULL);
 
   r = sr_code_run_stages (cfg, l, req, run_session_stage, s, res, err);
   if (r == 0)
@@ -865,7 +859,7 @@ find_locked (struct sr_sessions *m, const char *id, size_t id_len)
 
 int
 sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret_shell_id,
-                       char **ret_session_id, const char **code, sr_error_t *err)
+                       char **ret_session_id, sr_error_t *err)
 {
   struct sr_session *s;
   struct sr_shell *sh = NULL;
@@ -879,14 +873,14 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
       if (s == NULL || !s->m->be->alive (s->box))
         {
           pthread_mutex_unlock (&m->lock);
-          return sr_fail_code (code, "session_not_found", err, 0, "no session '%s'", session_id);
+          return sr_error_set_code (err, "session_not_found", 0, "no session '%s'", session_id);
         }
       s->pins++;
       pthread_mutex_unlock (&m->lock);
     }
   else
     {
-      if (sr_sessions_acquire (m, NULL, NULL, -1, &s, code, err) < 0)
+      if (sr_sessions_acquire (m, NULL, NULL, -1, &s, err) < 0)
         return -1;
       pthread_mutex_lock (&m->lock);
       s->pins++;
@@ -896,9 +890,9 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
 
   pthread_mutex_lock (&m->lock);
   if (s->n_shells >= SR_MAX_SHELLS_PER_SESSION)
-    r = sr_fail_code (code, "shell_limit", err, 0,
-                   "session %s has %u shells, the most it may have; remove one first", s->id,
-                   SR_MAX_SHELLS_PER_SESSION);
+    r = sr_error_set_code (err, "shell_limit", 0,
+                           "session %s has %u shells, the most it may have; remove one first",
+                           s->id, SR_MAX_SHELLS_PER_SESSION);
   else
     {
       snprintf (id, sizeof id, "%s-%u", s->id, ++s->shell_serial);
@@ -909,9 +903,9 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
       && sr_shell_start (s, &s->fs, id, m->cfg->max_output, m->be->shell_one_stream, &sh, err)
              < 0)
     {
-      if (code)
-        *code = "sandbox_error";
-      r = -1;
+      /* A shell that does not start is the service's failure, whatever
+       * the write of its rc file said.  */
+      r = sr_error_recode (err, "sandbox_error");
     }
 
   pthread_mutex_lock (&m->lock);
@@ -952,7 +946,7 @@ find_shell_locked (struct sr_sessions *m, const char *shell_id, struct sr_sessio
 
 int
 sr_sessions_shell_get (struct sr_sessions *m, const char *shell_id, struct sr_shell **ret,
-                       const char **code, sr_error_t *err)
+                       sr_error_t *err)
 {
   struct sr_session *s;
   struct shell_slot *slot;
@@ -967,8 +961,9 @@ sr_sessions_shell_get (struct sr_sessions *m, const char *shell_id, struct sr_sh
     }
   pthread_mutex_unlock (&m->lock);
   if (slot == NULL)
-    return sr_fail_code (code, "shell_not_found", err, 0,
-                      "no shell '%s' (its session may have expired or been closed)", shell_id);
+    return sr_error_set_code (err, "shell_not_found", 0,
+                              "no shell '%s' (its session may have expired or been closed)",
+                              shell_id);
   return 0;
 }
 
@@ -991,8 +986,7 @@ sr_sessions_shell_put (struct sr_sessions *m, struct sr_shell *sh)
 }
 
 int
-sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, const char **code,
-                          sr_error_t *err)
+sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, sr_error_t *err)
 {
   struct sr_session *s;
   struct shell_slot *slot;
@@ -1004,10 +998,10 @@ sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, const cha
     {
       pthread_mutex_unlock (&m->lock);
       if (slot == NULL)
-        return sr_fail_code (code, "shell_not_found", err, 0, "no shell '%s'", shell_id);
-      return sr_fail_code (code, "shell_busy", err, 0,
-                        "shell %s is in use by another call; remove it when that ends",
-                        shell_id);
+        return sr_error_set_code (err, "shell_not_found", 0, "no shell '%s'", shell_id);
+      return sr_error_set_code (err, "shell_busy", 0,
+                                "shell %s is in use by another call; remove it when that ends",
+                                shell_id);
     }
   sh = slot->sh;
   *slot = s->shells[--s->n_shells];

@@ -20,9 +20,9 @@
  * A session serves one call at a time: sr_sessions_acquire marks it busy
  * (session_busy for a second caller) until sr_session_release.
  *
- * Failures set *code to a machine-readable name: session_not_found,
+ * A failure's error carries a code (sr_error_code): session_not_found,
  * session_busy, session_limit, image_missing, sandbox_error, cancelled,
- * and those of sandbox/files.h.  */
+ * or one of sandbox/files.h; an error without a code is a sandbox_error.  */
 #ifndef SR_SANDBOX_SESSION_H
 #define SR_SANDBOX_SESSION_H
 
@@ -55,11 +55,11 @@ void sr_sessions_free (struct sr_sessions *m);
  * up, with code "cancelled": a queued call within 50 ms, a creation once
  * it is done (the new session is then destroyed).  */
 int sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, int cancel_fd,
-                         struct sr_session **ret, const char **code, sr_error_t *err);
+                         struct sr_session **ret, sr_error_t *err);
 void sr_session_release (struct sr_session *s);
 
 /* Destroys the session and its data.  Refuses a busy one.  */
-int sr_sessions_close (struct sr_sessions *m, const char *id, const char **code, sr_error_t *err);
+int sr_sessions_close (struct sr_sessions *m, const char *id, sr_error_t *err);
 
 struct sr_session_info
 {
@@ -101,14 +101,13 @@ int sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
 
 /* Starts a shell in session_id (NULL or "": a new session).  */
 int sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret_shell_id,
-                           char **ret_session_id, const char **code, sr_error_t *err);
+                           char **ret_session_id, sr_error_t *err);
 /* The shell, kept (with its session) until sr_sessions_shell_put.  */
 int sr_sessions_shell_get (struct sr_sessions *m, const char *shell_id, struct sr_shell **ret,
-                           const char **code, sr_error_t *err);
+                           sr_error_t *err);
 void sr_sessions_shell_put (struct sr_sessions *m, struct sr_shell *sh);
 /* Kills the shell; refuses one another call is using (shell_busy).  */
-int sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, const char **code,
-                              sr_error_t *err);
+int sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, sr_error_t *err);
 
 struct sr_shell_info
 {

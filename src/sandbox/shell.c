@@ -346,7 +346,6 @@ sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id
   pthread_condattr_t ca;
   unsigned char raw[NONCE_CHARS / 2];
   struct timespec deadline;
-  const char *code;
   int r;
 
   snprintf (sh->id, sizeof sh->id, "%s", id);
@@ -393,7 +392,7 @@ sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id
   rc = sr_xasprintf ("%sPS1=''\nPS2=''\nunset HISTFILE\nVIRTUAL_ENV_DISABLE_PROMPT=1\n"
                      "PROMPT_COMMAND='__sr_status=$?; PS1=; PS2=; %s%s'\n",
                      one_stream ? "stty -echo -onlcr 2>/dev/null\n" : "", marker, also_stderr);
-  if (sr_files_write (fs, rc_path, rc, strlen (rc), NULL, &code, err) < 0)
+  if (sr_files_write (fs, rc_path, rc, strlen (rc), NULL, err) < 0)
     {
       sr_error_wrap (err, "write the shell's rc file");
       goto fail;
@@ -433,7 +432,7 @@ fail:
 
 int
 sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
-               struct sr_shell_output *out, const char **code, sr_error_t *err)
+               struct sr_shell_output *out, sr_error_t *err)
 {
   _cleanup_free_ char *path = sr_xasprintf ("/tmp/.sr-shell-%s.sh", sh->id);
   /* The command begins with a begin marker on stdout.  */
@@ -449,17 +448,17 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
       enum sr_shell_state st = sh->state;
 
       pthread_mutex_unlock (&sh->lock);
-      if (code)
-        *code = st == SR_SHELL_TERMINATED ? "shell_terminated" : "shell_busy";
-      return sr_error_set (err, 0, st == SR_SHELL_TERMINATED
-                                       ? "shell %s has exited; remove it and start a new one"
-                                       : "shell %s is running a command; read its output with "
-                                         "shell_read, or interrupt it with write_stdin \\x03",
-                           sh->id);
+      return sr_error_set_code (err, st == SR_SHELL_TERMINATED ? "shell_terminated" : "shell_busy",
+                                0,
+                                st == SR_SHELL_TERMINATED
+                                ? "shell %s has exited; remove it and start a new one"
+                                : "shell %s is running a command; read its output with "
+                                "shell_read, or interrupt it with write_stdin \\x03",
+                                sh->id);
     }
   /* The command file is written while no command runs; the shell reads
    * it when it sources it, before anything else can change it.  */
-  if (sr_files_write (sh->fs, path, script, strlen (script), NULL, code, err) < 0)
+  if (sr_files_write (sh->fs, path, script, strlen (script), NULL, err) < 0)
     {
       pthread_mutex_unlock (&sh->lock);
       return sr_error_wrap (err, "write the command for shell %s", sh->id);
@@ -476,9 +475,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
     {
       sh->state = SR_SHELL_READY;
       pthread_mutex_unlock (&sh->lock);
-      if (code)
-        *code = "io_error";
-      return sr_error_set (err, errno, "write to shell %s", sh->id);
+      return sr_error_set_code (err, "io_error", errno, "write to shell %s", sh->id);
     }
   if (!wait)
     wait_begun_locked (sh, sh->carry[0].begins);
@@ -514,24 +511,15 @@ sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out)
 }
 
 int
-sr_shell_write (struct sr_shell *sh, const char *data, size_t len, const char **code,
-                sr_error_t *err)
+sr_shell_write (struct sr_shell *sh, const char *data, size_t len, sr_error_t *err)
 {
   int r = 0;
 
   pthread_mutex_lock (&sh->lock);
   if (sh->state == SR_SHELL_TERMINATED)
-    {
-      if (code)
-        *code = "shell_terminated";
-      r = sr_error_set (err, 0, "shell %s has exited", sh->id);
-    }
+    r = sr_error_set_code (err, "shell_terminated", 0, "shell %s has exited", sh->id);
   else if (sr_write_all (sh->master, data, len) < 0)
-    {
-      if (code)
-        *code = "io_error";
-      r = sr_error_set (err, errno, "write to shell %s", sh->id);
-    }
+    r = sr_error_set_code (err, "io_error", errno, "write to shell %s", sh->id);
   pthread_mutex_unlock (&sh->lock);
   return r;
 }

@@ -66,17 +66,16 @@ int sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char
  * the command ends or after timeout_ms (then it interrupts the command
  * with ^C and gives it two seconds to end; timed_out is set either way).
  * Without wait, returns at once; sr_shell_read collects.  Refuses with
- * *code shell_busy while a command runs, shell_terminated once bash is
+ * code shell_busy while a command runs, shell_terminated once bash is
  * gone.  */
 int sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
-                   struct sr_shell_output *out, const char **code, sr_error_t *err);
+                   struct sr_shell_output *out, sr_error_t *err);
 
 /* The output since the last exec or read (then emptied), and the state.  */
 void sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out);
 
 /* Writes data to the terminal as typed input.  */
-int sr_shell_write (struct sr_shell *sh, const char *data, size_t len, const char **code,
-                    sr_error_t *err);
+int sr_shell_write (struct sr_shell *sh, const char *data, size_t len, sr_error_t *err);
 
 const char *sr_shell_id (const struct sr_shell *sh);
 enum sr_shell_state sr_shell_state (struct sr_shell *sh);

@@ -50,23 +50,6 @@ static const char *const migrations[] = {
 _Static_assert (SR_ARRAY_SIZE (migrations) == SR_HISTORY_SCHEMA_VERSION,
                 "one migration per schema version");
 
-/* An error with errnum set but without strerror in the message, for
- * failures that did not come from a system call.  */
-static int plain_error (sr_error_t *err, int errnum, const char *fmt, ...)
-  __attribute__ ((format (printf, 3, 4)));
-static int
-plain_error (sr_error_t *err, int errnum, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  sr_error_setv (err, 0, fmt, ap);
-  va_end (ap);
-  if (err && *err)
-    (*err)->errnum = errnum;
-  return -1;
-}
-
 /* The errno that best describes a failed SQLite call, 0 when none does.  */
 static int
 errno_of (sqlite3 *db, int rc)
@@ -152,11 +135,11 @@ read_version (struct sr_history *h, int *ret, sr_error_t *err)
 static int
 too_new (struct sr_history *h, int version, sr_error_t *err)
 {
-  return plain_error (err, ENOTSUP,
-                      "%s: the history database has schema version %d, newer than this "
-                      "sandbox-runner knows (%d); upgrade sandbox-runner or set history_db "
-                      "to another file",
-                      h->path, version, SR_HISTORY_SCHEMA_VERSION);
+  return sr_error_set_plain (err, NULL, ENOTSUP,
+                             "%s: the history database has schema version %d, newer than this "
+                             "sandbox-runner knows (%d); upgrade sandbox-runner or set history_db "
+                             "to another file",
+                             h->path, version, SR_HISTORY_SCHEMA_VERSION);
 }
 
 static int
@@ -255,7 +238,7 @@ create_file (const char *path, sr_error_t *err)
     }
   close (fd);
   if (!S_ISREG (st.st_mode))
-    return plain_error (err, EINVAL, "%s: not a regular file", path);
+    return sr_error_set_plain (err, NULL, EINVAL, "%s: not a regular file", path);
   return 0;
 }
 
@@ -266,7 +249,8 @@ sr_history_open (const char *path, struct sr_history **ret, sr_error_t *err)
   int rc;
 
   if (path == NULL || *path == '\0')
-    return plain_error (err, EINVAL, "no history database path (history_db is empty)");
+    return sr_error_set_plain (err, NULL, EINVAL,
+                               "no history database path (history_db is empty)");
   if (create_file (path, err) < 0)
     return -1;
 
@@ -349,8 +333,8 @@ sr_history_check_status (const char *status, sr_error_t *err)
       free (names);
       names = n;
     }
-  return plain_error (err, EINVAL, "unknown status '%s' (valid: %s)", status ? status : "(null)",
-                      names);
+  return sr_error_set_plain (err, NULL, EINVAL, "unknown status '%s' (valid: %s)",
+                             status ? status : "(null)", names);
 }
 
 static int
@@ -441,8 +425,8 @@ sr_history_add (struct sr_history *h, struct sr_history_entry *e, sr_error_t *er
   int r;
 
   if (e->language == NULL || e->status == NULL || e->source == NULL)
-    return plain_error (err, EINVAL, "%s: a run needs a language, a status and a source",
-                        h->path);
+    return sr_error_set_plain (err, NULL, EINVAL,
+                               "%s: a run needs a language, a status and a source", h->path);
   if (sr_history_check_status (e->status, err) < 0)
     return -1;
   if (e->id[0])

@@ -27,13 +27,10 @@ __wrap_sr_code_run (const struct sr_config *cfg, struct sr_store *store,
 
   memset (res, 0, sizeof *res);
   /* The real one validates first; so must every caller before it.  */
-  if (sr_code_validate (cfg, req, &l, NULL, err) < 0)
+  if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   if (first == 'F')
-    {
-      res->failure = "image_missing";
-      return sr_error_set (err, ENOENT, "image %s is not installed", l->image);
-    }
+    return sr_error_set_code (err, "image_missing", ENOENT, "image %s is not installed", l->image);
   if (req->on_progress)
     {
       req->on_progress ("run", 0, req->userdata);

@@ -1,4 +1,5 @@
 unit_tests = \
+	tests/unit/test-error \
 	tests/unit/test-utf8 \
 	tests/unit/test-parse \
 	tests/unit/test-mounts \
@@ -15,6 +16,7 @@ unit_tests = \
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
 
+tests_unit_test_error_LDADD = $(UNIT_LDADD)
 tests_unit_test_utf8_LDADD = $(UNIT_LDADD)
 tests_unit_test_parse_LDADD = $(UNIT_LDADD)
 tests_unit_test_mounts_LDADD = $(UNIT_LDADD)

@@ -488,10 +488,21 @@ setup (void)
 
 /* --- helpers that check one call --- */
 
-static void
-expect_code (int ret, const char *code, sr_error_t *err, const char *want, const char *name)
+/* Whether err carries the code want.  */
+static bool
+code_is (sr_error_t err, const char *want)
 {
-  if (!ok (ret < 0 && code && strcmp (code, want) == 0, "%s: %s", name, want))
+  const char *code = sr_error_code (err);
+
+  return code && strcmp (code, want) == 0;
+}
+
+static void
+expect_code (int ret, sr_error_t *err, const char *want, const char *name)
+{
+  const char *code = sr_error_code (*err);
+
+  if (!ok (ret < 0 && code_is (*err, want), "%s: %s", name, want))
     printf ("#   ret %d, code %s, error %s\n", ret, code ? code : "(none)",
             *err ? (*err)->msg : "(none)");
   else if (*err)
@@ -500,12 +511,12 @@ expect_code (int ret, const char *code, sr_error_t *err, const char *want, const
 }
 
 static char *
-read_artifact (const char *path, const char **code, sr_error_t *err)
+read_artifact (const char *path, sr_error_t *err)
 {
   char *data = NULL, *mime = NULL;
   size_t len;
 
-  if (sr_files_read_artifact (&fs, path, BIG, &data, &len, &mime, code, err) < 0)
+  if (sr_files_read_artifact (&fs, path, BIG, &data, &len, &mime, err) < 0)
     return NULL;
   free (mime);
   return data;
@@ -514,12 +525,11 @@ read_artifact (const char *path, const char **code, sr_error_t *err)
 static void
 artifact_is (const char *path, const char *want, const char *name)
 {
-  const char *code = NULL;
   sr_error_t err = NULL;
-  _cleanup_free_ char *data = read_artifact (path, &code, &err);
+  _cleanup_free_ char *data = read_artifact (path, &err);
 
   if (!data)
-    printf ("#   %s: %s\n", code, err->msg);
+    printf ("#   %s: %s\n", sr_error_code (err), err->msg);
   is_str (data, want, name);
   sr_error_free (&err);
 }
@@ -527,23 +537,21 @@ artifact_is (const char *path, const char *want, const char *name)
 static void
 artifact_refused (const char *path, const char *want, const char *name)
 {
-  const char *code = NULL;
   sr_error_t err = NULL;
-  char *data = read_artifact (path, &code, &err);
+  char *data = read_artifact (path, &err);
 
   if (data)
     printf ("#   read: %s\n", data);
-  expect_code (data ? 0 : -1, code, &err, want, name);
+  expect_code (data ? 0 : -1, &err, want, name);
   free (data);
 }
 
 static char *
-lines_of (const char *path, uint64_t offset, uint64_t limit, uint64_t *total, const char **code,
-          sr_error_t *err)
+lines_of (const char *path, uint64_t offset, uint64_t limit, uint64_t *total, sr_error_t *err)
 {
   char *text = NULL;
 
-  if (sr_files_read_lines (&fs, path, offset, limit, BIG, &text, total, code, err) < 0)
+  if (sr_files_read_lines (&fs, path, offset, limit, BIG, &text, total, err) < 0)
     return NULL;
   return text;
 }
@@ -551,32 +559,29 @@ lines_of (const char *path, uint64_t offset, uint64_t limit, uint64_t *total, co
 static void
 lines_refused (const char *path, const char *want, const char *name)
 {
-  const char *code = NULL;
   sr_error_t err = NULL;
   uint64_t total;
-  char *text = lines_of (path, 1, 0, &total, &code, &err);
+  char *text = lines_of (path, 1, 0, &total, &err);
 
   if (text)
     printf ("#   read: %s\n", text);
-  expect_code (text ? 0 : -1, code, &err, want, name);
+  expect_code (text ? 0 : -1, &err, want, name);
   free (text);
 }
 
 static int
-upload (const char *path, const char *s, bool overwrite, char **ret_path, const char **code,
-        sr_error_t *err)
+upload (const char *path, const char *s, bool overwrite, char **ret_path, sr_error_t *err)
 {
-  return sr_files_upload (&fs, path, s, strlen (s), overwrite, ret_path, code, err);
+  return sr_files_upload (&fs, path, s, strlen (s), overwrite, ret_path, err);
 }
 
 static void
 write_ok (const char *path, const char *s, const char *name)
 {
-  const char *code = NULL;
   sr_error_t err = NULL;
 
-  if (!ok (sr_files_write (&fs, path, s, strlen (s), NULL, &code, &err) == 0, "%s", name))
-    printf ("#   %s: %s\n", code, err->msg);
+  if (!ok (sr_files_write (&fs, path, s, strlen (s), NULL, &err) == 0, "%s", name))
+    printf ("#   %s: %s\n", sr_error_code (err), err->msg);
   sr_error_free (&err);
 }
 
@@ -589,12 +594,12 @@ find_artifact (const struct sr_artifact *v, size_t n, const char *path)
   return NULL;
 }
 
-/* Evaluates call first, then checks the code it left in codevar.  */
-#define EXPECT(call, codevar, want, name)                                   \
+/* Evaluates call first, then checks the code of the error it left.  */
+#define EXPECT(call, want, name)                                            \
   do                                                                         \
     {                                                                        \
       int _ret = (call);                                                     \
-      expect_code (_ret, codevar, &err, want, name);                         \
+      expect_code (_ret, &err, want, name);                                  \
     }                                                                        \
   while (0)
 
@@ -604,23 +609,22 @@ static void
 test_upload (void)
 {
   _cleanup_free_ char *path = NULL, *p2 = NULL;
-  const char *code = NULL;
   sr_error_t err = NULL;
   struct stat st;
 
-  ok (upload ("hello.txt", "hello\n", false, &path, &code, &err) == 0, "upload hello.txt");
+  ok (upload ("hello.txt", "hello\n", false, &path, &err) == 0, "upload hello.txt");
   is_str (path, "/mnt/data/hello.txt", "upload returns the path inside the container");
   artifact_is ("hello.txt", "hello\n", "an upload reads back");
   artifact_is ("/mnt/data/hello.txt", "hello\n", "an absolute path under /mnt/data reads back");
 
-  EXPECT (upload ("hello.txt", "other\n", false, NULL, &code, &err),
-          code, "file_exists", "an upload onto an existing file without overwrite");
+  EXPECT (upload ("hello.txt", "other\n", false, NULL, &err),
+          "file_exists", "an upload onto an existing file without overwrite");
   artifact_is ("hello.txt", "hello\n", "the existing file is left as it was");
-  ok (upload ("hello.txt", "hello again\n", true, NULL, &code, &err) == 0,
+  ok (upload ("hello.txt", "hello again\n", true, NULL, &err) == 0,
       "an upload with overwrite replaces it");
   artifact_is ("hello.txt", "hello again\n", "the new content reads back");
 
-  ok (upload ("/mnt/data/a/b/c/deep.txt", "deep\n", false, &p2, &code, &err) == 0,
+  ok (upload ("/mnt/data/a/b/c/deep.txt", "deep\n", false, &p2, &err) == 0,
       "an upload creates the missing parent directories");
   is_str (p2, "/mnt/data/a/b/c/deep.txt", "its path");
   artifact_is ("a/b/c/deep.txt", "deep\n", "the file in new parents reads back");
@@ -648,22 +652,21 @@ test_limits (void)
 {
   _cleanup_free_ char *big = sr_xmalloc (128 * 1024 + 1);
   char *data = NULL, *mime = NULL, *text = NULL;
-  const char *code = NULL;
   sr_error_t err = NULL;
   size_t len;
   uint64_t total;
 
-  EXPECT (sr_files_read_artifact (&fs, "hello.txt", 5, &data, &len, &mime, &code, &err),
-          code, "file_too_large", "read_artifact over max_size");
-  EXPECT (sr_files_read_lines (&fs, "hello.txt", 1, 0, 5, &text, &total, &code, &err),
-          code, "file_too_large", "read_lines over max_size");
+  EXPECT (sr_files_read_artifact (&fs, "hello.txt", 5, &data, &len, &mime, &err),
+          "file_too_large", "read_artifact over max_size");
+  EXPECT (sr_files_read_lines (&fs, "hello.txt", 1, 0, 5, &text, &total, &err),
+          "file_too_large", "read_lines over max_size");
 
   memset (big, 'x', 128 * 1024);
   big[128 * 1024] = '\0';
-  EXPECT (sr_files_upload (&qfs, "big.bin", big, strlen (big), false, NULL, &code, &err),
-          code, "quota_exceeded", "an upload past a 64 KiB data tmpfs");
-  EXPECT (sr_files_write (&qfs, "/mnt/data/dir/big.bin", big, strlen (big), NULL, &code, &err),
-          code, "quota_exceeded", "a file_write past it");
+  EXPECT (sr_files_upload (&qfs, "big.bin", big, strlen (big), false, NULL, &err),
+          "quota_exceeded", "an upload past a 64 KiB data tmpfs");
+  EXPECT (sr_files_write (&qfs, "/mnt/data/dir/big.bin", big, strlen (big), NULL, &err),
+          "quota_exceeded", "a file_write past it");
   {
     _cleanup_free_ char *f = sr_xasprintf ("%s/mnt/data/big.bin", qroot);
     _cleanup_free_ char *d = sr_xasprintf ("%s/mnt/data", qroot);
@@ -680,7 +683,7 @@ test_limits (void)
       closedir (dir);
     ok (dir && !temp, "nor its temp file");
   }
-  ok (sr_files_upload (&qfs, "fits.txt", "fits\n", 5, false, NULL, &code, &err) == 0,
+  ok (sr_files_upload (&qfs, "fits.txt", "fits\n", 5, false, NULL, &err) == 0,
       "the space is back: a small upload still works");
   sr_error_free (&err);
 }
@@ -691,14 +694,13 @@ test_list (void)
   struct sr_artifact *v = NULL, *v2 = NULL, *changed = NULL;
   size_t n = 0, n2 = 0, nc = 0;
   bool truncated = true, sorted = true;
-  const char *code = NULL;
   sr_error_t err = NULL;
   const struct sr_artifact *a;
   struct stat st;
 
-  ok (sr_files_upload (&fs, "chart.png", png, sizeof png, false, NULL, &code, &err) == 0,
+  ok (sr_files_upload (&fs, "chart.png", png, sizeof png, false, NULL, &err) == 0,
       "upload a PNG");
-  ok (upload ("out/table.csv", "name,value\nx,1\ny,2\nz,3\n", false, NULL, &code, &err) == 0,
+  ok (upload ("out/table.csv", "name,value\nx,1\ny,2\nz,3\n", false, NULL, &err) == 0,
       "upload a CSV");
   data_symlink ("hello.txt", "link-to-hello");
   {
@@ -713,7 +715,7 @@ test_list (void)
       die (f);
   }
 
-  if (!ok (sr_files_list (&fs, true, &v, &n, &truncated, &code, &err) == 0, "list the data"))
+  if (!ok (sr_files_list (&fs, true, &v, &n, &truncated, &err) == 0, "list the data"))
     {
       printf ("#   %s\n", err->msg);
       sr_error_free (&err);
@@ -750,8 +752,8 @@ test_list (void)
 
   /* Changed: one new, one modified in place (same size, other mtime),
    * one rewritten with another size, the rest unchanged.  */
-  ok (upload ("new.txt", "new\n", false, NULL, &code, &err) == 0, "add a file");
-  ok (upload ("hello.txt", "hello, longer\n", true, NULL, &code, &err) == 0, "resize a file");
+  ok (upload ("new.txt", "new\n", false, NULL, &err) == 0, "add a file");
+  ok (upload ("hello.txt", "hello, longer\n", true, NULL, &err) == 0, "resize a file");
   {
     _cleanup_free_ char *p = under ("mnt/data/a/b/c/deep.txt");
     struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = 1000000000 } };
@@ -759,7 +761,7 @@ test_list (void)
     data_write ("a/b/c/deep.txt", "DEEP\n");
     utimensat (AT_FDCWD, p, ts, 0);
   }
-  ok (sr_files_list (&fs, false, &v2, &n2, &truncated, &code, &err) == 0, "list again");
+  ok (sr_files_list (&fs, false, &v2, &n2, &truncated, &err) == 0, "list again");
   ok (n2 == n + 1, "one more entry (%zu, was %zu)", n2, n);
   ok (v2 && v2[0].mime_type == NULL, "without with_mime no MIME type");
   sr_artifacts_changed (v, n, v2, n2, &changed, &nc);
@@ -786,10 +788,9 @@ test_list (void)
 static void
 test_open_and_mime (void)
 {
-  const char *code = NULL;
   sr_error_t err = NULL;
   uint64_t size = 0;
-  int fd = sr_files_open_artifact (&fs, "chart.png", &size, &code, &err);
+  int fd = sr_files_open_artifact (&fs, "chart.png", &size, &err);
   char *data = NULL, *mime = NULL, first[8];
   size_t len;
 
@@ -807,7 +808,7 @@ test_open_and_mime (void)
   ok (read (fd, first, sizeof first) == (ssize_t) sizeof first && memcmp (first, png, 8) == 0,
       "sr_files_mime left the offset alone: the fd still reads from the start");
   close (fd);
-  ok (sr_files_read_artifact (&fs, "chart.png", BIG, &data, &len, &mime, &code, &err) == 0
+  ok (sr_files_read_artifact (&fs, "chart.png", BIG, &data, &len, &mime, &err) == 0
           && len == sizeof png && memcmp (data, png, len) == 0,
       "read_artifact returns the PNG's bytes");
   is_str (mime, "image/png", "and its MIME type");
@@ -819,7 +820,6 @@ test_open_and_mime (void)
 static void
 test_escapes (void)
 {
-  const char *code = NULL;
   sr_error_t err = NULL;
   uint64_t total;
   _cleanup_free_ char *text = NULL;
@@ -832,8 +832,8 @@ test_escapes (void)
   artifact_refused ("/etc/passwd", "path_outside_sandbox", "/etc/passwd as an artifact path");
   artifact_refused ("/mnt/database", "path_outside_sandbox",
                     "/mnt/database is not under /mnt/data");
-  EXPECT (upload ("/etc/x", "x", false, NULL, &code, &err),
-          code, "path_outside_sandbox", "an upload outside /mnt/data");
+  EXPECT (upload ("/etc/x", "x", false, NULL, &err),
+          "path_outside_sandbox", "an upload outside /mnt/data");
   lines_refused ("../../etc/passwd", "invalid_path", "'..' for a file tool");
 
   /* A symlink to "/" in data resolves with data as the root.  */
@@ -851,11 +851,11 @@ test_escapes (void)
   /* A file tool's absolute path resolves in the container's root.  */
   make_symlink ("/", "tmp/rl");
   make_symlink ("../../../../../etc", "tmp/etclink");
-  text = lines_of ("/tmp/rl/etc/marker", 1, 0, &total, &code, &err);
+  text = lines_of ("/tmp/rl/etc/marker", 1, 0, &total, &err);
   ok (text && strstr (text, FAKE_MARKER), "a symlink to / in /tmp reaches the fake root's /etc");
   sr_error_free (&err);
   free (TAKE_PTR (text));
-  text = lines_of ("/tmp/etclink/marker", 1, 0, &total, &code, &err);
+  text = lines_of ("/tmp/etclink/marker", 1, 0, &total, &err);
   ok (text && strstr (text, FAKE_MARKER), "../../../../../etc from /tmp stops at the fake root");
   sr_error_free (&err);
   free (TAKE_PTR (text));
@@ -879,9 +879,8 @@ test_escapes (void)
         struct sr_file_match *m = NULL;
         size_t nm = 0;
 
-        EXPECT (sr_files_search (&fs, "root", NULL, "/proc/self", BIG, 10, &m, &nm, NULL, &code,
-                                 &err),
-                code, "path_outside_sandbox", "file_search refuses procfs");
+        EXPECT (sr_files_search (&fs, "root", NULL, "/proc/self", BIG, 10, &m, &nm, NULL, &err),
+                "path_outside_sandbox", "file_search refuses procfs");
       }
       if (host_exists ("sys/kernel/uevent_seqnum"))
         lines_refused ("/sys/kernel/uevent_seqnum", "path_outside_sandbox", "a file on sysfs");
@@ -898,55 +897,54 @@ test_escapes (void)
   lines_refused ("/mnt/data/fifo", "not_a_file", "a FIFO for file_read");
   {
     uint64_t size;
-    int fd = sr_files_open_artifact (&fs, "fifo", &size, &code, &err);
+    int fd = sr_files_open_artifact (&fs, "fifo", &size, &err);
 
-    EXPECT (fd, code, "not_a_file", "open_artifact of a FIFO");
+    EXPECT (fd, "not_a_file", "open_artifact of a FIFO");
     if (fd >= 0)
       close (fd);
   }
-  EXPECT (upload ("fifo", "x", true, NULL, &code, &err),
-          code, "not_a_file", "an upload over a FIFO");
+  EXPECT (upload ("fifo", "x", true, NULL, &err),
+          "not_a_file", "an upload over a FIFO");
   alarm (0);
   lines_refused ("/dev/null", "not_found", "no /dev in the fake root");
 
   artifact_refused ("a", "not_a_file", "a directory as an artifact");
   artifact_refused ("/mnt/data", "not_a_file", "the data directory itself");
-  EXPECT (upload ("a/b", "x", true, NULL, &code, &err),
-          code, "not_a_file", "an upload over a directory");
-  EXPECT (upload ("/mnt/data", "x", true, NULL, &code, &err),
-          code, "not_a_file", "an upload to /mnt/data itself");
+  EXPECT (upload ("a/b", "x", true, NULL, &err),
+          "not_a_file", "an upload over a directory");
+  EXPECT (upload ("/mnt/data", "x", true, NULL, &err),
+          "not_a_file", "an upload to /mnt/data itself");
   artifact_refused ("missing.txt", "not_found", "a missing file");
   artifact_refused ("hello.txt/x", "not_found", "a file used as a directory");
 
   /* Writes land on the session's writable tmpfs only.  */
   {
-    const char *c2 = NULL;
 
     if (have_ramfs)
       {
-        EXPECT (sr_files_write (&fs, "/usr/x", "x", 1, NULL, &c2, &err),
-                c2, "path_outside_sandbox", "a write on a file system that is not tmpfs");
+        EXPECT (sr_files_write (&fs, "/usr/x", "x", 1, NULL, &err),
+                "path_outside_sandbox", "a write on a file system that is not tmpfs");
         ok (!host_exists ("usr/x"), "nothing written there");
       }
     else
       ok (true, "# SKIP cannot mount a ramfs");
-    EXPECT (sr_files_write (&fs, "/etc/newdir/x", "x", 1, NULL, &c2, &err),
-            c2, "path_outside_sandbox", "a write under the image's /etc");
+    EXPECT (sr_files_write (&fs, "/etc/newdir/x", "x", 1, NULL, &err),
+            "path_outside_sandbox", "a write under the image's /etc");
     ok (!host_exists ("etc/newdir"), "no parent directory made there");
-    EXPECT (sr_files_write (&fs, "/work/x", "x", 1, NULL, &c2, &err),
-            c2, "path_outside_sandbox", "a write on a read-only tmpfs");
-    EXPECT (sr_files_write (&fs, "/etc/marker", "x", 1, NULL, &c2, &err),
-            c2, "path_outside_sandbox", "overwriting a file of the image");
+    EXPECT (sr_files_write (&fs, "/work/x", "x", 1, NULL, &err),
+            "path_outside_sandbox", "a write on a read-only tmpfs");
+    EXPECT (sr_files_write (&fs, "/etc/marker", "x", 1, NULL, &err),
+            "path_outside_sandbox", "overwriting a file of the image");
     artifact_refused ("/etc/marker", "path_outside_sandbox", "(still an artifact refusal)");
-    text = lines_of ("/etc/marker", 1, 0, &total, &code, &err);
+    text = lines_of ("/etc/marker", 1, 0, &total, &err);
     ok (text && strstr (text, FAKE_MARKER), "the image's file is unchanged");
     sr_error_free (&err);
     if (have_proc)
       {
-        EXPECT (sr_files_write (&fs, "/tmp/selfroot/tmp/x", "x", 1, NULL, &c2, &err),
-                c2, "path_outside_sandbox", "a write through /proc/self/root");
-        EXPECT (sr_files_write (&fs, "/proc/self/x", "x", 1, NULL, &c2, &err),
-                c2, "path_outside_sandbox", "a write into procfs");
+        EXPECT (sr_files_write (&fs, "/tmp/selfroot/tmp/x", "x", 1, NULL, &err),
+                "path_outside_sandbox", "a write through /proc/self/root");
+        EXPECT (sr_files_write (&fs, "/proc/self/x", "x", 1, NULL, &err),
+                "path_outside_sandbox", "a write into procfs");
       }
   }
   sr_error_free (&err);
@@ -1007,26 +1005,25 @@ test_race (void)
     die ("pthread_create");
   for (unsigned i = 0; i < 6000; i++)
     {
-      const char *code = NULL;
-      sr_error_t err = NULL;
+          sr_error_t err = NULL;
       char *data = NULL;
       uint64_t total;
 
       switch (i % 4)
         {
         case 0:
-          data = read_artifact ("race", &code, &err);
+          data = read_artifact ("race", &err);
           break;
         case 1:
-          data = lines_of ("/mnt/data/race", 1, 0, &total, &code, &err);
+          data = lines_of ("/mnt/data/race", 1, 0, &total, &err);
           break;
         case 2:
-          data = read_artifact ("racedir/f.txt", &code, &err);
+          data = read_artifact ("racedir/f.txt", &err);
           break;
         case 3:
           {
             uint64_t size;
-            int fd = sr_files_open_artifact (&fs, "race", &size, &code, &err);
+            int fd = sr_files_open_artifact (&fs, "race", &size, &err);
 
             if (fd >= 0)
               {
@@ -1045,7 +1042,7 @@ test_race (void)
         (*(i % 4 == 2 ? &dir_inside : &inside))++;
       else if (data)
         other++;
-      else if (code && strcmp (code, "not_found") == 0)
+      else if (code_is (err, "not_found"))
         not_found++;
       free (data);
       sr_error_free (&err);
@@ -1062,35 +1059,34 @@ test_race (void)
 static void
 test_read_lines (void)
 {
-  const char *code = NULL;
   sr_error_t err = NULL;
   uint64_t total = 0;
   char *text;
 
   data_write ("five.txt", "one\ntwo\nthree\nfour\nfive\n");
-  text = lines_of ("five.txt", 2, 2, &total, &code, &err);
+  text = lines_of ("five.txt", 2, 2, &total, &err);
   is_str (text, "     2\ttwo\n     3\tthree\n", "offset 2, limit 2: cat -n style lines");
   is_int (total, 5, "total_lines");
   free (text);
-  text = lines_of ("/mnt/data/five.txt", 1, 0, &total, &code, &err);
+  text = lines_of ("/mnt/data/five.txt", 1, 0, &total, &err);
   is_str (text, "     1\tone\n     2\ttwo\n     3\tthree\n     4\tfour\n     5\tfive\n",
           "limit 0: to the end");
   free (text);
-  text = lines_of ("five.txt", 4, 100, &total, &code, &err);
+  text = lines_of ("five.txt", 4, 100, &total, &err);
   is_str (text, "     4\tfour\n     5\tfive\n", "a limit past the end stops at the end");
   free (text);
-  text = lines_of ("five.txt", 9, 1, &total, &code, &err);
+  text = lines_of ("five.txt", 9, 1, &total, &err);
   is_str (text, "", "an offset past the end: no lines");
   is_int (total, 5, "but the total");
   free (text);
   data_write ("noeol.txt", "a\n\nb");
-  text = lines_of ("noeol.txt", 1, 0, &total, &code, &err);
+  text = lines_of ("noeol.txt", 1, 0, &total, &err);
   is_str (text, "     1\ta\n     2\t\n     3\tb\n",
           "an empty line and a last line without newline");
   is_int (total, 3, "count as lines");
   free (text);
   data_write ("empty.txt", "");
-  text = lines_of ("empty.txt", 1, 0, &total, &code, &err);
+  text = lines_of ("empty.txt", 1, 0, &total, &err);
   is_str (text, "", "an empty file: no lines");
   is_int (total, 0, "and a total of 0");
   free (text);
@@ -1105,7 +1101,7 @@ test_read_lines (void)
     if (fd < 0 || sr_write_all (fd, nul, sizeof nul - 1) < 0)
       die (p);
     close (fd);
-    text = lines_of ("nul.txt", 1, 0, &total, &code, &err);
+    text = lines_of ("nul.txt", 1, 0, &total, &err);
     is_str (text, "     1\tx\xef\xbf\xbdy\n     2\tz\n", "a NUL shows as U+FFFD, not as the end");
     free (text);
   }
@@ -1117,13 +1113,12 @@ test_write (void)
 {
   _cleanup_free_ char *p = under ("tmp/w/deeper/x.txt");
   _cleanup_free_ char *ret_path = NULL;
-  const char *code = NULL;
   sr_error_t err = NULL;
   struct stat st1, st2;
   char buf[64] = "";
   int fd;
 
-  ok (sr_files_write (&fs, "/tmp/w/deeper/x.txt", "first\n", 6, &ret_path, &code, &err) == 0,
+  ok (sr_files_write (&fs, "/tmp/w/deeper/x.txt", "first\n", 6, &ret_path, &err) == 0,
       "file_write in /tmp creates parents");
   is_str (ret_path, "/tmp/w/deeper/x.txt", "and returns the path");
   fd = open (p, O_RDONLY | O_CLOEXEC);
@@ -1147,7 +1142,7 @@ test_write (void)
     }
   {
     uint64_t total;
-    _cleanup_free_ char *text = lines_of ("/tmp/w/deeper/x.txt", 1, 0, &total, &code, &err);
+    _cleanup_free_ char *text = lines_of ("/tmp/w/deeper/x.txt", 1, 0, &total, &err);
 
     is_str (text, "     1\tsecond, longer\n", "the content is replaced");
   }
@@ -1166,47 +1161,46 @@ test_write (void)
 
 static int
 patch (const char *path, const char *old_s, const char *new_s, bool all, const char *diff,
-       unsigned *n, const char **code, sr_error_t *err)
+       unsigned *n, sr_error_t *err)
 {
-  return sr_files_patch (&fs, path, old_s, new_s, all, diff, BIG, n, code, err);
+  return sr_files_patch (&fs, path, old_s, new_s, all, diff, BIG, n, err);
 }
 
 static void
 test_patch_string (void)
 {
-  const char *code = NULL;
   sr_error_t err = NULL;
   unsigned n = 0;
   int ret;
 
   data_write ("p.txt", "alpha beta\ngamma beta\ndelta beta\nunique\n");
-  ok (patch ("p.txt", "unique", "UNIQUE", false, NULL, &n, &code, &err) == 0 && n == 1,
+  ok (patch ("p.txt", "unique", "UNIQUE", false, NULL, &n, &err) == 0 && n == 1,
       "a string found once is replaced");
   artifact_is ("p.txt", "alpha beta\ngamma beta\ndelta beta\nUNIQUE\n", "the result");
-  EXPECT (patch ("p.txt", "absent", "x", false, NULL, &n, &code, &err),
-          code, "no_match", "a string not found");
-  EXPECT (patch ("p.txt", "beta", "BETA", false, NULL, &n, &code, &err),
-          code, "ambiguous_match", "a string found three times");
+  EXPECT (patch ("p.txt", "absent", "x", false, NULL, &n, &err),
+          "no_match", "a string not found");
+  EXPECT (patch ("p.txt", "beta", "BETA", false, NULL, &n, &err),
+          "ambiguous_match", "a string found three times");
   artifact_is ("p.txt", "alpha beta\ngamma beta\ndelta beta\nUNIQUE\n",
                "the file is left alone on failure");
-  ret = patch ("p.txt", "beta", "BETA", true, NULL, &n, &code, &err);
+  ret = patch ("p.txt", "beta", "BETA", true, NULL, &n, &err);
   ok (ret == 0 && n == 3, "replace_all replaces every one (%u)", n);
   artifact_is ("p.txt", "alpha BETA\ngamma BETA\ndelta BETA\nUNIQUE\n", "the result");
-  ok (patch ("p.txt", "\nUNIQUE\n", "\n", false, NULL, &n, &code, &err) == 0,
+  ok (patch ("p.txt", "\nUNIQUE\n", "\n", false, NULL, &n, &err) == 0,
       "a multi-line string, replaced by less");
   artifact_is ("p.txt", "alpha BETA\ngamma BETA\ndelta BETA\n", "the result");
-  EXPECT (patch ("missing.txt", "a", "b", false, NULL, &n, &code, &err),
-          code, "not_found", "patching a missing file");
-  EXPECT (patch ("fifo", "a", "b", false, NULL, &n, &code, &err),
-          code, "not_a_file", "patching a FIFO");
-  EXPECT (patch ("link-to-hello", "a", "b", false, NULL, &n, &code, &err),
-          code, "not_a_file", "patching a symlink");
-  EXPECT (patch ("/etc/marker", "FAKE", "x", false, NULL, &n, &code, &err),
-          code, "path_outside_sandbox", "patching a file of the image");
-  EXPECT (sr_files_patch (&fs, "p.txt", "alpha", NULL, false, NULL, 3, &n, &code, &err),
-          code, "invalid_patch", "no new_string and no diff");
-  EXPECT (sr_files_patch (&fs, "p.txt", "alpha", "x", false, NULL, 3, &n, &code, &err),
-          code, "file_too_large", "a file over max_size");
+  EXPECT (patch ("missing.txt", "a", "b", false, NULL, &n, &err),
+          "not_found", "patching a missing file");
+  EXPECT (patch ("fifo", "a", "b", false, NULL, &n, &err),
+          "not_a_file", "patching a FIFO");
+  EXPECT (patch ("link-to-hello", "a", "b", false, NULL, &n, &err),
+          "not_a_file", "patching a symlink");
+  EXPECT (patch ("/etc/marker", "FAKE", "x", false, NULL, &n, &err),
+          "path_outside_sandbox", "patching a file of the image");
+  EXPECT (sr_files_patch (&fs, "p.txt", "alpha", NULL, false, NULL, 3, &n, &err),
+          "invalid_patch", "no new_string and no diff");
+  EXPECT (sr_files_patch (&fs, "p.txt", "alpha", "x", false, NULL, 3, &n, &err),
+          "file_too_large", "a file over max_size");
 }
 
 /* Runs diff -u on two host files holding a and b; NULL when diff is not
@@ -1261,7 +1255,6 @@ test_patch_diff (void)
 {
   _cleanup_free_ char *orig = numbered (1, 30);
   _cleanup_free_ char *mod = NULL, *diff = NULL, *shifted = NULL, *want_shifted = NULL;
-  const char *code = NULL;
   sr_error_t err = NULL;
   unsigned n = 0;
 
@@ -1281,7 +1274,7 @@ test_patch_diff (void)
       return;
     }
   data_write ("d.txt", orig);
-  ok (patch ("d.txt", NULL, NULL, false, diff, &n, &code, &err) == 0,
+  ok (patch ("d.txt", NULL, NULL, false, diff, &n, &err) == 0,
       "a multi-hunk diff -u applies");
   is_int (n, 3, "three hunks applied");
   artifact_is ("d.txt", mod, "the result is the new file");
@@ -1291,7 +1284,7 @@ test_patch_diff (void)
   shifted = sr_xasprintf ("new a\nnew b\nnew c\n%s", orig);
   want_shifted = sr_xasprintf ("new a\nnew b\nnew c\n%s", mod);
   data_write ("d.txt", shifted);
-  ok (patch ("d.txt", NULL, NULL, false, diff, &n, &code, &err) == 0,
+  ok (patch ("d.txt", NULL, NULL, false, diff, &n, &err) == 0,
       "hunks whose lines moved apply at an offset");
   artifact_is ("d.txt", want_shifted, "the result");
 
@@ -1300,13 +1293,12 @@ test_patch_diff (void)
   {
     const char *at = strstr (diff, "@@");
 
-    ok (patch ("d.txt", NULL, NULL, false, at, &n, &code, &err) == 0,
+    ok (patch ("d.txt", NULL, NULL, false, at, &n, &err) == 0,
         "a diff without ---/+++ headers applies");
     artifact_is ("d.txt", mod, "the result");
   }
   data_write ("d.txt", "one\ntwo\nthree\n");
-  ok (patch ("d.txt", NULL, NULL, false, "@@ -1,9 +1,9 @@\n one\n-two\n+TWO\n three\n", &n, &code,
-             &err)
+  ok (patch ("d.txt", NULL, NULL, false, "@@ -1,9 +1,9 @@\n one\n-two\n+TWO\n three\n", &n, &err)
           == 0,
       "a hunk whose counts are wrong: recounted from its lines");
   artifact_is ("d.txt", "one\nTWO\nthree\n", "the result");
@@ -1319,27 +1311,27 @@ test_patch_diff (void)
 
     if (l)
       memcpy (l, " LINE 5", 7);
-    EXPECT (patch ("d.txt", NULL, NULL, false, bad, &n, &code, &err),
-            code, "no_match", "a diff with a hunk whose context is not in the file");
+    EXPECT (patch ("d.txt", NULL, NULL, false, bad, &n, &err),
+            "no_match", "a diff with a hunk whose context is not in the file");
     artifact_is ("d.txt", orig, "the file is unchanged");
   }
-  EXPECT (patch ("d.txt", NULL, NULL, false, "no hunk here\n", &n, &code, &err),
-          code, "invalid_patch", "a diff without hunks");
-  EXPECT (patch ("d.txt", NULL, NULL, false, "@@ -x +y @@\n-a\n", &n, &code, &err),
-          code, "invalid_patch", "a malformed hunk header");
-  EXPECT (patch ("d.txt", NULL, NULL, false, "@@ -1 +1 @@\n-line 1\n?line 1\n", &n, &code, &err),
-          code, "invalid_patch", "a hunk line with an unknown prefix");
+  EXPECT (patch ("d.txt", NULL, NULL, false, "no hunk here\n", &n, &err),
+          "invalid_patch", "a diff without hunks");
+  EXPECT (patch ("d.txt", NULL, NULL, false, "@@ -x +y @@\n-a\n", &n, &err),
+          "invalid_patch", "a malformed hunk header");
+  EXPECT (patch ("d.txt", NULL, NULL, false, "@@ -1 +1 @@\n-line 1\n?line 1\n", &n, &err),
+          "invalid_patch", "a hunk line with an unknown prefix");
 
   /* "\ No newline at end of file", both ways.  */
   {
     _cleanup_free_ char *d1 = make_diff ("a\nb", "a\nc\n"), *d2 = make_diff ("a\nb\n", "a\nB");
 
     data_write ("e.txt", "a\nb");
-    ok (patch ("e.txt", NULL, NULL, false, d1, &n, &code, &err) == 0,
+    ok (patch ("e.txt", NULL, NULL, false, d1, &n, &err) == 0,
         "a diff that adds the final newline");
     artifact_is ("e.txt", "a\nc\n", "the result ends with a newline");
     data_write ("e.txt", "a\nb\n");
-    ok (patch ("e.txt", NULL, NULL, false, d2, &n, &code, &err) == 0,
+    ok (patch ("e.txt", NULL, NULL, false, d2, &n, &err) == 0,
         "a diff that removes the final newline");
     artifact_is ("e.txt", "a\nB", "the result ends without one");
   }
@@ -1348,7 +1340,7 @@ test_patch_diff (void)
     _cleanup_free_ char *d3 = make_diff ("", "x\ny\n");
 
     data_write ("e.txt", "");
-    ok (patch ("e.txt", NULL, NULL, false, d3, &n, &code, &err) == 0, "a diff onto an empty file");
+    ok (patch ("e.txt", NULL, NULL, false, d3, &n, &err) == 0, "a diff onto an empty file");
     artifact_is ("e.txt", "x\ny\n", "the result");
   }
   ok (!temp_left ("mnt/data"), "no temp file is left after the patches");
@@ -1361,18 +1353,17 @@ test_search (void)
   struct sr_file_match *m = NULL;
   size_t n = 0;
   bool truncated = true;
-  const char *code = NULL;
   sr_error_t err = NULL;
   _cleanup_free_ char *longline = NULL;
 
-  ok (upload ("s/src/a.py", "import os\n\ndef foo():\n    return 1\n", false, NULL, &code, &err)
+  ok (upload ("s/src/a.py", "import os\n\ndef foo():\n    return 1\n", false, NULL, &err)
           == 0,
       "search data: a.py");
-  ok (upload ("s/src/b.txt", "foo bar\nnothing\nfoooo\n", false, NULL, &code, &err) == 0, "b.txt");
+  ok (upload ("s/src/b.txt", "foo bar\nnothing\nfoooo\n", false, NULL, &err) == 0, "b.txt");
   {
     static const char bin[] = "foo\0foo\nfoo\n";
 
-    ok (sr_files_upload (&fs, "s/bin.dat", bin, sizeof bin - 1, false, NULL, &code, &err) == 0,
+    ok (sr_files_upload (&fs, "s/bin.dat", bin, sizeof bin - 1, false, NULL, &err) == 0,
         "a binary file holding foo");
   }
   data_symlink ("../hello.txt", "s/link.txt");
@@ -1383,10 +1374,9 @@ test_search (void)
   memcpy (longline + 1, "foo", 3);
   /* A two-byte character across byte 500: the cut goes before it.  */
   memcpy (longline + 499, "\xc3\xa9", 2);
-  ok (upload ("s/long.txt", longline, false, NULL, &code, &err) == 0, "a file with a long line");
+  ok (upload ("s/long.txt", longline, false, NULL, &err) == 0, "a file with a long line");
 
-  ok (sr_files_search (&fs, "fo+\\(", "*.py", "/mnt/data/s", BIG, 100, &m, &n, &truncated, &code,
-                       &err)
+  ok (sr_files_search (&fs, "fo+\\(", "*.py", "/mnt/data/s", BIG, 100, &m, &n, &truncated, &err)
           == 0,
       "search a regex with a glob");
   is_int (n, 1, "one match in the .py files");
@@ -1399,7 +1389,7 @@ test_search (void)
   ok (!truncated, "not truncated");
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "^fo+", NULL, "s", BIG, 100, &m, &n, &truncated, &code, &err) == 0,
+  ok (sr_files_search (&fs, "^fo+", NULL, "s", BIG, 100, &m, &n, &truncated, &err) == 0,
       "search everything under a relative dir");
   is_int (n, 2, "two matches: bin.dat is binary, long.txt does not start with f, the link is "
                 "not followed");
@@ -1410,7 +1400,7 @@ test_search (void)
     }
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "xfoo", NULL, NULL, BIG, 100, &m, &n, &truncated, &code, &err) == 0,
+  ok (sr_files_search (&fs, "xfoo", NULL, NULL, BIG, 100, &m, &n, &truncated, &err) == 0,
       "the default dir is /mnt/data");
   is_int (n, 1, "one match");
   if (n == 1)
@@ -1422,27 +1412,26 @@ test_search (void)
     }
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "foo", "*.txt", "/mnt/data/s", BIG, 1, &m, &n, &truncated, &code,
-                       &err)
+  ok (sr_files_search (&fs, "foo", "*.txt", "/mnt/data/s", BIG, 1, &m, &n, &truncated, &err)
           == 0,
       "max_matches 1");
   ok (n == 1 && truncated, "one match and truncated");
   sr_file_matches_free (m, n);
 
   ok (sr_files_search (&fs, "foo", NULL, "/mnt/data/s/src/b.txt", BIG, 100, &m, &n, &truncated,
-                       &code, &err)
+                       &err)
           == 0
           && n == 2,
       "a file as the path searches that file");
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "foo", NULL, "/mnt/data/s", 10, 100, &m, &n, &truncated, &code, &err)
+  ok (sr_files_search (&fs, "foo", NULL, "/mnt/data/s", 10, 100, &m, &n, &truncated, &err)
           == 0
           && n == 0,
       "files over max_size are skipped");
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "MARKER", NULL, "/", BIG, 100, &m, &n, &truncated, &code, &err) == 0,
+  ok (sr_files_search (&fs, "MARKER", NULL, "/", BIG, 100, &m, &n, &truncated, &err) == 0,
       "search from the container's /");
   {
     bool marker = false;
@@ -1458,13 +1447,12 @@ test_search (void)
   }
   sr_file_matches_free (m, n);
 
-  EXPECT (sr_files_search (&fs, "(", NULL, NULL, BIG, 100, &m, &n, &truncated, &code, &err),
-          code, "invalid_pattern", "an invalid regular expression");
-  EXPECT (sr_files_search (&fs, "x", NULL, "/mnt/data/nope", BIG, 100, &m, &n, &truncated, &code,
-                           &err),
-          code, "not_found", "a missing directory");
-  EXPECT (sr_files_search (&fs, "x", NULL, "../..", BIG, 100, &m, &n, &truncated, &code, &err),
-          code, "invalid_path", "'..' as the directory");
+  EXPECT (sr_files_search (&fs, "(", NULL, NULL, BIG, 100, &m, &n, &truncated, &err),
+          "invalid_pattern", "an invalid regular expression");
+  EXPECT (sr_files_search (&fs, "x", NULL, "/mnt/data/nope", BIG, 100, &m, &n, &truncated, &err),
+          "not_found", "a missing directory");
+  EXPECT (sr_files_search (&fs, "x", NULL, "../..", BIG, 100, &m, &n, &truncated, &err),
+          "invalid_path", "'..' as the directory");
 }
 
 static void
@@ -1556,7 +1544,7 @@ fake_note (const char *abs, unsigned flags)
 
 static int
 fake_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, size_t *ret_len,
-           const char **code, sr_error_t *err)
+           sr_error_t *err)
 {
   (void) ctx;
   fake_note (abs, flags);
@@ -1566,7 +1554,7 @@ fake_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret,
         size_t len = fake[i].len;
 
         if (len > max && !(flags & SR_FS_HEAD))
-          return sr_fail_code (code, "file_too_large", err, EFBIG, "%s is too large", abs);
+          return sr_error_set_code (err, "file_too_large", EFBIG, "%s is too large", abs);
         if (len > max)
           len = (size_t) max;
         *ret = sr_xmalloc (len + 1);
@@ -1575,32 +1563,31 @@ fake_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret,
         *ret_len = len;
         return 0;
       }
-  return sr_fail_code (code, "not_found", err, ENOENT, "%s: no such file", abs);
+  return sr_error_set_code (err, "not_found", ENOENT, "%s: no such file", abs);
 }
 
 static int
 fake_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
-            bool overwrite, const char **code, sr_error_t *err)
+            bool overwrite, sr_error_t *err)
 {
   (void) ctx;
   fake_note (abs, flags);
   for (size_t i = 0; i < n_fake && !overwrite; i++)
     if (strcmp (fake[i].abs, abs) == 0)
-      return sr_fail_code (code, "file_exists", err, EEXIST, "%s exists", abs);
+      return sr_error_set_code (err, "file_exists", EEXIST, "%s exists", abs);
   fake_put (abs, buf, len);
   return 0;
 }
 
 static int
 fake_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
-           struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated, const char **code,
-           sr_error_t *err)
+           struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated, sr_error_t *err)
 {
   size_t dlen = strlen (abs);
   struct sr_artifact *v = sr_xcalloc (n_fake + 1, sizeof *v);
   size_t n = 0;
 
-  (void) ctx, (void) max_depth, (void) code, (void) err;
+  (void) ctx, (void) max_depth, (void) err;
   fake_note (abs, flags);
   /* Backwards: the caller must sort.  */
   for (size_t i = n_fake; i-- > 0;)
@@ -1624,7 +1611,6 @@ test_remote (void)
     .read = fake_read, .write = fake_write, .walk = fake_walk,
   };
   struct sr_fsroot r = { .rootfd = -1, .datafd = -1, .remote = &rm };
-  const char *code = NULL;
   sr_error_t err = NULL;
   char *path = NULL, *data = NULL, *mime = NULL, *text = NULL;
   size_t len = 0, n = 0;
@@ -1635,44 +1621,39 @@ test_remote (void)
   bool truncated = true;
   int fd;
 
-  ok (sr_files_upload (&r, "out/x.csv", "a,b\n", 4, false, &path, &code, &err) == 0,
+  ok (sr_files_upload (&r, "out/x.csv", "a,b\n", 4, false, &path, &err) == 0,
       "remote: an upload goes to the remote's write");
   is_str (fake_last_abs, "/mnt/data/out/x.csv", "remote: ... with the absolute path");
   ok (fake_last_flags == SR_FS_DATA, "remote: ... marked as an artifact path (SR_FS_DATA)");
   is_str (path, "/mnt/data/out/x.csv", "remote: the upload's path");
   free (path);
-  code = NULL;
-  ok (sr_files_upload (&r, "out/x.csv", "z", 1, false, NULL, &code, &err) < 0
-          && code && strcmp (code, "file_exists") == 0,
+  ok (sr_files_upload (&r, "out/x.csv", "z", 1, false, NULL, &err) < 0
+          && code_is (err, "file_exists"),
       "remote: the remote's code comes back (file_exists)");
   sr_error_free (&err);
 
   fake_calls = 0;
-  code = NULL;
-  ok (sr_files_read_artifact (&r, "/etc/passwd", 100, &data, &len, NULL, &code, &err) < 0
-          && code && strcmp (code, "path_outside_sandbox") == 0 && fake_calls == 0,
+  ok (sr_files_read_artifact (&r, "/etc/passwd", 100, &data, &len, NULL, &err) < 0
+          && code_is (err, "path_outside_sandbox") && fake_calls == 0,
       "remote: an artifact path outside the data directory is refused before the remote");
   sr_error_free (&err);
-  code = NULL;
-  ok (sr_files_read_lines (&r, "/mnt/data/../../etc/passwd", 1, 0, 100, &text, NULL, &code,
-                           &err) < 0
-          && code && strcmp (code, "invalid_path") == 0 && fake_calls == 0,
+  ok (sr_files_read_lines (&r, "/mnt/data/../../etc/passwd", 1, 0, 100, &text, NULL, &err) < 0
+          && code_is (err, "invalid_path") && fake_calls == 0,
       "remote: '..' is refused before the remote");
   sr_error_free (&err);
 
-  ok (sr_files_read_artifact (&r, "/mnt/data/out/x.csv", 100, &data, &len, &mime, &code, &err)
+  ok (sr_files_read_artifact (&r, "/mnt/data/out/x.csv", 100, &data, &len, &mime, &err)
           == 0 && len == 4 && memcmp (data, "a,b\n", 4) == 0,
       "remote: read_artifact returns the content");
   is_str (mime, "text/plain", "remote: ... and its MIME type");
   free (data), free (mime);
-  code = NULL;
-  ok (sr_files_read_artifact (&r, "out/x.csv", 2, &data, &len, NULL, &code, &err) < 0
-          && code && strcmp (code, "file_too_large") == 0,
+  ok (sr_files_read_artifact (&r, "out/x.csv", 2, &data, &len, NULL, &err) < 0
+          && code_is (err, "file_too_large"),
       "remote: max_size reaches the remote (file_too_large)");
   sr_error_free (&err);
 
   fake_put ("/mnt/data/dot.png", (const char *) png, sizeof png);
-  ok (sr_files_list (&r, true, &v, &n, &truncated, &code, &err) == 0 && n == 2 && !truncated,
+  ok (sr_files_list (&r, true, &v, &n, &truncated, &err) == 0 && n == 2 && !truncated,
       "remote: list_artifacts lists the remote's walk");
   ok (n == 2 && strcmp (v[0].path, "dot.png") == 0 && strcmp (v[1].path, "out/x.csv") == 0,
       "remote: ... sorted by path");
@@ -1681,7 +1662,7 @@ test_remote (void)
       "remote: ... with MIME types");
   sr_artifacts_free (v, n);
 
-  fd = sr_files_open_artifact (&r, "dot.png", &size, &code, &err);
+  fd = sr_files_open_artifact (&r, "dot.png", &size, &err);
   ok (fd >= 0 && size == sizeof png, "remote: open_artifact gives an fd of the file's size");
   if (fd >= 0)
     {
@@ -1692,15 +1673,15 @@ test_remote (void)
       close (fd);
     }
 
-  ok (sr_files_write (&r, "/tmp/t.txt", "one\ntwo\n", 8, NULL, &code, &err) == 0
+  ok (sr_files_write (&r, "/tmp/t.txt", "one\ntwo\n", 8, NULL, &err) == 0
           && fake_last_flags == 0,
       "remote: file_write outside the data directory has no SR_FS_DATA");
-  ok (sr_files_read_lines (&r, "/tmp/t.txt", 2, 0, 100, &text, &lines, &code, &err) == 0,
+  ok (sr_files_read_lines (&r, "/tmp/t.txt", 2, 0, 100, &text, &lines, &err) == 0,
       "remote: file_read");
   is_str (text, "     2\ttwo\n", "remote: ... formats the lines asked for");
   ok (lines == 2, "remote: ... and counts them all");
   free (text);
-  ok (sr_files_patch (&r, "/tmp/t.txt", "two", "three", false, NULL, 100, &reps, &code, &err)
+  ok (sr_files_patch (&r, "/tmp/t.txt", "two", "three", false, NULL, 100, &reps, &err)
           == 0 && reps == 1,
       "remote: file_patch");
   ok (strcmp (fake_last_abs, "/tmp/t.txt") == 0 && fake[n_fake - 1].len == 10
@@ -1708,24 +1689,24 @@ test_remote (void)
       "remote: ... writes the patched content back");
   fake_calls = 0;
   fake_last_flags = 0;
-  (void) sr_files_patch (&r, "/tmp/absent", "a", "b", false, NULL, 100, &reps, &code, &err);
+  (void) sr_files_patch (&r, "/tmp/absent", "a", "b", false, NULL, 100, &reps, &err);
   ok (fake_calls == 1 && (fake_last_flags & SR_FS_NOFOLLOW), "remote: file_patch reads with "
       "SR_FS_NOFOLLOW (a symlink is not_a_file)");
   sr_error_free (&err);
 
   fake_put ("/tmp/sub/u.py", "three = 3\n", 10);
-  ok (sr_files_search (&r, "^thr", NULL, "/tmp", 100, 10, &m, &n, &truncated, &code, &err) == 0
+  ok (sr_files_search (&r, "^thr", NULL, "/tmp", 100, 10, &m, &n, &truncated, &err) == 0
           && n == 2,
       "remote: file_search finds the matches of every file");
   ok (n == 2 && strcmp (m[0].path, "/tmp/sub/u.py") == 0 && strcmp (m[1].path, "/tmp/t.txt") == 0
           && m[1].line == 2 && strcmp (m[1].text, "three") == 0,
       "remote: ... in path order, with lines and text");
   sr_file_matches_free (m, n);
-  ok (sr_files_search (&r, "^thr", "*.py", "/tmp", 100, 10, &m, &n, &truncated, &code, &err) == 0
+  ok (sr_files_search (&r, "^thr", "*.py", "/tmp", 100, 10, &m, &n, &truncated, &err) == 0
           && n == 1,
       "remote: ... and the glob filters by name");
   sr_file_matches_free (m, n);
-  ok (sr_files_search (&r, "^thr", NULL, "/tmp", 5, 10, &m, &n, &truncated, &code, &err) == 0
+  ok (sr_files_search (&r, "^thr", NULL, "/tmp", 5, 10, &m, &n, &truncated, &err) == 0
           && n == 0,
       "remote: ... files over max_size are skipped");
   sr_file_matches_free (m, n);

@@ -1,0 +1,407 @@
+/* Artifacts: the files of a session's data directory, uploaded, listed,
+ * read and downloaded, with their MIME types (libmagic).  */
+#include <config.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <magic.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "sandbox/files-internal.h"
+
+/* How much of a file libmagic sees.  */
+#define MIME_PEEK (64u * 1024u)
+
+/* --- MIME --- */
+
+/* libmagic is opened on the first MIME type asked for, not linked: the
+ * light binary, which runs every one-shot container, would otherwise load
+ * it and its three compression libraries at each start.  One cookie for
+ * the process: loading the database is costly and a cookie is not
+ * thread-safe, hence the lock.  */
+static pthread_mutex_t magic_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct
+{
+  magic_t (*open) (int flags);
+  int (*load) (magic_t cookie, const char *path);
+  const char *(*buffer) (magic_t cookie, const void *buf, size_t len);
+  void (*close) (magic_t cookie);
+} magic_api;
+static magic_t magic_cookie;
+static bool magic_unavailable;
+
+static bool
+magic_api_load (void)
+{
+  void *lib = dlopen ("libmagic.so.1", RTLD_NOW | RTLD_LOCAL);
+
+  if (lib == NULL)
+    return false;
+  magic_api.open = (magic_t (*) (int)) dlsym (lib, "magic_open");
+  magic_api.load = (int (*) (magic_t, const char *)) dlsym (lib, "magic_load");
+  magic_api.buffer = (const char *(*) (magic_t, const void *, size_t)) dlsym (lib, "magic_buffer");
+  magic_api.close = (void (*) (magic_t)) dlsym (lib, "magic_close");
+  if (magic_api.open && magic_api.load && magic_api.buffer && magic_api.close)
+    return true;
+  dlclose (lib);
+  return false;
+}
+
+static char *
+mime_of_buffer (const void *buf, size_t len)
+{
+  const char *m = NULL;
+  char *ret;
+
+  pthread_mutex_lock (&magic_lock);
+  if (magic_cookie == NULL && !magic_unavailable)
+    {
+      if (magic_api_load ())
+        {
+          magic_cookie = magic_api.open (MAGIC_MIME_TYPE);
+          if (magic_cookie && magic_api.load (magic_cookie, NULL) < 0)
+            {
+              magic_api.close (magic_cookie);
+              magic_cookie = NULL;
+            }
+        }
+      magic_unavailable = magic_cookie == NULL;
+    }
+  if (magic_cookie)
+    m = magic_api.buffer (magic_cookie, buf, len);
+  ret = sr_xstrdup (m && *m ? m : "application/octet-stream");
+  pthread_mutex_unlock (&magic_lock);
+  return ret;
+}
+
+/* From the start of the file with pread: the fd's offset stays where the
+ * caller left it (an HTTP download reads the same fd).  */
+char *
+sr_files_mime (int fd)
+{
+  _cleanup_free_ char *buf = NULL;
+  struct stat st;
+  size_t len = 0;
+
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return sr_xstrdup ("application/octet-stream");
+  buf = sr_xmalloc (MIME_PEEK);
+  while (len < MIME_PEEK)
+    {
+      ssize_t n = pread (fd, buf + len, MIME_PEEK - len, (off_t) len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      len += (size_t) n;
+    }
+  return mime_of_buffer (buf, len);
+}
+
+/* --- listing --- */
+
+void
+sr_artifacts_free (struct sr_artifact *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      free (v[i].path);
+      free (v[i].mime_type);
+    }
+  free (v);
+}
+
+struct listing
+{
+  struct sr_artifact *v;
+  size_t n, cap;
+  bool truncated;
+  bool with_mime;
+};
+
+int
+sr_files_compare_artifacts (const void *a, const void *b)
+{
+  return strcmp (((const struct sr_artifact *) a)->path, ((const struct sr_artifact *) b)->path);
+}
+
+static char *
+mime_at (int dfd, const char *name)
+{
+  _cleanup_close_ int pathfd = openat (dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int fd = -1;
+  struct stat st;
+
+  if (pathfd < 0)
+    return sr_xstrdup ("application/octet-stream");
+  fd = sr_files_reopen_regular (pathfd, name, &st, NULL);
+  if (fd < 0)
+    return sr_xstrdup ("application/octet-stream");
+  return sr_files_mime (fd);
+}
+
+/* Lists dfd (taken over) as prefix, depth levels below SR_DATA_DIR.
+ * Subdirectories are opened one name at a time with O_NOFOLLOW: symlinks
+ * are never followed, so the walk stays in the data directory.  Entries
+ * that vanish or cannot be opened meanwhile are left out.  */
+static int
+list_dir (struct listing *l, int dfd, const char *prefix, unsigned depth, sr_error_t *err)
+{
+  DIR *d = fdopendir (dfd);
+  struct dirent *de;
+  int r = 0;
+
+  if (d == NULL)
+    {
+      int e = errno;
+
+      close (dfd);
+      return sr_files_fail_errno (err, e, "read the directory %s/%s", SR_DATA_DIR, prefix);
+    }
+  for (errno = 0; (de = readdir (d)) != NULL && !l->truncated; errno = 0)
+    {
+      _cleanup_free_ char *path = NULL;
+      struct stat st;
+
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0
+          || strncmp (de->d_name, SR_FILES_TMP_PREFIX, sizeof SR_FILES_TMP_PREFIX - 1) == 0)
+        continue;
+      if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        continue;
+      path = *prefix ? sr_xasprintf ("%s/%s", prefix, de->d_name) : sr_xstrdup (de->d_name);
+      if (S_ISREG (st.st_mode))
+        {
+          struct sr_artifact *a;
+
+          if (l->n >= SR_MAX_ARTIFACTS)
+            {
+              l->truncated = true;
+              break;
+            }
+          if (l->n == l->cap)
+            {
+              l->cap = l->cap ? l->cap * 2 : 64;
+              l->v = sr_xrealloc (l->v, l->cap * sizeof *l->v);
+            }
+          a = &l->v[l->n++];
+          a->path = TAKE_PTR (path);
+          a->size = (uint64_t) st.st_size;
+          a->mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+          a->mime_type = l->with_mime ? mime_at (dirfd (d), de->d_name) : NULL;
+        }
+      else if (S_ISDIR (st.st_mode))
+        {
+          int sub;
+
+          if (depth >= SR_MAX_ARTIFACT_DEPTH)
+            {
+              l->truncated = true;
+              continue;
+            }
+          sub = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (sub < 0)
+            continue;
+          if (sr_files_check_fs (sub, false, path, NULL) < 0)
+            {
+              close (sub);
+              continue;
+            }
+          r = list_dir (l, sub, path, depth + 1, err);
+          if (r < 0)
+            break;
+        }
+    }
+  if (r == 0 && de == NULL && errno != 0)
+    r = sr_files_fail_errno (err, errno, "read the directory %s/%s", SR_DATA_DIR, prefix);
+  closedir (d);
+  return r;
+}
+
+/* The MIME type of a remote file, from its first MIME_PEEK bytes.  */
+static char *
+remote_mime (const struct sr_fs_remote *rm, const char *abs)
+{
+  _cleanup_free_ char *data = NULL;
+  size_t len;
+
+  if (rm->read (rm->ctx, abs, SR_FS_DATA | SR_FS_HEAD, MIME_PEEK, &data, &len, NULL) < 0)
+    return sr_xstrdup ("application/octet-stream");
+  return mime_of_buffer (data, len);
+}
+
+static int
+remote_list (const struct sr_fs_remote *rm, bool with_mime, struct sr_artifact **ret,
+             size_t *ret_n, bool *ret_truncated, sr_error_t *err)
+{
+  struct sr_artifact *v = NULL;
+  size_t n = 0;
+  bool truncated = false;
+
+  if (rm->walk (rm->ctx, SR_DATA_DIR, SR_FS_DATA, SR_MAX_ARTIFACT_DEPTH, &v, &n, &truncated,
+                err) < 0)
+    return -1;
+  if (n)
+    qsort (v, n, sizeof *v, sr_files_compare_artifacts);
+  for (size_t i = 0; with_mime && i < n; i++)
+    {
+      _cleanup_free_ char *abs = sr_xasprintf ("%s/%s", SR_DATA_DIR, v[i].path);
+
+      v[i].mime_type = remote_mime (rm, abs);
+    }
+  *ret = v;
+  *ret_n = n;
+  *ret_truncated = truncated;
+  return 0;
+}
+
+int
+sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **ret,
+               size_t *ret_n, bool *ret_truncated, sr_error_t *err)
+{
+  struct listing l = { .with_mime = with_mime };
+  int dfd;
+
+  if (r->remote)
+    return remote_list (r->remote, with_mime, ret, ret_n, ret_truncated, err);
+  dfd = openat (r->datafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return sr_files_fail_errno (err, errno, "open %s", SR_DATA_DIR);
+  if (list_dir (&l, dfd, "", 1, err) < 0)
+    {
+      sr_artifacts_free (l.v, l.n);
+      return -1;
+    }
+  if (l.n)
+    qsort (l.v, l.n, sizeof *l.v, sr_files_compare_artifacts);
+  *ret = l.v;
+  *ret_n = l.n;
+  *ret_truncated = l.truncated;
+  return 0;
+}
+
+static void
+copy_artifact (struct sr_artifact *to, const struct sr_artifact *from)
+{
+  to->path = sr_xstrdup (from->path);
+  to->size = from->size;
+  to->mtime_ns = from->mtime_ns;
+  to->mime_type = from->mime_type ? sr_xstrdup (from->mime_type) : NULL;
+}
+
+void
+sr_artifacts_changed (const struct sr_artifact *before, size_t n_before,
+                      const struct sr_artifact *after, size_t n_after, struct sr_artifact **ret,
+                      size_t *ret_n)
+{
+  struct sr_artifact *v = NULL;
+  size_t n = 0, i = 0;
+
+  for (size_t j = 0; j < n_after; j++)
+    {
+      int c = 1;
+
+      while (i < n_before && (c = strcmp (before[i].path, after[j].path)) < 0)
+        i++;
+      if (i < n_before && c == 0 && before[i].size == after[j].size
+          && before[i].mtime_ns == after[j].mtime_ns)
+        continue;
+      if (v == NULL)
+        v = sr_xcalloc (n_after, sizeof *v);
+      copy_artifact (&v[n++], &after[j]);
+    }
+  *ret = v;
+  *ret_n = n;
+}
+
+int
+sr_files_upload (const struct sr_fsroot *r, const char *path, const void *data, size_t len,
+                 bool overwrite, char **ret_path, sr_error_t *err)
+{
+  struct sr_files_where w = { 0 };
+  int ret;
+
+  if (sr_files_parse_path (r, path, true, &w, err) < 0)
+    return -1;
+  if (r->remote)
+    ret = r->remote->write (r->remote->ctx, w.abs, SR_FS_DATA, data, len, overwrite, err);
+  else
+    ret = sr_files_write_path (r, &w, data, len, overwrite, err);
+  if (ret == 0 && ret_path)
+    *ret_path = TAKE_PTR (w.abs);
+  sr_files_where_done (&w);
+  return ret;
+}
+
+int
+sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_t max_size,
+                        char **ret_data, size_t *ret_len, char **ret_mime, sr_error_t *err)
+{
+  struct sr_files_where w = { 0 };
+  char *data;
+  size_t len;
+  int ret;
+
+  if (sr_files_parse_path (r, path, true, &w, err) < 0)
+    return -1;
+  if (r->remote)
+    ret = r->remote->read (r->remote->ctx, w.abs, SR_FS_DATA, max_size, &data, &len, err);
+  else
+    ret = sr_files_open_and_read (&w, max_size, &data, &len, err);
+  sr_files_where_done (&w);
+  if (ret < 0)
+    return -1;
+  if (ret_mime)
+    *ret_mime = mime_of_buffer (data, len < MIME_PEEK ? len : MIME_PEEK);
+  *ret_data = data;
+  *ret_len = len;
+  return 0;
+}
+
+/* A memfd with a copy of the remote file: what a caller of
+ * sr_files_open_artifact reads and fstats like the file itself.  */
+static int
+remote_open (const struct sr_fs_remote *rm, const char *abs, struct stat *st, sr_error_t *err)
+{
+  _cleanup_free_ char *data = NULL;
+  _cleanup_close_ int fd = -1;
+  size_t len;
+
+  if (rm->read (rm->ctx, abs, SR_FS_DATA, SR_FS_REMOTE_MAX_OPEN, &data, &len, err) < 0)
+    return -1;
+  fd = memfd_create ("sr-artifact", MFD_CLOEXEC);
+  if (fd < 0 || sr_write_all (fd, data, len) < 0 || fstat (fd, st) < 0)
+    return sr_files_fail_errno (err, errno, "copy %s", abs);
+  if (lseek (fd, 0, SEEK_SET) < 0)
+    return sr_files_fail_errno (err, errno, "copy %s", abs);
+  return TAKE_FD (fd);
+}
+
+int
+sr_files_open_artifact (const struct sr_fsroot *r, const char *path, uint64_t *ret_size,
+                        sr_error_t *err)
+{
+  struct sr_files_where w = { 0 };
+  struct stat st;
+  int fd;
+
+  if (sr_files_parse_path (r, path, true, &w, err) < 0)
+    return -1;
+  if (r->remote)
+    fd = remote_open (r->remote, w.abs, &st, err);
+  else
+    fd = sr_files_open_regular (&w, &st, err);
+  sr_files_where_done (&w);
+  if (fd >= 0 && ret_size)
+    *ret_size = (uint64_t) st.st_size;
+  return fd;
+}

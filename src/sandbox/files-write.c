@@ -1,0 +1,236 @@
+/* Writes inside a session's container: a file written whole through a
+ * temp file renamed into place, its missing parents created, as the
+ * container's root.  */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "sandbox/files-internal.h"
+
+void
+sr_files_fsid_enter (const struct sr_fsroot *r, struct sr_files_fsid *s)
+{
+  s->r = r;
+  s->switched = geteuid () == 0 && (r->uid != 0 || r->gid != 0);
+  if (!s->switched)
+    return;
+  s->gid = (gid_t) setfsgid (r->gid);
+  s->uid = (uid_t) setfsuid (r->uid);
+}
+
+void
+sr_files_fsid_leave (struct sr_files_fsid *s)
+{
+  if (!s->switched)
+    return;
+  setfsuid (s->uid);
+  setfsgid (s->gid);
+  s->switched = false;
+}
+
+/* Creates directory name under parentfd (a tmpfs of the session), as the
+ * container's root (sr_files_fsid_enter is in effect).  An existing
+ * directory is fine.  */
+static int
+make_dir (int parentfd, const char *name, const char *abs, sr_error_t *err)
+{
+  _cleanup_close_ int fd = -1;
+
+  if (sr_files_check_fs (parentfd, true, abs, err) < 0)
+    return -1;
+  if (mkdirat (parentfd, name, 0755) < 0)
+    {
+      if (errno == EEXIST)
+        return 0;
+      return sr_files_fail_errno (err, errno, "mkdir %s", abs);
+    }
+  /* The umask may have taken bits away.  O_NOFOLLOW on the one name:
+   * what gets chmod'ed is the entry just made (or a directory that
+   * replaced it there), never a symlink's target.  */
+  fd = openat (parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return sr_files_fail_errno (err, errno, "open %s", abs);
+  if (fchmod (fd, 0755) < 0)
+    return sr_files_fail_errno (err, errno, "chmod %s", abs);
+  return 0;
+}
+
+/* Opens the directory holding w's last component (*ret_name, pointing
+ * into w->rel), creating the missing ones when create.  Each prefix is
+ * resolved again from w->dirfd, so a component the container swaps for a
+ * symlink meanwhile still resolves inside the session.  */
+int
+sr_files_open_parent (const struct sr_files_where *w, bool create, int *ret_fd,
+                      const char **ret_name, sr_error_t *err)
+{
+  _cleanup_close_ int fd = -1;
+  char *rel = w->rel;
+  char *last = strrchr (rel, '/');
+  size_t abs_base = strlen (w->abs) - strlen (rel);
+
+  if (*rel == '\0')
+    return sr_error_set_code (err, "not_a_file", 0, "%s is a directory", w->abs);
+  fd = sr_files_open_in (w->dirfd, "", O_PATH | O_DIRECTORY);
+  if (fd < 0)
+    return sr_files_fail_errno (err, errno, "open %s", w->data ? SR_DATA_DIR : "/");
+  for (char *slash = strchr (rel, '/'); last && slash && slash <= last;
+       slash = strchr (slash + 1, '/'))
+    {
+      _cleanup_free_ char *abs = NULL;
+      char *comp = slash;
+      int next;
+
+      while (comp > rel && comp[-1] != '/')
+        comp--;
+      *slash = '\0';
+      abs = sr_xasprintf ("%.*s%s", (int) abs_base, w->abs, rel);
+      next = sr_files_open_in (w->dirfd, rel, O_PATH | O_DIRECTORY);
+      if (next < 0 && errno == ENOENT && create)
+        {
+          if (make_dir (fd, comp, abs, err) < 0)
+            {
+              *slash = '/';
+              return -1;
+            }
+          next = sr_files_open_in (w->dirfd, rel, O_PATH | O_DIRECTORY);
+        }
+      *slash = '/';
+      if (next < 0)
+        {
+          if (errno == ELOOP)
+            return sr_error_set_code (err, "path_outside_sandbox", errno,
+                                      "%s: a symlink on the way loops or is a magic link", abs);
+          return sr_files_fail_errno (err, errno, "open %s", abs);
+        }
+      close (fd);
+      fd = next;
+    }
+  *ret_name = last ? last + 1 : rel;
+  *ret_fd = TAKE_FD (fd);
+  return 0;
+}
+
+/* Writes data as name in parentfd: a temp file in the same directory,
+ * renamed over name, so a reader sees the old or the new content, never
+ * a part.  A symlink at name is replaced, not followed.  A file replaced
+ * keeps its mode and owner; a new one belongs to the container's root.
+ * Runs as the container's root (sr_files_fsid_enter is in effect, fs).  */
+int
+sr_files_write_atomic (struct sr_files_fsid *fs, int parentfd, const char *name, const char *abs,
+                       const void *data, size_t len, bool overwrite, sr_error_t *err)
+{
+  _cleanup_close_ int fd = -1;
+  char tmp[sizeof SR_FILES_TMP_PREFIX + 16];
+  mode_t mode = 0644;
+  bool keep_owner = false;
+  struct stat st;
+  int e;
+
+  if (fstatat (parentfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    {
+      if (!S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode))
+        return sr_error_set_code (err, "not_a_file", 0, "%s is %s, not a regular file", abs,
+                                  sr_files_kind_of (st.st_mode));
+      if (!overwrite)
+        return sr_error_set_code (err, "file_exists", 0,
+                                  "%s exists (ask for overwrite to replace it)",
+                                  abs);
+      if (S_ISREG (st.st_mode))
+        {
+          mode = st.st_mode & 0777;
+          keep_owner = true;
+        }
+    }
+  else if (errno != ENOENT)
+    return sr_files_fail_errno (err, errno, "stat %s", abs);
+  if (sr_files_check_fs (parentfd, true, abs, err) < 0)
+    return -1;
+
+  for (int i = 0; fd < 0; i++)
+    {
+      uint64_t rnd;
+
+      if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
+        return sr_files_fail_errno (err, errno, "getrandom");
+      snprintf (tmp, sizeof tmp, SR_FILES_TMP_PREFIX "%016" PRIx64, rnd);
+      fd = openat (parentfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0 && (errno != EEXIST || i > 8))
+        return sr_files_fail_errno (err, errno, "create a temp file beside %s", abs);
+    }
+  if (fchmod (fd, mode) < 0)
+    goto fail;
+  if (keep_owner && geteuid () == 0)
+    {
+      struct stat tst;
+
+      /* Giving the file away takes CAP_CHOWN, which the switched fsuid
+       * does not carry: host root's, for this one call.  */
+      if (fstat (fd, &tst) < 0)
+        goto fail;
+      if (tst.st_uid != st.st_uid || tst.st_gid != st.st_gid)
+        {
+          bool switched = fs->switched;
+          int r;
+
+          sr_files_fsid_leave (fs);
+          r = fchown (fd, st.st_uid, st.st_gid);
+          e = errno;
+          if (switched)
+            sr_files_fsid_enter (fs->r, fs);
+          errno = e;
+          if (r < 0)
+            goto fail;
+        }
+    }
+  if (sr_write_all (fd, data, len) < 0)
+    goto fail;
+  if (close (TAKE_FD (fd)) < 0 && errno != EINTR)
+    goto fail;
+  /* RENAME_NOREPLACE: a file the container creates at name after the
+   * check above is not clobbered either.  */
+  if (renameat2 (parentfd, tmp, parentfd, name, overwrite ? 0 : RENAME_NOREPLACE) < 0)
+    {
+      e = errno;
+      unlinkat (parentfd, tmp, 0);
+      if (e == EEXIST)
+        return sr_error_set_code (err, "file_exists", 0,
+                                  "%s exists (ask for overwrite to replace it)",
+                                  abs);
+      if (e == EISDIR || e == ENOTEMPTY)
+        return sr_error_set_code (err, "not_a_file", 0, "%s is a directory", abs);
+      return sr_files_fail_errno (err, e, "rename into %s", abs);
+    }
+  return 0;
+
+fail:
+  e = errno;
+  unlinkat (parentfd, tmp, 0);
+  return sr_files_fail_errno (err, e, "write %s", abs);
+}
+
+int
+sr_files_write_path (const struct sr_fsroot *r, const struct sr_files_where *w,
+                     const void *data, size_t len, bool overwrite, sr_error_t *err)
+{
+  _cleanup_close_ int parentfd = -1;
+  struct sr_files_fsid fs;
+  const char *name;
+  int ret;
+
+  sr_files_fsid_enter (r, &fs);
+  ret = sr_files_open_parent (w, true, &parentfd, &name, err);
+  if (ret == 0)
+    ret = sr_files_write_atomic (&fs, parentfd, name, w->abs, data, len, overwrite, err);
+  sr_files_fsid_leave (&fs);
+  return ret;
+}
