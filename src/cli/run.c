@@ -19,25 +19,19 @@
 #include "runtime/caps.h"
 #include "runtime/container.h"
 #include "runtime/mounts.h"
-#include "runtime/seccomp.h"
 #include "runtime/state.h"
+#include "sandbox/policy.h"
 
 struct run_args
 {
   const char *rootfs;
   const char *image;
-  uint64_t timeout_ms;
-  size_t max_output;
   bool json;
-  bool strict_limits;
   const char *workdir;
-  const char *seccomp;     /* profile path, "unconfined", or NULL for the default */
   struct sr_bind *binds;
   size_t n_binds;
   char **env;
-  struct sr_cgroup_limits limits;
-  uint64_t tmp_size;
-  uint64_t keep_caps;
+  struct sr_policy_overrides policy;  /* the flags that override the configuration */
 };
 
 /* Live output in text mode: each stream is passed through up to the cap.  */
@@ -122,7 +116,7 @@ parse_env (struct run_args *a, const char *kv)
       sr_cli_error ("invalid --env '%s': expected KEY=VALUE", kv);
       return -1;
     }
-    sr_env_set (&a->env, kv);
+  sr_env_set (&a->env, kv);
   return 0;
 }
 
@@ -137,148 +131,175 @@ parse_size_opt (const char *opt, const char *s, uint64_t *ret)
   return 0;
 }
 
+/* --timeout S: at most the configuration's ceiling.  */
+static int
+parse_timeout (const char *arg, const struct sr_config *cfg, struct sr_policy_overrides *o)
+{
+  if (sr_parse_seconds (arg, &o->timeout_ms) < 0 || o->timeout_ms == 0)
+    {
+      sr_cli_error ("invalid --timeout '%s': expected seconds, such as 10 or 2.5", arg);
+      return -1;
+    }
+  if (o->timeout_ms > cfg->max_timeout_ms)
+    {
+      sr_cli_error ("--timeout %s is over the ceiling of %g seconds", arg,
+                    (double) cfg->max_timeout_ms / 1000);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+parse_cpus (const char *arg, struct sr_policy_overrides *o)
+{
+  char *end;
+
+  errno = 0;
+  o->cpus = strtod (arg, &end);
+  if (errno || end == arg || *end || o->cpus < 0 || o->cpus > 1024)
+    {
+      sr_cli_error ("invalid --cpus '%s': expected a number such as 0.5 or 2", arg);
+      return -1;
+    }
+  return 0;
+}
+
+/* The flags that override the configuration's policy: each sets its
+ * field of o and marks it set.  */
+static int
+parse_policy_opt (int c, const char *arg, const struct sr_config *cfg,
+                  struct sr_policy_overrides *o)
+{
+  sr_error_t err = NULL;
+  uint64_t v;
+
+  switch (c)
+    {
+    case OPT_TIMEOUT:
+      o->set |= SR_POLICY_SET_TIMEOUT;
+      return parse_timeout (arg, cfg, o);
+    case OPT_MAX_OUTPUT:
+      o->set |= SR_POLICY_SET_MAX_OUTPUT;
+      if (parse_size_opt ("--max-output", arg, &o->max_output) < 0)
+        return -1;
+      if (o->max_output == 0)
+        {
+          sr_cli_error ("invalid --max-output '%s': must be at least 1 byte", arg);
+          return -1;
+        }
+      return 0;
+    case OPT_MEMORY:
+      o->set |= SR_POLICY_SET_MEMORY;
+      if (parse_size_opt ("--memory", arg, &o->memory) < 0)
+        return -1;
+      if (o->memory && o->memory < (4u << 20))
+        {
+          sr_cli_error ("--memory %s is too small (at least 4M)", arg);
+          return -1;
+        }
+      return 0;
+    case OPT_CPUS:
+      o->set |= SR_POLICY_SET_CPUS;
+      return parse_cpus (arg, o);
+    case OPT_PIDS:
+      o->set |= SR_POLICY_SET_PIDS;
+      if (sr_cli_parse_uint ("--pids", arg, 0, &v) < 0)
+        return -1;
+      if (v > 1u << 22)
+        {
+          sr_cli_error ("--pids %s is too large", arg);
+          return -1;
+        }
+      o->pids = (uint32_t) v;
+      return 0;
+    case OPT_TMP_SIZE:
+      o->set |= SR_POLICY_SET_TMP_SIZE;
+      return parse_size_opt ("--tmp-size", arg, &o->tmp_size);
+    case OPT_STRICT:
+      o->set |= SR_POLICY_SET_STRICT;
+      o->strict_limits = true;
+      return 0;
+    case OPT_SECCOMP:
+      o->set |= SR_POLICY_SET_SECCOMP;
+      o->seccomp = arg;
+      return 0;
+    case OPT_CAP_KEEP:
+      o->set |= SR_POLICY_SET_CAPS;
+      if (sr_caps_parse_list (arg, &o->keep_caps, &err) < 0)
+        {
+          sr_cli_error ("invalid --cap-keep: %s", err->msg);
+          sr_error_free (&err);
+          return -1;
+        }
+      return 0;
+    }
+  return 1;
+}
+
+/* The flags of the container itself (not its policy).  */
+static int
+parse_container_opt (int c, const char *arg, struct run_args *a)
+{
+  sr_error_t err = NULL;
+
+  switch (c)
+    {
+    case OPT_ROOTFS:
+      a->rootfs = arg;
+      return 0;
+    case OPT_IMAGE:
+      a->image = arg;
+      return 0;
+    case OPT_BIND:
+      a->binds = sr_xrealloc (a->binds, (a->n_binds + 1) * sizeof *a->binds);
+      if (sr_bind_parse (arg, &a->binds[a->n_binds], &err) < 0)
+        {
+          sr_cli_error ("%s", err->msg);
+          sr_error_free (&err);
+          return -1;
+        }
+      a->n_binds++;
+      return 0;
+    case OPT_ENV:
+      return parse_env (a, arg);
+    case OPT_WORKDIR:
+      if (arg[0] != '/')
+        {
+          sr_cli_error ("invalid --workdir '%s': must be an absolute path", arg);
+          return -1;
+        }
+      a->workdir = arg;
+      return 0;
+    case OPT_JSON:
+      a->json = true;
+      return 0;
+    }
+  return 1;
+}
+
 static int
 parse_run_args (int argc, char **argv, const struct sr_config *cfg, struct run_args *a,
                 int *ret_index)
 {
-  sr_error_t err = NULL;
-  uint64_t v;
-  int c;
+  int c, r;
 
-  a->timeout_ms = cfg->timeout_ms;
-  a->max_output = cfg->max_output;
-  a->limits.memory = cfg->memory;
-  a->limits.cpus = cfg->cpus;
-  a->limits.pids = (uint32_t) cfg->pids;
-  a->tmp_size = cfg->tmp_size;
-  a->strict_limits = cfg->strict_limits;
-  if (cfg->seccomp_profile[0])
-    a->seccomp = cfg->seccomp_profile;
-  if (cfg->cap_keep[0] && sr_caps_parse_list (cfg->cap_keep, &a->keep_caps, &err) < 0)
-    {
-      sr_cli_error ("invalid cap_keep setting: %s", err->msg);
-      sr_error_free (&err);
-      return -1;
-    }
   optind = 1;
   while ((c = getopt_long (argc, argv, "+h", run_options, NULL)) != -1)
     {
-      switch (c)
+      if (c == OPT_HELP || c == 'h')
         {
-        case OPT_ROOTFS:
-          a->rootfs = optarg;
-          break;
-        case OPT_IMAGE:
-          a->image = optarg;
-          break;
-        case OPT_TIMEOUT:
-          if (sr_parse_seconds (optarg, &a->timeout_ms) < 0 || a->timeout_ms == 0)
-            {
-              sr_cli_error ("invalid --timeout '%s': expected seconds, such as 10 or 2.5", optarg);
-              return -1;
-            }
-          if (a->timeout_ms > cfg->max_timeout_ms)
-            {
-              sr_cli_error ("--timeout %s is over the ceiling of %g seconds", optarg,
-                            (double) cfg->max_timeout_ms / 1000);
-              return -1;
-            }
-          break;
-        case OPT_BIND:
-          a->binds = sr_xrealloc (a->binds, (a->n_binds + 1) * sizeof *a->binds);
-          if (sr_bind_parse (optarg, &a->binds[a->n_binds], &err) < 0)
-            {
-              sr_cli_error ("%s", err->msg);
-              sr_error_free (&err);
-              return -1;
-            }
-          a->n_binds++;
-          break;
-        case OPT_ENV:
-          if (parse_env (a, optarg) < 0)
-            return -1;
-          break;
-        case OPT_WORKDIR:
-          if (optarg[0] != '/')
-            {
-              sr_cli_error ("invalid --workdir '%s': must be an absolute path", optarg);
-              return -1;
-            }
-          a->workdir = optarg;
-          break;
-        case OPT_MAX_OUTPUT:
-          if (parse_size_opt ("--max-output", optarg, &v) < 0)
-            return -1;
-          if (v == 0)
-            {
-              sr_cli_error ("invalid --max-output '%s': must be at least 1 byte", optarg);
-              return -1;
-            }
-          a->max_output = v;
-          break;
-        case OPT_MEMORY:
-          if (parse_size_opt ("--memory", optarg, &a->limits.memory) < 0)
-            return -1;
-          if (a->limits.memory && a->limits.memory < (4u << 20))
-            {
-              sr_cli_error ("--memory %s is too small (at least 4M)", optarg);
-              return -1;
-            }
-          break;
-        case OPT_CPUS:
-          {
-            char *end;
-
-            errno = 0;
-            a->limits.cpus = strtod (optarg, &end);
-            if (errno || end == optarg || *end || a->limits.cpus < 0 || a->limits.cpus > 1024)
-              {
-                sr_cli_error ("invalid --cpus '%s': expected a number such as 0.5 or 2",
-                              optarg);
-                return -1;
-              }
-          }
-          break;
-        case OPT_PIDS:
-          if (sr_cli_parse_uint ("--pids", optarg, 0, &v) < 0)
-            return -1;
-          if (v > 1u << 22)
-            {
-              sr_cli_error ("--pids %s is too large", optarg);
-              return -1;
-            }
-          a->limits.pids = (uint32_t) v;
-          break;
-        case OPT_TMP_SIZE:
-          if (parse_size_opt ("--tmp-size", optarg, &a->tmp_size) < 0)
-            return -1;
-          break;
-        case OPT_JSON:
-          a->json = true;
-          break;
-        case OPT_STRICT:
-          a->strict_limits = true;
-          break;
-        case OPT_SECCOMP:
-          a->seccomp = optarg;
-          break;
-        case OPT_CAP_KEEP:
-          if (sr_caps_parse_list (optarg, &a->keep_caps, &err) < 0)
-            {
-              sr_cli_error ("invalid --cap-keep: %s", err->msg);
-              sr_error_free (&err);
-              return -1;
-            }
-          break;
-        case OPT_HELP:
-        case 'h':
           run_usage (stdout);
           exit (0);
-        default:
-          run_usage (stderr);
-          return -1;
         }
+      r = parse_container_opt (c, optarg, a);
+      if (r > 0)
+        r = parse_policy_opt (c, optarg, cfg, &a->policy);
+      if (r > 0)
+        run_usage (stderr);
+      if (r != 0)
+        return -1;
     }
+  a->policy.env = a->env;
   if ((a->rootfs == NULL) == (a->image == NULL))
     {
       sr_cli_error ("run: give one of --rootfs DIR and --image NAME");
@@ -368,14 +389,75 @@ exit_status_of (const struct sr_run_result *r)
   return r->exit_code;
 }
 
+/* --image: the image's rootfs, its WorkingDir unless --workdir, and,
+ * without a command, its Entrypoint and Cmd in *ret_argv.  */
+static int
+use_image (struct sr_store *store, struct run_args *a, bool has_cmd, struct sr_image_use *image,
+           char ***ret_argv, sr_error_t *err)
+{
+  if (sr_store_use (store, a->image, image, err) < 0)
+    return -1;
+  if (a->workdir == NULL && image->info.working_dir && image->info.working_dir[0] == '/')
+    a->workdir = image->info.working_dir;
+  if (!has_cmd)
+    {
+      char **v = sr_xcalloc (1, sizeof *v);
+
+      for (char **p = image->info.entrypoint; p && *p; p++)
+        sr_strv_push (&v, *p);
+      for (char **p = image->info.cmd; p && *p; p++)
+        sr_strv_push (&v, *p);
+      *ret_argv = v;
+      if (v[0] == NULL)
+        return sr_error_set (err, 0,
+                             "run: no command given, and image %s has no Entrypoint or Cmd",
+                             a->image);
+    }
+  a->rootfs = image->rootfs;
+  return 0;
+}
+
+/* What a run that ran says: the JSON result, or the truncation markers
+ * and why it ended.  */
+static void
+report_run (const struct run_args *a, const struct sr_policy *policy,
+            const struct sr_run_result *res)
+{
+  size_t cap = policy->max_output;
+
+  if (a->json)
+    {
+      cJSON *o = sr_result_to_json (res);
+
+      print_json (o);
+      cJSON_Delete (o);
+      return;
+    }
+  if (res->out.truncated)
+    fprintf (stdout, SR_TRUNCATION_MARKER_FMT, cap,
+             (unsigned long long) (res->out.total - cap));
+  fflush (stdout);
+  if (res->err.truncated)
+    fprintf (stderr, SR_TRUNCATION_MARKER_FMT, cap,
+             (unsigned long long) (res->err.total - cap));
+  if (res->status == SR_RUN_TIMEOUT)
+    sr_cli_error ("timed out after %.1f s; the container was killed",
+                  (double) policy->timeout_ms / 1000.0);
+  else if (res->status == SR_RUN_OOM)
+    sr_cli_error ("out of memory: killed at the %llu MiB limit",
+                  (unsigned long long) (res->memory_limit >> 20));
+  else if (res->status == SR_RUN_CANCELLED)
+    sr_cli_error ("cancelled; the container was killed");
+}
+
 int
 sr_cmd_run (int argc, char **argv)
 {
   struct run_args a = { 0 };
   struct sr_config config = { 0 };
   _cleanup_free_ char *state_dir = NULL, *label = NULL;
-  struct sr_seccomp_filter *filter = NULL;
-  struct sr_container_config cfg = { 0 };
+  struct sr_policy *policy = NULL;
+  struct sr_container_config cfg;
   struct sr_run_options opts = { .stdin_fd = -1, .cancel_fd = -1 };
   struct sr_run_result res = { 0 };
   struct live_output lo = { 0 };
@@ -390,72 +472,18 @@ sr_cmd_run (int argc, char **argv)
     goto out;
   if (parse_run_args (argc, argv, &config, &a, &cmd_index) < 0)
     goto out;
+  if (sr_policy_new (&config, SR_POLICY_NATIVE, &a.policy, &policy, &err) < 0)
+    goto fail;
+  if (a.image && sr_cli_open_store (&config, &store) < 0)
+    goto out;
+  if (a.image && use_image (store, &a, cmd_index < argc, &image, &image_argv, &err) < 0)
+    goto fail;
+  /* The environment: the policy's, the image's, then --env.  */
+  env = sr_policy_env (policy, a.image ? image.info.env : NULL);
 
-  {
-    _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", config.runtime_dir);
-    sr_seccomp_set_cache_dir (cache);
-  }
-  if (a.seccomp == NULL)
-    {
-      if (sr_seccomp_filter_default (&filter, &err) < 0)
-        goto fail;
-    }
-  else if (strcmp (a.seccomp, "unconfined") != 0)
-    {
-      if (sr_seccomp_filter_from_file (a.seccomp, &filter, &err) < 0)
-        goto fail;
-    }
-
-  /* The environment: our defaults, then the image's, then --env.  */
-  sr_env_set (&env, "PATH=" SR_DEFAULT_PATH);
-  sr_env_set (&env, "HOME=" SR_DEFAULT_HOME);
-  sr_env_set (&env, "LANG=" SR_DEFAULT_LANG);
-  if (a.image)
-    {
-      if (sr_cli_open_store (&config, &store) < 0)
-        goto out;
-      if (sr_store_use (store, a.image, &image, &err) < 0)
-        goto fail;
-      for (char **e = image.info.env; e && *e; e++)
-        if (strchr (*e, '=') && **e != '=')
-          sr_env_set (&env, *e);
-      if (a.workdir == NULL && image.info.working_dir && image.info.working_dir[0] == '/')
-        a.workdir = image.info.working_dir;
-      if (cmd_index >= argc)
-        {
-          image_argv = sr_xcalloc (1, sizeof *image_argv);
-          for (char **p = image.info.entrypoint; p && *p; p++)
-            sr_strv_push (&image_argv, *p);
-          for (char **p = image.info.cmd; p && *p; p++)
-            sr_strv_push (&image_argv, *p);
-          if (image_argv[0] == NULL)
-            {
-              sr_error_set (&err, 0, "run: no command given, and image %s has no Entrypoint or Cmd",
-                            a.image);
-              goto fail;
-            }
-        }
-      a.rootfs = image.rootfs;
-    }
-  for (char **e = a.env; e && *e; e++)
-    sr_env_set (&env, *e);
-
-  cfg.fs.rootfs = a.rootfs;
+  sr_policy_to_container (policy, a.rootfs, &cfg);
   cfg.fs.binds = a.binds;
   cfg.fs.n_binds = a.n_binds;
-  cfg.fs.tmp_size = a.tmp_size;
-  cfg.fs.shm_size = SR_DEFAULT_DEV_SHM_SIZE;
-  cfg.fs.scratch_size = config.scratch_size;
-  cfg.limits = a.limits;
-  cfg.strict_limits = a.strict_limits;
-  cfg.seccomp = filter;
-  cfg.keep_caps = a.keep_caps;
-  /* Backstops that hold without any cgroup: no process burns more CPU
-   * than the run may last, writes a file larger than the scratch space,
-   * or hoards descriptors.  */
-  cfg.max_cpu_seconds = (uint32_t) ((a.timeout_ms + 999) / 1000 + 1);
-  cfg.max_file_size = config.scratch_size > a.tmp_size ? config.scratch_size : a.tmp_size;
-  cfg.max_open_files = SR_DEFAULT_MAX_OPEN_FILES;
   state_dir = sr_cli_state_dir (&config);
   cfg.state_dir = state_dir;
   /* Whatever a runner that died left behind goes before we add ours.  */
@@ -466,45 +494,20 @@ sr_cmd_run (int argc, char **argv)
   spec.env = env;
   spec.cwd = a.workdir;
 
-  opts.timeout_ms = a.timeout_ms;
-  opts.max_output = a.max_output;
+  opts.timeout_ms = policy->timeout_ms;
+  opts.max_output = policy->max_output;
   opts.stdin_fd = pick_stdin ();
   opts.cancel_fd = sr_cli_cancel_fd ();
   if (!a.json)
     {
-      lo.cap = a.max_output;
+      lo.cap = policy->max_output;
       opts.on_output = live_output;
       opts.userdata = &lo;
     }
 
   if (sr_container_run (&cfg, &spec, &opts, &res, &err) < 0)
     goto fail;
-
-  if (a.json)
-    {
-      cJSON *o = sr_result_to_json (&res);
-
-      print_json (o);
-      cJSON_Delete (o);
-    }
-  else
-    {
-      if (res.out.truncated)
-        fprintf (stdout, SR_TRUNCATION_MARKER_FMT, a.max_output,
-                 (unsigned long long) (res.out.total - a.max_output));
-      fflush (stdout);
-      if (res.err.truncated)
-        fprintf (stderr, SR_TRUNCATION_MARKER_FMT, a.max_output,
-                 (unsigned long long) (res.err.total - a.max_output));
-      if (res.status == SR_RUN_TIMEOUT)
-        sr_cli_error ("timed out after %.1f s; the container was killed",
-                      (double) a.timeout_ms / 1000.0);
-      else if (res.status == SR_RUN_OOM)
-        sr_cli_error ("out of memory: killed at the %llu MiB limit",
-                      (unsigned long long) (res.memory_limit >> 20));
-      else if (res.status == SR_RUN_CANCELLED)
-        sr_cli_error ("cancelled; the container was killed");
-    }
+  report_run (&a, policy, &res);
   status = exit_status_of (&res);
   goto out;
 
@@ -528,7 +531,7 @@ out:
   sr_run_result_done (&res);
   sr_image_release (&image);
   sr_store_close (store);
-  sr_seccomp_filter_free (filter);
+  sr_policy_free (policy);
   run_args_done (&a);
   sr_config_done (&config);
   return status;

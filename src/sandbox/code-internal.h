@@ -1,6 +1,6 @@
-/* What run_code (code.c) and sessions (session.c) share: the policy the
- * configuration asks for, the container and command a language runs in,
- * and the private directory that holds the code.  */
+/* What run_code (code.c), the warm pool and sessions share: the container
+ * and command a language runs in, and the private directory that holds
+ * the code.  The container's policy is sandbox/policy.h's.  */
 #ifndef SR_SANDBOX_CODE_INTERNAL_H
 #define SR_SANDBOX_CODE_INTERNAL_H
 
@@ -13,21 +13,7 @@
 #include "image/store.h"
 #include "runtime/container.h"
 #include "sandbox/code.h"
-
-struct sr_seccomp_filter;
-
-/* The seccomp filter (NULL: unconfined) and capability keep-list.  */
-int sr_code_load_policy (const struct sr_config *cfg, struct sr_seccomp_filter **filter,
-                         uint64_t *caps, sr_error_t *err);
-
-/* The container's limits, mounts and policy for image; the caller sets
- * binds, state_dir and label.  */
-void sr_code_container_config (const struct sr_config *cfg, const struct sr_image_use *image,
-                               const struct sr_seccomp_filter *filter, uint64_t caps,
-                               uint64_t timeout_ms, struct sr_container_config *cc);
-
-/* The environment of a command in image.  */
-char **sr_code_env (const struct sr_image_use *image);
+#include "sandbox/policy.h"
 
 /* "g++ -O2 -o x y" -> argv.  */
 char **sr_code_split_command (const char *cmd);
@@ -73,12 +59,12 @@ int sr_code_write_source (int dirfd, const char *name, const char *code, size_t 
 int sr_code_use_image (struct sr_store *store, const struct sr_language *l,
                        struct sr_image_use *image, sr_error_t *err);
 
-/* sr_code_run of a validated request on the native runtime, with the
- * policy loaded by sr_code_load_policy.  res->language is the caller's
- * to set first.  */
+/* sr_code_run of a validated request on the native runtime, under policy
+ * (built for SR_POLICY_NATIVE).  res->language is the caller's to set
+ * first.  */
 int sr_code_run_native (const struct sr_config *cfg, struct sr_store *store,
-                        const struct sr_language *l, const struct sr_seccomp_filter *filter,
-                        uint64_t caps, const struct sr_code_request *req,
-                        struct sr_code_result *res, sr_error_t *err);
+                        const struct sr_language *l, const struct sr_policy *policy,
+                        const struct sr_code_request *req, struct sr_code_result *res,
+                        sr_error_t *err);
 
 #endif

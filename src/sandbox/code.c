@@ -16,10 +16,8 @@
 
 #include "common/defaults.h"
 #include "common/util.h"
-#include "runtime/caps.h"
 #include "runtime/idmap.h"
 #include "runtime/mounts.h"
-#include "runtime/seccomp.h"
 #include "runtime/state.h"
 
 const char *
@@ -259,49 +257,13 @@ sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
   return 0;
 }
 
-char **
-sr_code_env (const struct sr_image_use *image)
-{
-  char **env = NULL;
-
-  sr_env_set (&env, "PATH=" SR_DEFAULT_PATH);
-  sr_env_set (&env, "HOME=" SR_DEFAULT_HOME);
-  sr_env_set (&env, "LANG=" SR_DEFAULT_LANG);
-  for (char **e = image->info.env; e && *e; e++)
-    if (strchr (*e, '=') && **e != '=')
-      sr_env_set (&env, *e);
-  return env;
-}
-
-void
-sr_code_container_config (const struct sr_config *cfg, const struct sr_image_use *image,
-                          const struct sr_seccomp_filter *filter, uint64_t caps,
-                          uint64_t timeout_ms, struct sr_container_config *cc)
-{
-  memset (cc, 0, sizeof *cc);
-  cc->fs.rootfs = image->rootfs;
-  cc->fs.tmp_size = cfg->tmp_size;
-  cc->fs.shm_size = SR_DEFAULT_DEV_SHM_SIZE;
-  cc->fs.scratch_size = cfg->scratch_size;
-  cc->limits.memory = cfg->memory;
-  cc->limits.cpus = cfg->cpus;
-  cc->limits.pids = (uint32_t) cfg->pids;
-  cc->strict_limits = cfg->strict_limits;
-  cc->seccomp = filter;
-  cc->keep_caps = caps;
-  cc->max_cpu_seconds = (uint32_t) ((timeout_ms + 999) / 1000 + 1);
-  cc->max_file_size = cfg->scratch_size > cfg->tmp_size ? cfg->scratch_size : cfg->tmp_size;
-  cc->max_open_files = SR_DEFAULT_MAX_OPEN_FILES;
-}
-
 /* What a native stage runs on.  */
 struct native_stage
 {
   const struct sr_config *cfg;
   const struct sr_image_use *image;
   const char *scratch;
-  const struct sr_seccomp_filter *filter;
-  uint64_t caps;
+  const struct sr_policy *policy;
 };
 
 static int
@@ -318,15 +280,16 @@ run_native_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res
   struct sr_container_config cc;
   struct sr_exec_spec spec = { 0 };
   struct sr_run_options opts = {
-    .timeout_ms = st->timeout_ms, .max_output = n->cfg->max_output, .stdin_fd = -1,
+    .timeout_ms = st->timeout_ms, .max_output = n->policy->max_output, .stdin_fd = -1,
     .cancel_fd = st->req->cancel_fd,
   };
 
   if (argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
-  env = sr_code_env (n->image);
+  env = sr_policy_env (n->policy, n->image->info.env);
   (void) sr_mkdir_p (state_dir, NULL);
-  sr_code_container_config (n->cfg, n->image, n->filter, n->caps, st->timeout_ms, &cc);
+  sr_policy_to_container (n->policy, n->image->rootfs, &cc);
+  cc.max_cpu_seconds = sr_policy_cpu_seconds (st->timeout_ms);
   cc.fs.binds = &bind;
   cc.fs.n_binds = 1;
   cc.state_dir = state_dir;
@@ -351,24 +314,6 @@ sr_code_status_of (const struct sr_run_result *r)
     case SR_RUN_CANCELLED: return SR_CODE_CANCELLED;
     }
   return SR_CODE_ERROR;
-}
-
-int
-sr_code_load_policy (const struct sr_config *cfg, struct sr_seccomp_filter **filter,
-                     uint64_t *caps, sr_error_t *err)
-{
-  _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", cfg->runtime_dir);
-
-  *filter = NULL;
-  *caps = 0;
-  sr_seccomp_set_cache_dir (cache);
-  if (cfg->cap_keep[0] && sr_caps_parse_list (cfg->cap_keep, caps, err) < 0)
-    return sr_error_wrap (err, "cap_keep");
-  if (cfg->seccomp_profile[0] == '\0')
-    return sr_seccomp_filter_default (filter, err);
-  if (strcmp (cfg->seccomp_profile, "unconfined") == 0)
-    return 0;
-  return sr_seccomp_filter_from_file (cfg->seccomp_profile, filter, err);
 }
 
 /* Only sandbox-runner-full sets it (cli/backend_full.c): calling the
@@ -410,8 +355,8 @@ sr_code_use_image (struct sr_store *store, const struct sr_language *l,
 
 int
 sr_code_run_native (const struct sr_config *cfg, struct sr_store *store,
-                    const struct sr_language *l, const struct sr_seccomp_filter *filter,
-                    uint64_t caps, const struct sr_code_request *req, struct sr_code_result *res,
+                    const struct sr_language *l, const struct sr_policy *policy,
+                    const struct sr_code_request *req, struct sr_code_result *res,
                     sr_error_t *err)
 {
   struct sr_image_use image = { .lock_fd = -1 };
@@ -429,8 +374,8 @@ sr_code_run_native (const struct sr_config *cfg, struct sr_store *store,
     goto out;
 
   {
-    struct native_stage n = { .cfg = cfg, .image = &image, .scratch = scratch, .filter = filter,
-                              .caps = caps };
+    struct native_stage n = { .cfg = cfg, .image = &image, .scratch = scratch,
+                              .policy = policy };
 
     r = sr_code_run_stages (cfg, l, req, run_native_stage, &n, res, err);
   }
@@ -447,8 +392,7 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
              const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err)
 {
   const struct sr_language *l = NULL;
-  struct sr_seccomp_filter *filter = NULL;
-  uint64_t caps;
+  struct sr_policy *policy = NULL;
   int r = -1;
 
   memset (res, 0, sizeof *res);
@@ -462,8 +406,8 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
                                      "it through sandbox-runner-full");
       return docker_runner (cfg, l, req, res, err);
     }
-  if (sr_code_load_policy (cfg, &filter, &caps, err) == 0)
-    r = sr_code_run_native (cfg, store, l, filter, caps, req, res, err);
-  sr_seccomp_filter_free (filter);
+  if (sr_policy_new (cfg, SR_POLICY_NATIVE, NULL, &policy, err) == 0)
+    r = sr_code_run_native (cfg, store, l, policy, req, res, err);
+  sr_policy_free (policy);
   return r;
 }

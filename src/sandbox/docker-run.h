@@ -28,20 +28,6 @@ int sr_docker_code_run (const struct sr_config *cfg, const struct sr_language *l
                         const struct sr_code_request *req, struct sr_code_result *res,
                         sr_error_t *err);
 
-/* The policy of every container of ours, from cfg: the limits, a
- * read-only root, the non-root user, the seccomp profile (seccomp_profile
- * as JSON text, "unconfined", or the built-in one) and cap_keep as CapAdd.
- * The caller adds the image, mounts and per-stage limits.  */
-struct sr_docker_policy
-{
-  struct sr_docker_config dc;
-  char *seccomp;
-  char **cap_add;
-};
-int sr_docker_policy_init (const struct sr_config *cfg, struct sr_docker_policy *p,
-                           sr_error_t *err);
-void sr_docker_policy_done (struct sr_docker_policy *p);
-
 /* The hook in code.c; NULL unregisters.  */
 void sr_code_set_docker_runner (sr_code_docker_runner fn);
 /* Whether this binary can run code on Docker (a runner is registered).  */

@@ -17,9 +17,6 @@
 #include "sandbox/code-internal.h"
 #include "sandbox/docker-run.h"
 
-/* The user SR_DOCKER_DEFAULT_USER names: it owns the code directory.  */
-#define CODE_UID 65534
-#define CODE_GID 65534
 /* A file operation is a few small commands; one that takes this long
  * means a daemon or container in trouble.  */
 #define FS_TIMEOUT_MS 60000u
@@ -46,10 +43,12 @@ enum
 
 struct docker_state
 {
-  const struct sr_config *cfg;
   struct sr_docker *d;
-  struct sr_docker_policy pol;
+  struct sr_policy *policy;
 };
+
+/* What a session's container needs beyond a run's (policy.h).  */
+static const struct sr_policy_overrides session_needs = { .session = true };
 
 /* How long the daemon's word that a container runs is taken as still
  * true: the manager asks under its lock, for every session, every
@@ -72,10 +71,9 @@ docker_open (const struct sr_config *cfg, struct sr_store *store, void **ret, sr
   unsigned removed = 0;
 
   (void) store;
-  ds->cfg = cfg;
   if (sr_docker_open (cfg->docker_host && *cfg->docker_host ? cfg->docker_host : NULL, &ds->d,
                       err) < 0
-      || sr_docker_policy_init (cfg, &ds->pol, err) < 0)
+      || sr_policy_new (cfg, SR_POLICY_DOCKER, &session_needs, &ds->policy, err) < 0)
     {
       sr_docker_close (ds->d);
       free (ds);
@@ -93,7 +91,7 @@ docker_close (void *state)
 {
   struct docker_state *ds = state;
 
-  sr_docker_policy_done (&ds->pol);
+  sr_policy_free (ds->policy);
   sr_docker_close (ds->d);
   free (ds);
 }
@@ -139,13 +137,7 @@ docker_image (const struct sr_session_box *b)
 static char **
 docker_env (const struct sr_session_box *b)
 {
-  char **env = NULL;
-
-  (void) b;
-  sr_env_set (&env, "PATH=" SR_DEFAULT_PATH);
-  sr_env_set (&env, "HOME=" SR_DEFAULT_HOME);
-  sr_env_set (&env, "LANG=" SR_DEFAULT_LANG);
-  return env;
+  return sr_policy_env (b->ds->policy, NULL);
 }
 
 static int
@@ -480,16 +472,11 @@ docker_create (void *state, const char *id, const char *image_ref, const char *c
                sr_error_t *err)
 {
   struct docker_state *ds = state;
-  const struct sr_config *cfg = ds->cfg;
   struct sr_session_box *b = sr_xcalloc (1, sizeof *b);
-  struct sr_docker_tmpfs tmpfs[] = {
-    { .path = "/tmp", .size = cfg->tmp_size, .exec = false, .mode = 01777 },
-    { .path = SR_SCRATCH_DIR, .size = cfg->scratch_size, .exec = true, .mode = 0755 },
-    { .path = SR_DATA_DIR, .size = cfg->session_data_size, .exec = false, .mode = 0755 },
-  };
+  struct sr_docker_tmpfs tmpfs[SR_POLICY_DOCKER_TMPFS];
   struct sr_docker_bind bind = { .source = code_dir, .target = SR_CODE_DIR };
   struct sr_docker_label labels[] = { { "org.sandbox-runner.session", id } };
-  struct sr_docker_config dc = ds->pol.dc;
+  struct sr_docker_config dc;
   sr_error_t e = NULL;
   char *image;
 
@@ -505,29 +492,24 @@ docker_create (void *state, const char *id, const char *image_ref, const char *c
       sr_error_wrap (err, "session image %s", image_ref);
       goto fail;
     }
-  /* The container runs as CODE_UID, not as a mapped root: the code
-   * directory must be its own (or, for a runner in the docker group that
-   * is not root, open to all).  */
-  if (geteuid () == 0 ? fchown (code_fd, CODE_UID, CODE_GID) < 0 : fchmod (code_fd, 0777) < 0)
+  /* The container runs as the policy's user, not as a mapped root: the
+   * code directory must be its own (or, for a runner in the docker group
+   * that is not root, open to all).  */
+  if (geteuid () == 0 ? fchown (code_fd, ds->policy->uid, ds->policy->gid) < 0
+                      : fchmod (code_fd, 0777) < 0)
     {
       sr_error_set (err, errno, "chown %s", code_dir);
       goto fail;
     }
-  fs->uid = CODE_UID;
-  fs->gid = CODE_GID;
+  fs->uid = ds->policy->uid;
+  fs->gid = ds->policy->gid;
 
+  sr_policy_to_docker (ds->policy, tmpfs, &dc);
   dc.image = b->image;
-  dc.tmpfs = tmpfs;
-  dc.n_tmpfs = sizeof tmpfs / sizeof tmpfs[0];
   dc.binds = &bind;
   dc.n_binds = 1;
   dc.labels = labels;
   dc.n_labels = sizeof labels / sizeof labels[0];
-  /* As native: a file may fill the data directory, and the CPU-time
-   * rlimit of each command backs the longest timeout.  */
-  if (dc.max_file_size < cfg->session_data_size)
-    dc.max_file_size = cfg->session_data_size;
-  dc.max_cpu_seconds = (uint32_t) ((cfg->max_timeout_ms + 999) / 1000 + 1);
   if (sr_docker_hold (ds->d, &dc, &b->c, err) < 0)
     {
       sr_error_wrap (err, "create the session's container");

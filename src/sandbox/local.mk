@@ -1,5 +1,6 @@
 libsandbox_a_SOURCES += \
 	src/sandbox/code.c src/sandbox/code.h src/sandbox/code-internal.h \
+	src/sandbox/policy.c src/sandbox/policy.h \
 	src/sandbox/pool.c src/sandbox/pool.h \
 	src/sandbox/session.c src/sandbox/session.h \
 	src/sandbox/files.h src/sandbox/files-internal.h src/sandbox/files-path.c \

@@ -12,7 +12,6 @@
 
 #include "common/defaults.h"
 #include "common/util.h"
-#include "runtime/seccomp.h"
 
 /* After a warm container could not be made (the image is missing, the
  * disk is full), the next try waits this long; runs meanwhile make their
@@ -43,10 +42,8 @@ struct sr_code_pool
 {
   const struct sr_config *cfg;
   struct sr_store *store;
-  struct sr_seccomp_filter *filter;
-  uint64_t caps;
+  struct sr_policy *policy; /* its runs', warm or not: the default timeout */
   char *state_dir;
-  uint32_t cpu_seconds;    /* RLIMIT_CPU of a run with the default timeout */
   struct slot *slots;
   size_t n_slots;
 
@@ -58,16 +55,6 @@ struct sr_code_pool
   bool has_thread;
   pthread_t thread;
 };
-
-static uint32_t
-cpu_seconds_of (const struct sr_config *cfg, uint64_t timeout_ms)
-{
-  struct sr_image_use none = { .lock_fd = -1 };
-  struct sr_container_config cc;
-
-  sr_code_container_config (cfg, &none, NULL, 0, timeout_ms ? timeout_ms : cfg->timeout_ms, &cc);
-  return cc.max_cpu_seconds;
-}
 
 static void
 warm_free (struct warm *w)
@@ -101,7 +88,7 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret
       || sr_code_make_dir (p->cfg, &w->scratch, &w->scratch_fd, &w->uid, &w->gid, err) < 0)
     goto fail;
   bind.source = w->scratch;
-  sr_code_container_config (p->cfg, &w->image, p->filter, p->caps, p->cfg->timeout_ms, &cc);
+  sr_policy_to_container (p->policy, w->image.rootfs, &cc);
   cc.fs.binds = &bind;
   cc.fs.n_binds = 1;
   cc.state_dir = p->state_dir;
@@ -202,14 +189,13 @@ sr_code_pool_new (const struct sr_config *cfg, struct sr_store *store,
 
   p->cfg = cfg;
   p->store = store;
-  if (sr_code_load_policy (cfg, &p->filter, &p->caps, err) < 0)
+  if (sr_policy_new (cfg, SR_POLICY_NATIVE, NULL, &p->policy, err) < 0)
     {
       free (p);
       return -1;
     }
   p->state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
   (void) sr_mkdir_p (p->state_dir, NULL);
-  p->cpu_seconds = cpu_seconds_of (cfg, 0);
   pthread_mutex_init (&p->lock, NULL);
   pthread_condattr_init (&attr);
   pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
@@ -254,7 +240,7 @@ sr_code_pool_free (struct sr_code_pool *p)
       *list = w->next;
       warm_free (w);
     }
-  sr_seccomp_filter_free (p->filter);
+  sr_policy_free (p->policy);
   pthread_mutex_destroy (&p->lock);
   pthread_cond_destroy (&p->wake);
   free (p->slots);
@@ -305,7 +291,7 @@ warm_current (struct sr_code_pool *p, const struct warm *w)
 
 struct warm_stage
 {
-  const struct sr_config *cfg;
+  const struct sr_policy *policy;
   struct warm *w;
 };
 
@@ -317,13 +303,13 @@ run_warm_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res, 
   _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
   struct sr_exec_spec spec = { .argv = argv, .cwd = SR_DEFAULT_WORKDIR };
   struct sr_run_options opts = {
-    .timeout_ms = st->timeout_ms, .max_output = ws->cfg->max_output, .stdin_fd = -1,
+    .timeout_ms = st->timeout_ms, .max_output = ws->policy->max_output, .stdin_fd = -1,
     .cancel_fd = st->req->cancel_fd,
   };
 
   if (argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
-  env = sr_code_env (&w->image);
+  env = sr_policy_env (ws->policy, w->image.info.env);
   spec.env = env;
   sr_code_stage_progress (st, &opts);
   return sr_container_start (w->c, &spec, &opts, res, err);
@@ -345,7 +331,10 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
     return -1;
   res->language = sr_xstrdup (l->name);
 
-  if (l->compile[0] == '\0' && cpu_seconds_of (cfg, req->timeout_ms) == p->cpu_seconds)
+  /* A warm container's CPU-seconds backstop is the default timeout's.  */
+  if (l->compile[0] == '\0'
+      && sr_policy_cpu_seconds (req->timeout_ms ? req->timeout_ms : cfg->timeout_ms)
+         == p->policy->max_cpu_seconds)
     w = take (p, l);
   if (w && !warm_current (p, w))
     {
@@ -353,13 +342,13 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
       w = NULL;
     }
   if (w == NULL)
-    return sr_code_run_native (cfg, p->store, l, p->filter, p->caps, req, res, err);
+    return sr_code_run_native (cfg, p->store, l, p->policy, req, res, err);
 
   if (sr_code_write_source (w->scratch_fd, l->source, req->code, req->code_len, w->uid, w->gid,
                             err)
       == 0)
     {
-      struct warm_stage ws = { .cfg = cfg, .w = w };
+      struct warm_stage ws = { .policy = p->policy, .w = w };
 
       r = sr_code_run_stages (cfg, l, req, run_warm_stage, &ws, res, err);
     }

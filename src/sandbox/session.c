@@ -17,7 +17,6 @@
 
 #include "common/defaults.h"
 #include "common/util.h"
-#include "runtime/seccomp.h"
 #include "sandbox/code-internal.h"
 #include "sandbox/session-backend.h"
 #include "sandbox/shell.h"
@@ -223,10 +222,8 @@ create_on_manager (struct sr_sessions *m, const char *image, struct sr_session *
 
 struct native_state
 {
-  const struct sr_config *cfg;
   struct sr_store *store;
-  struct sr_seccomp_filter *filter;
-  uint64_t caps;
+  struct sr_policy *policy;
   char *state_dir;
 };
 
@@ -234,17 +231,20 @@ struct sr_session_box
 {
   struct sr_image_use image;
   struct sr_container *c;
+  const struct sr_policy *policy;  /* the manager's */
 };
+
+/* What a session's container needs beyond a run's (policy.h).  */
+static const struct sr_policy_overrides session_needs = { .session = true };
 
 static int
 native_open (const struct sr_config *cfg, struct sr_store *store, void **ret, sr_error_t *err)
 {
   struct native_state *ns = sr_xcalloc (1, sizeof *ns);
 
-  ns->cfg = cfg;
   ns->store = store;
   ns->state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
-  if (sr_code_load_policy (cfg, &ns->filter, &ns->caps, err) < 0)
+  if (sr_policy_new (cfg, SR_POLICY_NATIVE, &session_needs, &ns->policy, err) < 0)
     {
       free (ns->state_dir);
       free (ns);
@@ -260,7 +260,7 @@ native_close (void *state)
 {
   struct native_state *ns = state;
 
-  sr_seccomp_filter_free (ns->filter);
+  sr_policy_free (ns->policy);
   free (ns->state_dir);
   free (ns);
 }
@@ -292,7 +292,6 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
                sr_error_t *err)
 {
   struct native_state *ns = state;
-  const struct sr_config *cfg = ns->cfg;
   struct sr_session_box *b = sr_xcalloc (1, sizeof *b);
   _cleanup_free_ char *root = NULL, *label = NULL;
   struct sr_container_config cc;
@@ -301,6 +300,7 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
 
   (void) code_fd;
   b->image.lock_fd = -1;
+  b->policy = ns->policy;
   if (sr_store_use (ns->store, image_ref, &b->image, &e) < 0)
     {
       if (e->errnum != ENOENT)
@@ -318,10 +318,7 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
       goto fail;
     }
 
-  sr_code_container_config (cfg, &b->image, ns->filter, ns->caps, cfg->max_timeout_ms, &cc);
-  cc.fs.data_size = cfg->session_data_size;
-  if (cc.max_file_size < cfg->session_data_size)
-    cc.max_file_size = cfg->session_data_size;
+  sr_policy_to_container (ns->policy, b->image.rootfs, &cc);
   bind.source = (char *) code_dir;
   bind.target = (char *) SR_CODE_DIR;
   cc.fs.binds = &bind;
@@ -378,7 +375,7 @@ native_image (const struct sr_session_box *b)
 static char **
 native_env (const struct sr_session_box *b)
 {
-  return sr_code_env (&b->image);
+  return sr_policy_env (b->policy, b->image.info.env);
 }
 
 static int

@@ -10,6 +10,7 @@ unit_tests = \
 	tests/unit/test-registry \
 	tests/unit/test-history \
 	tests/unit/test-files \
+	tests/unit/test-policy \
 	tests/unit/test-state-workdir \
 	tests/unit/test-state-full
 
@@ -27,6 +28,7 @@ tests_unit_test_image_LDADD = $(UNIT_LDADD)
 tests_unit_test_registry_LDADD = $(UNIT_LDADD)
 tests_unit_test_history_LDADD = $(UNIT_LDADD)
 tests_unit_test_files_LDADD = $(UNIT_LDADD)
+tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk
