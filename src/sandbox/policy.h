@@ -84,8 +84,8 @@ struct sr_policy
   uint64_t tmp_size;         /* /tmp */
   uint64_t shm_size;         /* /dev/shm */
   uint64_t scratch_size;     /* SR_SCRATCH_DIR */
-  bool data_dir;             /* a session's SR_DATA_DIR... */
-  uint64_t data_size;        /* ...of this size (native: 0 is none) */
+  bool data_dir;             /* a session's: SR_DATA_DIR on a tmpfs of data_size */
+  uint64_t data_size;        /* (native takes 0 as no data directory) */
   /* rlimits: backstops that hold without any cgroup: no process burns
    * more CPU than a command may last, writes a file larger than the
    * space it could fill, or hoards descriptors */
