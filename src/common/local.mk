@@ -5,4 +5,6 @@ libsandbox_a_SOURCES += \
 	src/common/config.c src/common/config.h \
 	src/common/json.h \
 	src/common/curlbuf.c src/common/curlbuf.h \
+	src/common/run-result.c src/common/run-result.h \
+	src/common/workdir.c src/common/workdir.h \
 	src/common/defaults.h

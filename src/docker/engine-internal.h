@@ -32,7 +32,6 @@
 
 #include "common/curlbuf.h"
 #include "docker/engine.h"
-#include "runtime/supervise.h"
 
 #define CONNECT_TIMEOUT_MS 3000L
 /* A control request that takes longer than this means a daemon in

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "runtime/container.h"
+#include "common/run-result.h"
 
 #define SR_DOCKER_DEFAULT_HOST "unix:///var/run/docker.sock"
 /* nobody:nogroup, which exists in Debian's images and is never the owner

@@ -16,9 +16,9 @@
 #include "common/json.h"
 #include "common/defaults.h"
 #include "common/util.h"
+#include "common/workdir.h"
 #include "image/layer.h"
 #include "image/oci.h"
-#include "runtime/state.h"
 
 #define MAX_INDEX_DEPTH 4
 

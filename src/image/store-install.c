@@ -18,9 +18,9 @@
 #include "common/defaults.h"
 #include "common/json.h"
 #include "common/util.h"
+#include "common/workdir.h"
 #include "image/layer.h"
 #include "image/oci.h"
-#include "runtime/state.h"
 
 /* The mount points the runtime needs, made in every rootfs.  */
 static const char *const runtime_dirs[] = { "proc", "sys", "dev", "tmp", "work", "scratch",

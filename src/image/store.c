@@ -17,8 +17,8 @@
 #include "common/json.h"
 #include "common/defaults.h"
 #include "common/util.h"
+#include "common/workdir.h"
 #include "image/oci.h"
-#include "runtime/state.h"
 
 #define PARTIAL_SUFFIX ".partial"
 

@@ -56,23 +56,6 @@ static struct hierarchies hier;
 static pthread_once_t hier_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t v2_setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
-const char *
-sr_limit_mechanism_name (enum sr_limit_mechanism m)
-{
-  switch (m)
-    {
-    case SR_LIMIT_CGROUP2:
-      return "cgroup2";
-    case SR_LIMIT_CGROUP1:
-      return "cgroup1";
-    case SR_LIMIT_RLIMIT:
-      return "rlimit";
-    case SR_LIMIT_NONE:
-      break;
-    }
-  return "none";
-}
-
 /* True when word is one of the items of list, which are separated by any
  * of the characters in seps (",": mount options, " \n": cgroup.controllers).  */
 static bool

@@ -17,28 +17,13 @@
 #include <sys/types.h>
 
 #include "common/error.h"
-
-enum sr_limit_mechanism
-{
-  SR_LIMIT_NONE = 0,   /* not enforced */
-  SR_LIMIT_CGROUP2,
-  SR_LIMIT_CGROUP1,
-  SR_LIMIT_RLIMIT,
-};
-
-const char *sr_limit_mechanism_name (enum sr_limit_mechanism m); /* "cgroup2", ... "none" */
+#include "common/run-result.h"
 
 struct sr_cgroup_limits
 {
   uint64_t memory;   /* bytes, 0: unlimited */
   double cpus;       /* CPUs (0.5 = half a CPU), 0: unlimited */
   uint32_t pids;     /* 0: unlimited */
-};
-
-/* Which mechanism each limit got.  */
-struct sr_limit_report
-{
-  enum sr_limit_mechanism memory, cpu, pids;
 };
 
 struct sr_cgroup;

@@ -67,27 +67,6 @@ struct sr_container
   char *state_dir;        /* set once the state entry is written */
 };
 
-const char *
-sr_run_status_name (enum sr_run_status s)
-{
-  switch (s)
-    {
-    case SR_RUN_SUCCESS: return "success";
-    case SR_RUN_ERROR: return "error";
-    case SR_RUN_TIMEOUT: return "timeout";
-    case SR_RUN_OOM: return "oom";
-    case SR_RUN_CANCELLED: return "cancelled";
-    }
-  return "unknown";
-}
-
-void
-sr_run_result_done (struct sr_run_result *r)
-{
-  sr_captured_done (&r->out);
-  sr_captured_done (&r->err);
-}
-
 pid_t
 sr_container_pid (const struct sr_container *c)
 {

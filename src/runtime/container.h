@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "common/error.h"
+#include "common/run-result.h"
 #include "runtime/cgroup.h"
 #include "runtime/mounts.h"
 #include "runtime/sync.h"
@@ -39,62 +40,6 @@ struct sr_container_config
   const char *state_dir;                   /* where ps and kill find it; NULL: nowhere */
   const char *label;                       /* what it runs, for ps */
 };
-
-struct sr_exec_spec
-{
-  char *const *argv;  /* argv[0] is looked up in the container's PATH */
-  char *const *env;   /* complete environment (NULL: PATH, HOME, LANG) */
-  const char *cwd;    /* NULL: SR_DEFAULT_WORKDIR */
-};
-
-enum sr_run_status
-{
-  SR_RUN_SUCCESS,    /* exited 0 */
-  SR_RUN_ERROR,      /* exited non-zero or killed by a signal */
-  SR_RUN_TIMEOUT,
-  SR_RUN_OOM,
-  SR_RUN_CANCELLED,
-};
-const char *sr_run_status_name (enum sr_run_status s);
-
-enum sr_stream { SR_STREAM_STDOUT = 1, SR_STREAM_STDERR = 2 };
-
-/* Called for every chunk of output as it arrives (before capping), from
- * the supervising thread.  */
-typedef void (*sr_output_cb) (enum sr_stream stream, const char *buf, size_t len, void *userdata);
-
-struct sr_run_options
-{
-  uint64_t timeout_ms;   /* 0: no timeout */
-  size_t max_output;     /* cap per stream; 0: SR_DEFAULT_MAX_OUTPUT */
-  int stdin_fd;          /* -1: /dev/null */
-  int cancel_fd;         /* readable means cancel (eventfd, signalfd); -1: none */
-  sr_output_cb on_output;
-  void *userdata;
-};
-
-struct sr_captured
-{
-  char *data;           /* NUL-terminated, at most max_output bytes */
-  size_t len;
-  uint64_t total;       /* bytes the process wrote */
-  bool truncated;
-};
-
-struct sr_run_result
-{
-  enum sr_run_status status;
-  int exit_code;         /* valid when signal == 0 */
-  int signal;            /* terminating signal, 0 if it exited */
-  struct sr_captured out, err;
-  uint64_t duration_ns;  /* start to the last process gone */
-  uint64_t cpu_ns;       /* user + system time of the init and what it reaped */
-  uint64_t marks[SR_MARK_MAX];
-  struct sr_limit_report limits;
-  uint64_t memory_limit; /* what was asked, for messages */
-  uint64_t memory_peak;
-};
-void sr_run_result_done (struct sr_run_result *r);
 
 struct sr_container;
 

@@ -23,55 +23,6 @@
  * (an fd passed out of the container), so stop reading.  */
 #define DRAIN_GRACE_MS 2000
 
-void
-sr_capture_add (struct sr_capture *cap, const char *buf, size_t len)
-{
-  size_t room = cap->cap - cap->c.len;
-  size_t keep = len < room ? len : room;
-
-  cap->c.total += len;
-  if (keep < len)
-    cap->c.truncated = true;
-  if (keep == 0)
-    return;
-  if (cap->c.len + keep + 1 > cap->alloc)
-    {
-      size_t want = cap->alloc ? cap->alloc * 2 : 4096;
-
-      while (want < cap->c.len + keep + 1)
-        want *= 2;
-      if (want > cap->cap + 1)
-        want = cap->cap + 1;
-      cap->c.data = sr_xrealloc (cap->c.data, want);
-      cap->alloc = want;
-    }
-  memcpy (cap->c.data + cap->c.len, buf, keep);
-  cap->c.len += keep;
-  cap->c.data[cap->c.len] = '\0';
-}
-
-struct sr_captured
-sr_capture_finish (struct sr_capture *cap)
-{
-  struct sr_captured c;
-
-  if (cap->c.data == NULL)
-    cap->c.data = sr_xstrdup ("");
-  if (cap->c.truncated)
-    {
-      _cleanup_free_ char *marker = sr_xasprintf (SR_TRUNCATION_MARKER_FMT, cap->c.len,
-                                                  (unsigned long long) (cap->c.total - cap->c.len));
-      size_t mlen = strlen (marker);
-
-      cap->c.data = sr_xrealloc (cap->c.data, cap->c.len + mlen + 1);
-      memcpy (cap->c.data + cap->c.len, marker, mlen + 1);
-      cap->c.len += mlen;
-    }
-  c = cap->c;
-  memset (cap, 0, sizeof *cap);
-  return c;
-}
-
 /* Reads what is there; returns 0 at EOF, 1 when more may come.  */
 static int
 drain (int fd, enum sr_stream stream, struct sr_capture *cap, const struct sr_supervise_io *io)
@@ -207,9 +158,3 @@ out:
   return r;
 }
 
-void
-sr_captured_done (struct sr_captured *c)
-{
-  free (c->data);
-  memset (c, 0, sizeof *c);
-}

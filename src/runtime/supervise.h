@@ -41,20 +41,4 @@ struct sr_supervise_outcome
 int sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret,
                   sr_error_t *err);
 
-void sr_captured_done (struct sr_captured *c);
-
-/* A stream's output as it comes, kept up to cap bytes (the rest counted
- * in c.total): what every backend keeps, so their results agree.  Set
- * cap, zero the rest.  */
-struct sr_capture
-{
-  struct sr_captured c;
-  size_t cap;
-  size_t alloc;
-};
-void sr_capture_add (struct sr_capture *cap, const char *buf, size_t len);
-/* The text kept ("" when none), ending with the truncation marker when
- * output was cut; *cap is left empty.  */
-struct sr_captured sr_capture_finish (struct sr_capture *cap);
-
 #endif

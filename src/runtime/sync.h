@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/run-result.h"
+
 enum sr_sync_type
 {
   SR_SYNC_GO = 1,
@@ -29,26 +31,6 @@ enum sr_sync_type
   SR_SYNC_ERROR,
   SR_SYNC_HOLD,   /* parent -> child instead of START: become a holding init */
   SR_SYNC_PID,    /* joiner -> parent: the command's host pid, in `pid` */
-};
-
-/* Timing points of the container setup, CLOCK_MONOTONIC ns.  The child's
- * points travel to the parent in READY and EXEC.  */
-enum sr_mark
-{
-  SR_MARK_LIMITS,       /* parent, before creating the cgroups */
-  SR_MARK_CLONE,        /* parent, just before clone */
-  SR_MARK_CHILD_START,  /* child, first instruction after clone */
-  SR_MARK_ATTACHED,     /* parent, the child is in its cgroups */
-  SR_MARK_IDMAP,        /* parent, maps written */
-  SR_MARK_MOUNTS,       /* child, all mounts done */
-  SR_MARK_PIVOT,        /* child, pivot_root done and old root detached */
-  SR_MARK_NET,          /* child, lo up and hostname set */
-  SR_MARK_READY,        /* child, about to wait for START */
-  SR_MARK_START,        /* parent, START sent */
-  SR_MARK_CAPS,         /* child, capabilities dropped, fds closed */
-  SR_MARK_SECCOMP,      /* child, filter loaded: execve is next */
-  SR_MARK_EXEC,         /* parent, saw EOF after EXEC */
-  SR_MARK_MAX
 };
 
 #define SR_SYNC_TEXT_MAX 384

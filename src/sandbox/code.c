@@ -16,24 +16,10 @@
 
 #include "common/defaults.h"
 #include "common/util.h"
+#include "common/workdir.h"
 #include "runtime/idmap.h"
 #include "runtime/mounts.h"
 #include "runtime/state.h"
-
-const char *
-sr_code_status_name (enum sr_code_status s)
-{
-  switch (s)
-    {
-    case SR_CODE_SUCCESS: return "success";
-    case SR_CODE_ERROR: return "error";
-    case SR_CODE_TIMEOUT: return "timeout";
-    case SR_CODE_COMPILE_ERROR: return "compile_error";
-    case SR_CODE_OOM: return "oom";
-    case SR_CODE_CANCELLED: return "cancelled";
-    }
-  return "unknown";
-}
 
 void
 sr_code_result_done (struct sr_code_result *r)

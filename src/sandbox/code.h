@@ -17,19 +17,9 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "common/run-result.h"
 #include "image/store.h"
 #include "runtime/container.h"
-
-enum sr_code_status
-{
-  SR_CODE_SUCCESS,
-  SR_CODE_ERROR,
-  SR_CODE_TIMEOUT,
-  SR_CODE_COMPILE_ERROR,
-  SR_CODE_OOM,
-  SR_CODE_CANCELLED,
-};
-const char *sr_code_status_name (enum sr_code_status s);
 
 struct sr_code_request
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/state.h"
+#include "common/workdir.h"
 #include "tap.h"
 
 static int
