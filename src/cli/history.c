@@ -6,14 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/util.h"
-#include "store/history.h"
+#include "sandbox/service.h"
 
 #define CODE_COLUMN_CHARS 40
 
@@ -196,12 +195,10 @@ sr_cmd_history (int argc, char **argv)
   };
   struct sr_config config = { 0 };
   struct sr_history_filter filter = { 0 };
-  struct sr_history *h = NULL;
   struct sr_history_entry *v = NULL;
   size_t n = 0;
   sr_error_t err = NULL;
   bool json = false;
-  struct stat st;
   int c, status = SR_EXIT_RUNNER;
 
   if (sr_cli_load_config (&config) < 0)
@@ -261,11 +258,7 @@ sr_cmd_history (int argc, char **argv)
       goto out;
     }
 
-  /* No database yet is an empty history, not a reason to create one.  */
-  if (stat (config.history_db, &st) < 0 && errno == ENOENT)
-    ;
-  else if (sr_history_open (config.history_db, &h, &err) < 0
-           || sr_history_list (h, &filter, &v, &n, &err) < 0)
+  if (sr_service_history_query (&config, &filter, &v, &n, &err) < 0)
     {
       sr_cli_error ("history: %s", err->msg);
       sr_error_free (&err);
@@ -280,7 +273,6 @@ sr_cmd_history (int argc, char **argv)
 
 out:
   sr_history_entries_free (v, n);
-  sr_history_close (h);
   sr_config_done (&config);
   return status;
 }

@@ -5,7 +5,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "runtime/container.h"
+#include "common/run-result.h"
 
 cJSON *sr_result_to_json (const struct sr_run_result *r);
 /* {"status":"error","error":"pivot_root: Invalid argument", ...} for a run

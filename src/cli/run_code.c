@@ -14,10 +14,8 @@
 #include "common/config.h"
 #include "common/defaults.h"
 #include "common/util.h"
-#include "image/store.h"
-#include "sandbox/code.h"
 #include "sandbox/docker-run.h"
-#include "store/history.h"
+#include "sandbox/service.h"
 
 static void
 usage (FILE *f, const struct sr_config *cfg)
@@ -49,26 +47,47 @@ code_result_json (const struct sr_code_result *r)
   return o;
 }
 
-/* A run that happened goes into the history; a failure to record it is
- * only a warning and leaves the run's exit status alone.  */
+/* The JSON of a request that ran nothing.  */
 static void
-record_history (const struct sr_config *cfg, const struct sr_code_request *req,
-                const struct sr_code_result *res)
+print_refusal_json (const sr_error_t err)
 {
-  struct sr_history *h = NULL;
-  struct sr_history_entry e;
-  sr_error_t err = NULL;
+  cJSON *o = cJSON_CreateObject ();
+  const char *failure = sr_error_code (err);
+  _cleanup_free_ char *text = NULL;
 
-  if (cfg->history_db == NULL || *cfg->history_db == '\0')
-    return;
-  sr_history_entry_from_code (&e, req, res, "cli");
-  if (sr_history_open (cfg->history_db, &h, &err) < 0 || sr_history_add (h, &e, &err) < 0)
-    {
-      fprintf (stderr, "sandbox-runner: warning: history: %s\n", err->msg);
-      sr_error_free (&err);
-    }
-  sr_history_close (h);
-  sr_history_entry_done (&e);
+  cJSON_AddStringToObject (o, "status", "error");
+  cJSON_AddStringToObject (o, "error", err->msg);
+  cJSON_AddBoolToObject (o, "invalid_request", err->errnum == EINVAL);
+  /* image_missing or sandbox_error, as the MCP tool reports it.  */
+  if (err->errnum != EINVAL)
+    cJSON_AddStringToObject (o, "failure", failure ? failure : "sandbox_error");
+  text = cJSON_PrintUnformatted (o);
+  puts (text);
+  cJSON_Delete (o);
+}
+
+/* The program's output as it wrote it, then what ended it.  */
+static void
+print_result (const struct sr_code_result *res)
+{
+  sr_write_all (STDOUT_FILENO, res->run.out.data ? res->run.out.data : "", res->run.out.len);
+  if (res->run.out.truncated)
+    fprintf (stdout, SR_TRUNCATION_MARKER_FMT, res->run.out.len,
+             (unsigned long long) (res->run.out.total - res->run.out.len));
+  fflush (stdout);
+  sr_write_all (STDERR_FILENO, res->run.err.data ? res->run.err.data : "", res->run.err.len);
+  if (res->run.err.truncated)
+    fprintf (stderr, SR_TRUNCATION_MARKER_FMT, res->run.err.len,
+             (unsigned long long) (res->run.err.total - res->run.err.len));
+  if (res->status == SR_CODE_COMPILE_ERROR)
+    sr_cli_error ("compile error (%s)", res->run.status == SR_RUN_TIMEOUT ? "the compiler timed out"
+                                      : res->run.status == SR_RUN_OOM ? "the compiler ran out of memory"
+                                      : "the compiler failed");
+  else if (res->status == SR_CODE_TIMEOUT)
+    sr_cli_error ("timed out; the container was killed");
+  else if (res->status == SR_CODE_OOM)
+    sr_cli_error ("out of memory: killed at the %llu MiB limit",
+                  (unsigned long long) (res->run.memory_limit >> 20));
 }
 
 static int
@@ -87,8 +106,11 @@ exit_status_of (const struct sr_code_result *r)
     }
 }
 
-int
-sr_cmd_run_code (int argc, char **argv)
+/* Reads the options into config, req and json; -1 when the command ends
+ * here with *status.  */
+static int
+parse_options (int argc, char **argv, struct sr_config *config, struct sr_code_request *req,
+               bool *json, int *status)
 {
   static const struct option options[] = {
     { "language", required_argument, NULL, 'l' },
@@ -98,51 +120,61 @@ sr_cmd_run_code (int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { 0 },
   };
-  struct sr_config config = { 0 };
-  struct sr_code_request req = { .cancel_fd = -1 };
-  struct sr_code_result res = { 0 };
-  struct sr_store *store = NULL;
-  _cleanup_free_ char *code = NULL;
-  sr_error_t err = NULL;
-  bool json = false;
-  int c, status = SR_EXIT_RUNNER;
+  int c;
 
-  if (sr_cli_load_config (&config) < 0)
-    return SR_EXIT_RUNNER;
   optind = 1;
   while ((c = getopt_long (argc, argv, "l:h", options, NULL)) != -1)
     switch (c)
       {
       case 'l':
-        req.language = optarg;
+        req->language = optarg;
         break;
       case 't':
-        if (sr_parse_seconds (optarg, &req.timeout_ms) < 0 || req.timeout_ms == 0)
+        if (sr_parse_seconds (optarg, &req->timeout_ms) < 0 || req->timeout_ms == 0)
           {
             sr_cli_error ("invalid --timeout '%s': expected seconds, such as 10 or 2.5", optarg);
-            goto out;
+            return -1;
           }
         break;
       case 'j':
-        json = true;
+        *json = true;
         break;
       case 'b':
         if (strcmp (optarg, "native") != 0 && strcmp (optarg, "docker") != 0)
           {
             sr_cli_error ("invalid --backend '%s': expected native or docker", optarg);
-            goto out;
+            return -1;
           }
-        free (config.backend);
-        config.backend = sr_xstrdup (optarg);
+        free (config->backend);
+        config->backend = sr_xstrdup (optarg);
         break;
       case 'h':
-        usage (stdout, &config);
-        status = 0;
-        goto out;
+        usage (stdout, config);
+        *status = 0;
+        return -1;
       default:
-        usage (stderr, &config);
-        goto out;
+        usage (stderr, config);
+        return -1;
       }
+  return 0;
+}
+
+int
+sr_cmd_run_code (int argc, char **argv)
+{
+  struct sr_config config = { 0 };
+  struct sr_code_request req = { .cancel_fd = -1 };
+  struct sr_service_run run = { 0 };
+  struct sr_service *service = NULL;
+  _cleanup_free_ char *code = NULL;
+  sr_error_t err = NULL;
+  bool json = false;
+  int status = SR_EXIT_RUNNER;
+
+  if (sr_cli_load_config (&config) < 0)
+    return SR_EXIT_RUNNER;
+  if (parse_options (argc, argv, &config, &req, &json, &status) < 0)
+    goto out;
   if (req.language == NULL)
     {
       sr_cli_error ("run-code: --language is required");
@@ -171,27 +203,16 @@ sr_cmd_run_code (int argc, char **argv)
     }
   req.code = code;
   req.cancel_fd = sr_cli_cancel_fd ();
-  if (sr_cli_open_store (&config, &store) < 0)
-    goto out;
-
-  if (sr_code_run (&config, store, &req, &res, &err) < 0)
+  if (sr_service_open (&config, SR_SERVICE_ONE_SHOT, "cli", &service, &err) < 0)
+    {
+      sr_cli_error ("%s", err->msg);
+      sr_error_free (&err);
+      goto out;
+    }
+  if (sr_service_run_code (service, &req, NULL, &run, &err) < 0)
     {
       if (json)
-        {
-          cJSON *o = cJSON_CreateObject ();
-          const char *failure = sr_error_code (err);
-          _cleanup_free_ char *text = NULL;
-
-          cJSON_AddStringToObject (o, "status", "error");
-          cJSON_AddStringToObject (o, "error", err->msg);
-          cJSON_AddBoolToObject (o, "invalid_request", err->errnum == EINVAL);
-          /* image_missing or sandbox_error, as the MCP tool reports it.  */
-          if (err->errnum != EINVAL)
-            cJSON_AddStringToObject (o, "failure", failure ? failure : "sandbox_error");
-          text = cJSON_PrintUnformatted (o);
-          puts (text);
-          cJSON_Delete (o);
-        }
+        print_refusal_json (err);
       else
         sr_cli_error ("%s", err->msg);
       sr_error_free (&err);
@@ -200,42 +221,26 @@ sr_cmd_run_code (int argc, char **argv)
 
   if (json)
     {
-      cJSON *o = code_result_json (&res);
+      cJSON *o = code_result_json (&run.code);
       _cleanup_free_ char *text = cJSON_PrintUnformatted (o);
 
       puts (text);
       cJSON_Delete (o);
     }
   else
-    {
-      sr_write_all (STDOUT_FILENO, res.run.out.data ? res.run.out.data : "", res.run.out.len);
-      if (res.run.out.truncated)
-        fprintf (stdout, SR_TRUNCATION_MARKER_FMT, res.run.out.len,
-                 (unsigned long long) (res.run.out.total - res.run.out.len));
-      fflush (stdout);
-      sr_write_all (STDERR_FILENO, res.run.err.data ? res.run.err.data : "", res.run.err.len);
-      if (res.run.err.truncated)
-        fprintf (stderr, SR_TRUNCATION_MARKER_FMT, res.run.err.len,
-                 (unsigned long long) (res.run.err.total - res.run.err.len));
-      if (res.status == SR_CODE_COMPILE_ERROR)
-        sr_cli_error ("compile error (%s)", res.run.status == SR_RUN_TIMEOUT ? "the compiler timed out"
-                                          : res.run.status == SR_RUN_OOM ? "the compiler ran out of memory"
-                                          : "the compiler failed");
-      else if (res.status == SR_CODE_TIMEOUT)
-        sr_cli_error ("timed out; the container was killed");
-      else if (res.status == SR_CODE_OOM)
-        sr_cli_error ("out of memory: killed at the %llu MiB limit",
-                      (unsigned long long) (res.run.memory_limit >> 20));
-    }
+    print_result (&run.code);
   fflush (stdout);
-  record_history (&config, &req, &res);
-  status = exit_status_of (&res);
+  /* A failure to record the run is only a warning and leaves the run's
+   * exit status alone.  */
+  if (run.history_failed)
+    fprintf (stderr, "sandbox-runner: warning: history: %s\n", run.history_problem);
+  status = exit_status_of (&run.code);
 
 out:
   if (req.cancel_fd >= 0)
     close (req.cancel_fd);
-  sr_code_result_done (&res);
-  sr_store_close (store);
+  sr_service_run_done (&run);
+  sr_service_close (service);
   sr_config_done (&config);
   return status;
 }

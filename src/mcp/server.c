@@ -11,14 +11,9 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "image/store.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
-#include "runtime/seccomp.h"
-#include "sandbox/code.h"
-#include "sandbox/pool.h"
-#include "sandbox/session.h"
-#include "store/history.h"
+#include "sandbox/service.h"
 
 const char *const sr_mcp_protocol_versions[] = {
   SR_MCP_PROTOCOL_LATEST, "2025-06-18", "2025-03-26", "2024-11-05", NULL,
@@ -36,12 +31,7 @@ static const char *const log_levels[] = {
 struct sr_mcp_server
 {
   const struct sr_config *cfg;
-  struct sr_store *store;
-  struct sr_history *history;
-  char *history_problem;
-  struct sr_sessions *sessions;
-  char *sessions_problem;
-  struct sr_code_pool *pool;   /* NULL: the policy did not load; runs say why */
+  struct sr_service *service;
   char *files_url;
   pthread_mutex_t lock;
   pthread_cond_t slot_freed;
@@ -81,33 +71,12 @@ int
 sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, sr_error_t *err)
 {
   struct sr_mcp_server *s = sr_xcalloc (1, sizeof *s);
-  _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", cfg->runtime_dir);
-  sr_error_t e = NULL;
 
   s->cfg = cfg;
-  if (sr_store_open (cfg->image_store, &s->store, err) < 0)
+  if (sr_service_open (cfg, SR_SERVICE_SERVER, "mcp", &s->service, err) < 0)
     {
       free (s);
       return -1;
-    }
-  /* A history that cannot open costs the history, never the runs.  */
-  if (sr_history_open (cfg->history_db, &s->history, &e) < 0)
-    {
-      s->history_problem = sr_xstrdup (e->msg);
-      sr_error_free (&e);
-    }
-  /* Set once, before any worker thread reads it.  */
-  sr_seccomp_set_cache_dir (cache);
-  /* A server killed with SIGKILL could not clean up: its containers' state,
-   * cgroups and scratch directories go before this one runs anything.  */
-  sr_code_reclaim (cfg);
-  if (sr_code_pool_new (cfg, s->store, &s->pool, &e) < 0)
-    sr_error_free (&e);
-  /* Sessions that cannot start cost the sessions, never one-shot runs.  */
-  if (sr_sessions_new (cfg, s->store, &s->sessions, &e) < 0)
-    {
-      s->sessions_problem = sr_xstrdup (e->msg);
-      sr_error_free (&e);
     }
   pthread_mutex_init (&s->lock, NULL);
   pthread_cond_init (&s->slot_freed, NULL);
@@ -120,12 +89,7 @@ sr_mcp_server_free (struct sr_mcp_server *s)
 {
   if (s == NULL)
     return;
-  sr_sessions_free (s->sessions);
-  sr_code_pool_free (s->pool);
-  sr_history_close (s->history);
-  sr_store_close (s->store);
-  free (s->history_problem);
-  free (s->sessions_problem);
+  sr_service_close (s->service);
   free (s->files_url);
   pthread_mutex_destroy (&s->lock);
   pthread_cond_destroy (&s->slot_freed);
@@ -135,7 +99,7 @@ sr_mcp_server_free (struct sr_mcp_server *s)
 struct sr_sessions *
 sr_mcp_server_sessions (struct sr_mcp_server *s)
 {
-  return s->sessions;
+  return sr_service_sessions (s->service);
 }
 
 void
@@ -315,8 +279,7 @@ call_main (void *arg)
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (call->params, "name");
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (call->params, "arguments");
   struct sr_mcp_tool_ctx ctx = {
-    .cfg = s->cfg, .store = s->store, .history = s->history,
-    .history_problem = s->history_problem, .sessions = s->sessions, .pool = s->pool,
+    .cfg = s->cfg, .service = s->service, .sessions = sr_service_sessions (s->service),
     .files_url = s->files_url, .cancel_fd = call->cancel_fd,
     .on_progress = on_progress, .on_warning = on_warning, .userdata = call,
   };
@@ -507,10 +470,12 @@ do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   snprintf (c->protocol, sizeof c->protocol, "%s", chosen);
   pthread_mutex_unlock (&c->lock);
   send_text (c, m->id, sr_rpc_result (m->id, result));
-  if (c->s->history == NULL)
-    log_message (c, 3, "the run history is unavailable: %s", c->s->history_problem);
-  if (c->s->sessions == NULL)
-    log_message (c, 3, "sessions are unavailable: %s", c->s->sessions_problem);
+  if (sr_service_history_problem (c->s->service))
+    log_message (c, 3, "the run history is unavailable: %s",
+                 sr_service_history_problem (c->s->service));
+  if (sr_service_sessions (c->s->service) == NULL)
+    log_message (c, 3, "sessions are unavailable: %s",
+                 sr_service_sessions_problem (c->s->service));
 }
 
 static void

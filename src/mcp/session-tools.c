@@ -15,7 +15,6 @@
 #include "mcp/tools-internal.h"
 #include "sandbox/files.h"
 #include "sandbox/session.h"
-#include "store/history.h"
 
 #define SESSION_ID_PROP                                                                 \
   "\"session_id\":{\"type\":\"string\",\"description\":\"The session, as create_session, " \

@@ -8,7 +8,7 @@
 
 #include "common/error.h"
 #include "mcp/tools.h"
-#include "runtime/container.h"
+#include "common/run-result.h"
 
 /* A CallToolResult of structured (taken over): structuredContent and the
  * same as text; a refusal carries its JSON in the text only.  */

@@ -11,9 +11,7 @@
 #include "common/utf8.h"
 #include "common/util.h"
 #include "mcp/session-tools.h"
-#include "sandbox/code.h"
-#include "sandbox/pool.h"
-#include "sandbox/session.h"
+#include "sandbox/service.h"
 
 /* The tool definitions, as tools/list sends them.  */
 static const char tool_definitions[] =
@@ -210,17 +208,13 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
   static const char *const known[] = { "code", "language", "timeout_seconds", "session_id",
                                        NULL };
   const cJSON *session_id = cJSON_GetObjectItemCaseSensitive (args, "session_id");
-  struct sr_session *session = NULL;
-  struct sr_artifact *artifacts = NULL;
-  size_t n_artifacts = 0;
-  int r;
   const cJSON *code = cJSON_GetObjectItemCaseSensitive (args, "code");
   const cJSON *language = cJSON_GetObjectItemCaseSensitive (args, "language");
   const cJSON *timeout = cJSON_GetObjectItemCaseSensitive (args, "timeout_seconds");
   struct sr_code_request req = {
     .cancel_fd = ctx->cancel_fd, .on_progress = ctx->on_progress, .userdata = ctx->userdata,
   };
-  struct sr_code_result res = { 0 };
+  struct sr_service_run run;
   const struct sr_language *lang;
   sr_error_t err = NULL;
   cJSON *o, *bad;
@@ -247,83 +241,56 @@ call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_c
   /* Every refusal of sr_code_validate has its code.  */
   if (sr_code_validate (ctx->cfg, &req, &lang, &err) < 0)
     return sr_mcp_tool_refusal (&err);
-  if (session_id && !cJSON_IsNull (session_id))
+  if (session_id && !cJSON_IsNull (session_id)
+      && (!cJSON_IsString (session_id) || *session_id->valuestring == '\0'))
+    return sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
+  if (sr_service_run_code (ctx->service, &req,
+                           cJSON_IsString (session_id) ? session_id->valuestring : NULL, &run,
+                           &err)
+      < 0)
     {
-      if (!cJSON_IsString (session_id) || *session_id->valuestring == '\0')
-        return sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
-      if (ctx->sessions == NULL)
-        return sr_mcp_tool_error ("sessions_unavailable", "this server has no session support");
-      if (sr_sessions_acquire (ctx->sessions, session_id->valuestring, NULL, ctx->cancel_fd, &session,
-                               &err)
-          < 0)
-        return sr_mcp_tool_refusal (&err);
-      r = sr_session_run_code (session, &req, &res, &artifacts, &n_artifacts, &err);
-    }
-  else if (ctx->pool)
-    r = sr_code_pool_run (ctx->pool, &req, &res, &err);
-  else
-    r = sr_code_run (ctx->cfg, ctx->store, &req, &res, &err);
-  if (r < 0)
-    {
-      sr_session_release (session);
-      sr_code_result_done (&res);
+      sr_service_run_done (&run);
       return sr_mcp_tool_refusal (&err);
     }
-  *ret_cancelled = res.status == SR_CODE_CANCELLED;
+  *ret_cancelled = run.code.status == SR_CODE_CANCELLED;
 
   o = cJSON_CreateObject ();
-  cJSON_AddStringToObject (o, "status", sr_code_status_name (res.status));
+  cJSON_AddStringToObject (o, "status", sr_code_status_name (run.code.status));
   cJSON_AddNumberToObject (o, "exit_code",
-                           res.run.signal ? 128 + res.run.signal : res.run.exit_code);
-  sr_mcp_add_output (o, "stdout", "stdout_encoding", &res.run.out);
-  sr_mcp_add_output (o, "stderr", "stderr_encoding", &res.run.err);
-  cJSON_AddBoolToObject (o, "stdout_truncated", res.run.out.truncated);
-  cJSON_AddBoolToObject (o, "stderr_truncated", res.run.err.truncated);
-  cJSON_AddNumberToObject (o, "duration_ms", (double) res.duration_ms);
-  if (res.compiled)
-    cJSON_AddNumberToObject (o, "compile_ms", (double) res.compile_ms);
-  cJSON_AddStringToObject (o, "language", res.language);
-  if (session)
+                           run.code.run.signal ? 128 + run.code.run.signal
+                                               : run.code.run.exit_code);
+  sr_mcp_add_output (o, "stdout", "stdout_encoding", &run.code.run.out);
+  sr_mcp_add_output (o, "stderr", "stderr_encoding", &run.code.run.err);
+  cJSON_AddBoolToObject (o, "stdout_truncated", run.code.run.out.truncated);
+  cJSON_AddBoolToObject (o, "stderr_truncated", run.code.run.err.truncated);
+  cJSON_AddNumberToObject (o, "duration_ms", (double) run.code.duration_ms);
+  if (run.code.compiled)
+    cJSON_AddNumberToObject (o, "compile_ms", (double) run.code.compile_ms);
+  cJSON_AddStringToObject (o, "language", run.code.language);
+  if (run.session_id)
     {
-      cJSON_AddStringToObject (o, "session_id", sr_session_id (session));
-      sr_mcp_add_artifacts (o, ctx, sr_session_id (session), artifacts, n_artifacts);
-      sr_artifacts_free (artifacts, n_artifacts);
-      sr_session_release (session);
+      cJSON_AddStringToObject (o, "session_id", run.session_id);
+      sr_mcp_add_artifacts (o, ctx, run.session_id, run.artifacts, run.n_artifacts);
     }
-  if (ctx->history)
+  if (run.run_id[0])
     {
-      struct sr_history_entry e;
-
-      sr_history_entry_from_code (&e, &req, &res, "mcp");
-      if (sr_history_add (ctx->history, &e, &err) == 0)
-        {
-          cJSON_AddStringToObject (o, "run_id", e.id);
-          cJSON_AddStringToObject (o, "history", "recorded");
-        }
-      else
-        {
-          _cleanup_free_ char *msg = sr_xasprintf ("unavailable: %s", err->msg);
-
-          cJSON_AddStringToObject (o, "history", msg);
-          if (ctx->on_warning)
-            {
-              _cleanup_free_ char *w = sr_xasprintf ("the run history could not record a run: %s",
-                                                     err->msg);
-
-              ctx->on_warning (w, ctx->userdata);
-            }
-          sr_error_free (&err);
-        }
-      sr_history_entry_done (&e);
+      cJSON_AddStringToObject (o, "run_id", run.run_id);
+      cJSON_AddStringToObject (o, "history", "recorded");
     }
   else
     {
-      _cleanup_free_ char *msg = sr_xasprintf ("unavailable: %s",
-                                               ctx->history_problem ? ctx->history_problem : "");
+      _cleanup_free_ char *msg = sr_xasprintf ("unavailable: %s", run.history_problem);
 
       cJSON_AddStringToObject (o, "history", msg);
+      if (run.history_failed && ctx->on_warning)
+        {
+          _cleanup_free_ char *w = sr_xasprintf ("the run history could not record a run: %s",
+                                                 run.history_problem);
+
+          ctx->on_warning (w, ctx->userdata);
+        }
     }
-  sr_code_result_done (&res);
+  sr_service_run_done (&run);
   return sr_mcp_tool_result (o, false);
 }
 
@@ -340,11 +307,9 @@ call_list_languages (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
   for (size_t i = 0; i < ctx->cfg->n_languages; i++)
     {
       const struct sr_language *l = &ctx->cfg->languages[i];
-      struct sr_image_info info = { 0 };
       cJSON *e = cJSON_CreateObject ();
-      bool available = sr_store_lookup (ctx->store, l->image, &info, NULL) == 0;
+      bool available = sr_service_image_available (ctx->service, l->image);
 
-      sr_image_info_done (&info);
       cJSON_AddStringToObject (e, "language", l->name);
       cJSON_AddStringToObject (e, "image", l->image);
       cJSON_AddStringToObject (e, "description", l->description);
@@ -396,10 +361,7 @@ call_history (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
         return sr_mcp_tool_error ("invalid_arguments", "language must be a string");
       f.language = language->valuestring;
     }
-  if (ctx->history == NULL)
-    return sr_mcp_tool_error ("history_unavailable", "the run history is unavailable: %s",
-                       ctx->history_problem ? ctx->history_problem : "not configured");
-  if (sr_history_list (ctx->history, &f, &v, &n, &err) < 0)
+  if (sr_service_history_list (ctx->service, &f, &v, &n, &err) < 0)
     {
       o = sr_mcp_tool_error ("history_unavailable", "the run history is unavailable: %s", err->msg);
       sr_error_free (&err);

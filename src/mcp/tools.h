@@ -10,20 +10,14 @@
 #include <stdint.h>
 
 #include "common/config.h"
-#include "image/store.h"
-#include "store/history.h"
+#include "sandbox/service.h"
 
-struct sr_sessions;
-struct sr_code_pool;
 
 struct sr_mcp_tool_ctx
 {
   const struct sr_config *cfg;
-  struct sr_store *store;
-  struct sr_history *history;   /* NULL: history unavailable */
-  const char *history_problem;  /* why, when it is */
-  struct sr_sessions *sessions;
-  struct sr_code_pool *pool;    /* warm containers; NULL: none */
+  struct sr_service *service;   /* runs, images, the history */
+  struct sr_sessions *sessions; /* the service's; NULL: unavailable */
   const char *files_url;        /* "http://host:port" when HTTP serves /files, or NULL */
   int cancel_fd;                /* readable: cancel the run */
   /* Progress of a run (stage, output bytes), from the calling thread.  */

@@ -6,7 +6,8 @@ libsandbox_a_SOURCES += \
 	src/sandbox/files.h src/sandbox/files-internal.h src/sandbox/files-path.c \
 	src/sandbox/files-write.c src/sandbox/files-artifacts.c src/sandbox/files-edit.c \
 	src/sandbox/files-search.c \
-	src/sandbox/shell.c src/sandbox/shell.h
+	src/sandbox/shell.c src/sandbox/shell.h \
+	src/sandbox/service.c src/sandbox/service.h
 # run_code on Docker: reached through a hook (docker-run.h) that only
 # sandbox-runner-full registers, so the light binary never links libcurl.
 libsandbox_a_SOURCES += src/sandbox/docker-run.c src/sandbox/docker-run.h \

@@ -13,10 +13,9 @@
 
 #include <sqlite3.h>
 
+#include "common/run-result.h"
 #include "common/utf8.h"
 #include "common/util.h"
-#include "image/digest.h"
-#include "sandbox/code.h"
 #include "store/history.h"
 
 struct sr_history
@@ -322,10 +321,10 @@ sr_history_check_status (const char *status, sr_error_t *err)
 {
   _cleanup_free_ char *names = NULL;
 
-  for (enum sr_code_status s = SR_CODE_SUCCESS; s <= SR_CODE_CANCELLED; s++)
+  for (enum sr_code_status s = SR_CODE_SUCCESS; s <= SR_CODE_STATUS_LAST; s++)
     if (status && strcmp (status, sr_code_status_name (s)) == 0)
       return 0;
-  for (enum sr_code_status s = SR_CODE_SUCCESS; s <= SR_CODE_CANCELLED; s++)
+  for (enum sr_code_status s = SR_CODE_SUCCESS; s <= SR_CODE_STATUS_LAST; s++)
     {
       char *n = sr_xasprintf ("%s%s%s", names ? names : "", names ? ", " : "",
                               sr_code_status_name (s));
@@ -570,25 +569,4 @@ sr_history_preview (const char *code, size_t len)
       break;
   s[i] = '\0';
   return s;
-}
-
-void
-sr_history_entry_from_code (struct sr_history_entry *e, const struct sr_code_request *req,
-                            const struct sr_code_result *res, const char *source)
-{
-  char digest[SR_DIGEST_LEN + 1];
-  const char *code = req->code ? req->code : "";
-  size_t len = req->code ? req->code_len : 0;
-
-  memset (e, 0, sizeof *e);
-  e->language = sr_xstrdup (res->language ? res->language : req->language ? req->language : "");
-  e->code_preview = sr_history_preview (code, len);
-  sr_sha256_buf (code, len, digest);
-  e->code_sha256 = sr_xstrdup (digest);
-  e->status = sr_xstrdup (sr_code_status_name (res->status));
-  e->exit_code = res->run.signal ? 128 + res->run.signal : res->run.exit_code;
-  e->duration_ms = (int64_t) res->duration_ms;
-  e->stdout_size = (int64_t) res->run.out.total;
-  e->stderr_size = (int64_t) res->run.err.total;
-  e->source = sr_xstrdup (source ? source : "cli");
 }

@@ -78,11 +78,4 @@ char *sr_history_format_time (int64_t ms);
  * U+FFFD), its first SR_HISTORY_PREVIEW_MAX characters.  */
 char *sr_history_preview (const char *code, size_t len);
 
-struct sr_code_request;
-struct sr_code_result;
-/* Fills e (which it clears first) from a run; id and timestamp stay empty
- * for sr_history_add.  session_id is left NULL.  */
-void sr_history_entry_from_code (struct sr_history_entry *e, const struct sr_code_request *req,
-                                 const struct sr_code_result *res, const char *source);
-
 #endif

@@ -7,7 +7,8 @@
  *   4 to 7, sr_code_validate: the rest is "LANGUAGE\0CODE", the code's first
  *     two bytes also giving the timeout in tenths of a second.
  *
- * Bit 3 of the first byte turns the history off, as when it cannot open.
+ * Bit 3 of the first byte turns the history off (a service whose
+ * history_db is empty), as when it cannot open.
  * run_code goes to the stand-in of fake-run.h.  Whatever the arguments,
  * the result is a CallToolResult: content with one text block holding
  * JSON, isError, and structuredContent exactly when it is no error.  */
@@ -23,10 +24,9 @@
 
 #define RENEW_EVERY 512
 
-static struct sr_config cfg;
+static struct sr_config cfg, cfg_off;
 static char *dir;
-static struct sr_store *store;
-static struct sr_history *history;
+static struct sr_service *service, *service_off;
 static unsigned int inputs;
 
 static void
@@ -36,13 +36,13 @@ history_renew (void)
   _cleanup_free_ char *shm = sr_xasprintf ("%s-shm", cfg.history_db);
   sr_error_t err = NULL;
 
-  sr_history_close (history);
-  history = NULL;
+  sr_service_close (service);
+  service = NULL;
   unlink (cfg.history_db);
   unlink (wal);
   unlink (shm);
-  if (sr_history_open (cfg.history_db, &history, &err) < 0)
-    fuzz_die ("sr_history_open", &err);
+  if (sr_service_open (&cfg, SR_SERVICE_ONE_SHOT, "mcp", &service, &err) < 0)
+    fuzz_die ("sr_service_open", &err);
 }
 
 int
@@ -52,8 +52,10 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 
   dir = fuzz_tmpdir ("tools");
   fuzz_config (&cfg, dir);
-  if (sr_store_open (cfg.image_store, &store, &err) < 0)
-    fuzz_die ("sr_store_open", &err);
+  fuzz_config (&cfg_off, dir);
+  if (sr_config_set (&cfg_off, "history_db", "", SR_ORIGIN_FLAG, "fuzz", &err) < 0
+      || sr_service_open (&cfg_off, SR_SERVICE_ONE_SHOT, "mcp", &service_off, &err) < 0)
+    fuzz_die ("the service without history", &err);
   history_renew ();
   return 0;
 }
@@ -139,7 +141,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     "run_code", "list_supported_languages", "get_execution_history", "no_such_tool",
   };
   struct sr_mcp_tool_ctx ctx = {
-    .cfg = &cfg, .store = store, .history = history, .history_problem = "switched off",
+    .cfg = &cfg, .service = service,
     .cancel_fd = -1, .on_progress = on_progress,
   };
   cJSON *args = NULL, *result;
@@ -150,7 +152,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     return 0;
   sel = data[0] & 7;
   if (data[0] & 8)
-    ctx.history = NULL;
+    ctx.service = service_off;
   data++, size--;
   if (sel >= 4)
     {
@@ -160,7 +162,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (++inputs % RENEW_EVERY == 0)
     {
       history_renew ();
-      ctx.history = data[-1] & 8 ? NULL : history;
+      ctx.service = data[-1] & 8 ? service_off : service;
     }
   if (size > 0)
     {

@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 #include "common/util.h"
-#include "sandbox/code.h"
+#include "sandbox/service.h"
 #include "store/history.h"
 #include "tap.h"
 
@@ -129,7 +129,7 @@ test_from_code (void)
   res.run.signal = 9;
   res.run.out.total = 100;
   res.run.err.total = 7;
-  sr_history_entry_from_code (&e, &req, &res, "mcp");
+  sr_service_history_entry (&e, &req, &res, "mcp");
   is_str (e.language, "python", "from_code: language");
   is_str (e.code_preview, "print(1)\n", "from_code: preview");
   is_str (e.code_sha256, "sha256:cc42155088fca5730758db72b2a5bca33112a941dfaa2d43098ec422ce4ea213",

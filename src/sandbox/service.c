@@ -1,0 +1,276 @@
+#include "config.h"
+
+#include "sandbox/service.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/util.h"
+#include "image/digest.h"
+#include "image/store.h"
+#include "runtime/seccomp.h"
+#include "sandbox/pool.h"
+#include "sandbox/session.h"
+
+struct sr_service
+{
+  const struct sr_config *cfg;
+  enum sr_service_mode mode;
+  const char *source;
+  struct sr_store *store;
+  pthread_mutex_t history_lock;  /* guards opening the history, one-shot mode */
+  struct sr_history *history;    /* NULL: not open (history_problem says why) */
+  char *history_problem;
+  struct sr_code_pool *pool;     /* NULL: the policy did not load; runs start fresh */
+  struct sr_sessions *sessions;
+  char *sessions_problem;
+};
+
+/* A server's start: everything a long-lived process keeps.  */
+static void
+open_server_parts (struct sr_service *s)
+{
+  const struct sr_config *cfg = s->cfg;
+  _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", cfg->runtime_dir);
+  sr_error_t e = NULL;
+
+  if (sr_history_open (cfg->history_db, &s->history, &e) < 0)
+    {
+      s->history_problem = sr_xstrdup (e->msg);
+      sr_error_free (&e);
+    }
+  /* Set once, before any worker thread reads it.  */
+  sr_seccomp_set_cache_dir (cache);
+  /* A server killed with SIGKILL could not clean up: its containers' state,
+   * cgroups and scratch directories go before this one runs anything.  */
+  sr_code_reclaim (cfg);
+  if (sr_code_pool_new (cfg, s->store, &s->pool, &e) < 0)
+    sr_error_free (&e);
+  if (sr_sessions_new (cfg, s->store, &s->sessions, &e) < 0)
+    {
+      s->sessions_problem = sr_xstrdup (e->msg);
+      sr_error_free (&e);
+    }
+}
+
+int
+sr_service_open (const struct sr_config *cfg, enum sr_service_mode mode, const char *source,
+                 struct sr_service **ret, sr_error_t *err)
+{
+  struct sr_service *s = sr_xcalloc (1, sizeof *s);
+
+  s->cfg = cfg;
+  s->mode = mode;
+  s->source = source;
+  if (sr_store_open (cfg->image_store, &s->store, err) < 0)
+    {
+      free (s);
+      return -1;
+    }
+  pthread_mutex_init (&s->history_lock, NULL);
+  if (mode == SR_SERVICE_SERVER)
+    open_server_parts (s);
+  else
+    s->sessions_problem = sr_xstrdup ("sessions need a server");
+  *ret = s;
+  return 0;
+}
+
+void
+sr_service_close (struct sr_service *s)
+{
+  if (s == NULL)
+    return;
+  sr_sessions_free (s->sessions);
+  sr_code_pool_free (s->pool);
+  sr_history_close (s->history);
+  sr_store_close (s->store);
+  pthread_mutex_destroy (&s->history_lock);
+  free (s->history_problem);
+  free (s->sessions_problem);
+  free (s);
+}
+
+struct sr_sessions *
+sr_service_sessions (struct sr_service *s)
+{
+  return s->sessions;
+}
+
+const char *
+sr_service_sessions_problem (const struct sr_service *s)
+{
+  return s->sessions_problem;
+}
+
+const char *
+sr_service_history_problem (const struct sr_service *s)
+{
+  return s->history_problem;
+}
+
+bool
+sr_service_image_available (struct sr_service *s, const char *image)
+{
+  struct sr_image_info info = { 0 };
+  bool available = sr_store_lookup (s->store, image, &info, NULL) == 0;
+
+  sr_image_info_done (&info);
+  return available;
+}
+
+void
+sr_service_history_entry (struct sr_history_entry *e, const struct sr_code_request *req,
+                          const struct sr_code_result *res, const char *source)
+{
+  char digest[SR_DIGEST_LEN + 1];
+  const char *code = req->code ? req->code : "";
+  size_t len = req->code ? req->code_len : 0;
+
+  memset (e, 0, sizeof *e);
+  e->language = sr_xstrdup (res->language ? res->language : req->language ? req->language : "");
+  e->code_preview = sr_history_preview (code, len);
+  sr_sha256_buf (code, len, digest);
+  e->code_sha256 = sr_xstrdup (digest);
+  e->status = sr_xstrdup (sr_code_status_name (res->status));
+  e->exit_code = res->run.signal ? 128 + res->run.signal : res->run.exit_code;
+  e->duration_ms = (int64_t) res->duration_ms;
+  e->stdout_size = (int64_t) res->run.out.total;
+  e->stderr_size = (int64_t) res->run.err.total;
+  e->source = sr_xstrdup (source ? source : "cli");
+}
+
+/* The history, opening it at its first use in one-shot mode; NULL
+ * (*ret_failed when it could not open just now) when unavailable.  */
+static struct sr_history *
+history_get (struct sr_service *s, bool *ret_failed)
+{
+  sr_error_t e = NULL;
+
+  *ret_failed = false;
+  if (s->mode == SR_SERVICE_SERVER)
+    return s->history;
+  pthread_mutex_lock (&s->history_lock);
+  if (s->history == NULL && s->history_problem == NULL)
+    {
+      if (s->cfg->history_db == NULL || *s->cfg->history_db == '\0')
+        s->history_problem = sr_xstrdup ("the history is off (history_db is empty)");
+      else if (sr_history_open (s->cfg->history_db, &s->history, &e) < 0)
+        {
+          s->history_problem = sr_xstrdup (e->msg);
+          sr_error_free (&e);
+          *ret_failed = true;
+        }
+    }
+  pthread_mutex_unlock (&s->history_lock);
+  return s->history;
+}
+
+/* Records a run that happened; a failure only leaves run->history_problem.  */
+static void
+record (struct sr_service *s, const struct sr_code_request *req, struct sr_service_run *run)
+{
+  struct sr_history *h = history_get (s, &run->history_failed);
+  struct sr_history_entry e;
+  sr_error_t err = NULL;
+
+  if (h == NULL)
+    {
+      run->history_problem = sr_xstrdup (s->history_problem ? s->history_problem : "");
+      return;
+    }
+  sr_service_history_entry (&e, req, &run->code, s->source);
+  if (sr_history_add (h, &e, &err) == 0)
+    memcpy (run->run_id, e.id, sizeof run->run_id);
+  else
+    {
+      run->history_problem = sr_xstrdup (err->msg);
+      run->history_failed = true;
+      sr_error_free (&err);
+    }
+  sr_history_entry_done (&e);
+}
+
+/* Runs req in the session session_id names, which stays busy meanwhile.  */
+static int
+run_in_session (struct sr_service *s, const struct sr_code_request *req, const char *session_id,
+                struct sr_service_run *run, sr_error_t *err)
+{
+  struct sr_session *session = NULL;
+  int r;
+
+  if (s->sessions == NULL)
+    return sr_error_set_plain (err, "sessions_unavailable", ENOTSUP,
+                               "this server has no session support");
+  if (sr_sessions_acquire (s->sessions, session_id, NULL, req->cancel_fd, &session, err) < 0)
+    return -1;
+  r = sr_session_run_code (session, req, &run->code, &run->artifacts, &run->n_artifacts, err);
+  if (r == 0)
+    run->session_id = sr_xstrdup (sr_session_id (session));
+  sr_session_release (session);
+  return r;
+}
+
+int
+sr_service_run_code (struct sr_service *s, const struct sr_code_request *req,
+                     const char *session_id, struct sr_service_run *run, sr_error_t *err)
+{
+  int r;
+
+  memset (run, 0, sizeof *run);
+  if (session_id)
+    r = run_in_session (s, req, session_id, run, err);
+  else if (s->pool)
+    r = sr_code_pool_run (s->pool, req, &run->code, err);
+  else
+    r = sr_code_run (s->cfg, s->store, req, &run->code, err);
+  if (r < 0)
+    return -1;
+  record (s, req, run);
+  return 0;
+}
+
+void
+sr_service_run_done (struct sr_service_run *run)
+{
+  sr_code_result_done (&run->code);
+  free (run->session_id);
+  sr_artifacts_free (run->artifacts, run->n_artifacts);
+  free (run->history_problem);
+  memset (run, 0, sizeof *run);
+}
+
+int
+sr_service_history_list (struct sr_service *s, const struct sr_history_filter *f,
+                         struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err)
+{
+  bool failed;
+
+  *ret = NULL;
+  *ret_n = 0;
+  if (history_get (s, &failed) == NULL)
+    return sr_error_set (err, ENOENT, "%s",
+                         s->history_problem ? s->history_problem : "not configured");
+  return sr_history_list (s->history, f, ret, ret_n, err);
+}
+
+int
+sr_service_history_query (const struct sr_config *cfg, const struct sr_history_filter *f,
+                          struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err)
+{
+  struct sr_history *h = NULL;
+  struct stat st;
+  int r;
+
+  *ret = NULL;
+  *ret_n = 0;
+  if (stat (cfg->history_db, &st) < 0 && errno == ENOENT)
+    return 0;
+  if (sr_history_open (cfg->history_db, &h, err) < 0)
+    return -1;
+  r = sr_history_list (h, f, ret, ret_n, err);
+  sr_history_close (h);
+  return r;
+}

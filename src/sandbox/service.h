@@ -1,0 +1,92 @@
+/* The service: the one entry mcp/ and cli/ use to run code.
+ *
+ * sr_service_open opens what running code needs and owns all of it: the
+ * image store, the run history and, for a server, the seccomp cache
+ * directory, the reclaim of what dead runners left, the warm pool and the
+ * session manager.  sr_service_close closes all of it, once.
+ *
+ * sr_service_run_code routes a request to its session, a warm container
+ * or a fresh one, and records the run in the history: the one place a run
+ * is recorded, for the MCP tools and the CLI alike.  */
+#ifndef SR_SANDBOX_SERVICE_H
+#define SR_SANDBOX_SERVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "common/run-result.h"
+#include "sandbox/code.h"
+#include "sandbox/files.h"
+#include "store/history.h"
+
+struct sr_service;
+struct sr_sessions;
+
+enum sr_service_mode
+{
+  /* A long-lived server (MCP): the history opens now (a history that
+   * cannot open costs the history, never the runs), the seccomp cache is
+   * set, what dead runners left is reclaimed, the warm pool and the
+   * session manager start (each may fail alone: runs go on without).  */
+  SR_SERVICE_SERVER,
+  /* One run of the CLI: the store now, the history at its first use.  */
+  SR_SERVICE_ONE_SHOT,
+};
+
+/* cfg must outlive the service.  Fails only when the image store cannot
+ * open.  source ("mcp", "cli") is what the history records.  */
+int sr_service_open (const struct sr_config *cfg, enum sr_service_mode mode, const char *source,
+                     struct sr_service **ret, sr_error_t *err);
+/* Closes the sessions, the pool, the history and the store.  Accepts
+ * NULL.  */
+void sr_service_close (struct sr_service *s);
+
+/* The session manager, or NULL when sessions are unavailable (one-shot
+ * mode, or they failed to start: sr_service_sessions_problem says why).  */
+struct sr_sessions *sr_service_sessions (struct sr_service *s);
+const char *sr_service_sessions_problem (const struct sr_service *s);
+/* Why the history is not open (NULL when it is, or has not been tried).  */
+const char *sr_service_history_problem (const struct sr_service *s);
+
+/* Whether the image is in the store.  */
+bool sr_service_image_available (struct sr_service *s, const char *image);
+
+/* What sr_service_run_code did.  */
+struct sr_service_run
+{
+  struct sr_code_result code;
+  char *session_id;             /* the session it ran in; NULL: one-shot */
+  struct sr_artifact *artifacts; /* files of the session the run created or changed */
+  size_t n_artifacts;
+  char run_id[37];              /* its history entry; "" when not recorded */
+  char *history_problem;        /* why it was not recorded; NULL when it was */
+  bool history_failed;          /* the history could not record it just now: warn */
+};
+void sr_service_run_done (struct sr_service_run *run);
+
+/* Runs req in session session_id (NULL: none), else in a warm container
+ * when the pool has one for it, else in a fresh container; records a run
+ * that happened in the history (a history that fails costs the record,
+ * never the run).  -1 when nothing ran, the error's code saying why for
+ * programs (sessions_unavailable, session_busy, image_missing, ...).  req
+ * must have been checked with sr_code_validate.  */
+int sr_service_run_code (struct sr_service *s, const struct sr_code_request *req,
+                         const char *session_id, struct sr_service_run *run, sr_error_t *err);
+
+/* The history entries that match f, as sr_history_list; an error when the
+ * history is unavailable (one-shot mode opens it here if need be).  */
+int sr_service_history_list (struct sr_service *s, const struct sr_history_filter *f,
+                             struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err);
+
+/* The same without a service, for the CLI: the database cfg names, which
+ * is not created when missing (no database is an empty history).  */
+int sr_service_history_query (const struct sr_config *cfg, const struct sr_history_filter *f,
+                              struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err);
+
+/* The history entry of a run (id and timestamp empty, no session).  */
+void sr_service_history_entry (struct sr_history_entry *e, const struct sr_code_request *req,
+                               const struct sr_code_result *res, const char *source);
+
+#endif
