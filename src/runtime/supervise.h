@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "runtime/container.h"
+#include "common/run-result.h"
 
 struct sr_supervise_io
 {

@@ -32,3 +32,7 @@ tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk
+
+# The layers of src/ and their written-down exceptions (doc/ARCHITECTURE.md).
+TESTS += tests/unit/layering.sh
+EXTRA_DIST += tests/unit/layering.sh doc/ARCHITECTURE.md
