@@ -10,7 +10,7 @@
 #include "common/util.h"
 #include "image/digest.h"
 #include "image/store.h"
-#include "runtime/seccomp.h"
+#include "sandbox/policy.h"
 #include "sandbox/pool.h"
 #include "sandbox/session.h"
 
@@ -33,7 +33,6 @@ static void
 open_server_parts (struct sr_service *s)
 {
   const struct sr_config *cfg = s->cfg;
-  _cleanup_free_ char *cache = sr_xasprintf ("%s/seccomp", cfg->runtime_dir);
   sr_error_t e = NULL;
 
   if (sr_history_open (cfg->history_db, &s->history, &e) < 0)
@@ -42,7 +41,7 @@ open_server_parts (struct sr_service *s)
       sr_error_free (&e);
     }
   /* Set once, before any worker thread reads it.  */
-  sr_seccomp_set_cache_dir (cache);
+  sr_policy_seccomp_cache (cfg);
   /* A server killed with SIGKILL could not clean up: its containers' state,
    * cgroups and scratch directories go before this one runs anything.  */
   sr_code_reclaim (cfg);
