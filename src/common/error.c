@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "common/util.h"
+#include "common/xalloc.h"
 
 /* The one constructor: code may be NULL; strerror (errnum) follows the
  * message when with_strerror and errnum is not 0.  */

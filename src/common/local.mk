@@ -1,6 +1,7 @@
 libsandbox_a_SOURCES += \
 	src/common/error.c src/common/error.h \
 	src/common/util.c src/common/util.h \
+	src/common/xalloc.c src/common/xalloc.h \
 	src/common/utf8.c src/common/utf8.h \
 	src/common/config.c src/common/config.h \
 	src/common/json.h \

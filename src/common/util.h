@@ -1,5 +1,7 @@
-/* Small helpers shared by every module: cleanup attributes, ownership
- * hand-off, allocation that aborts on OOM, and I/O loops that retry EINTR.  */
+/* Small helpers shared by every module: fd and string-vector cleanup,
+ * I/O loops that retry EINTR, files, directories and time.  Memory
+ * (allocation, _cleanup_free_, TAKE_PTR) is common/xalloc.h, included
+ * here for every user of both.  */
 #ifndef SR_UTIL_H
 #define SR_UTIL_H
 
@@ -13,23 +15,15 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/xalloc.h"
 
-#define _cleanup_(f) __attribute__ ((cleanup (f)))
-#define _cleanup_free_ _cleanup_ (sr_freep)
 #define _cleanup_close_ _cleanup_ (sr_closep)
 #define _cleanup_strv_ _cleanup_ (sr_strv_freep)
 
-/* Hands ownership over: returns the value and leaves the variable empty.  */
-#define TAKE_PTR(p) ({ __typeof__ (p) _tp = (p); (p) = NULL; _tp; })
+/* Hands an fd over: returns it and leaves the variable -1.  */
 #define TAKE_FD(fd) ({ int _tf = (fd); (fd) = -1; _tf; })
 
 #define SR_ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
-
-static inline void
-sr_freep (void *p)
-{
-  free (*(void **) p);
-}
 
 static inline void
 sr_closep (int *fd)
@@ -50,14 +44,6 @@ void sr_strv_push (char ***v, const char *s);
 /* Sets KEY=VALUE in the environment *env (may be NULL): a later value for
  * a key replaces the earlier one.  */
 void sr_env_set (char ***env, const char *kv);
-
-__attribute__ ((noreturn)) void sr_oom (void);
-void *sr_xmalloc (size_t n);
-void *sr_xcalloc (size_t n, size_t size);
-void *sr_xrealloc (void *p, size_t n);
-char *sr_xstrdup (const char *s);
-char *sr_xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-char *sr_xvasprintf (const char *fmt, va_list ap) __attribute__ ((format (printf, 1, 0)));
 
 /* Write all of buf, retrying on EINTR and short writes.  */
 int sr_write_all (int fd, const void *buf, size_t len);
