@@ -45,7 +45,7 @@ int sr_cmd_doctor (int argc, char **argv);
  * in sandbox-runner-full; sandbox-runner hands them over (delegate.c).  */
 int sr_cmd_image_import (int argc, char **argv);
 int sr_cmd_image_pull (int argc, char **argv);
-/* A client of a running serve --transport http (session_client.c, with
+/* A client of a running serve --transport http (cli/session_*.c, with
  * libcurl): in sandbox-runner-full too.  */
 int sr_cmd_session (int argc, char **argv);
 
