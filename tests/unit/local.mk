@@ -28,3 +28,6 @@ tests_unit_test_files_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk
+# The test enters sr_workdir_make's window between mkdtemp and flock on
+# purpose, through a wrapper of flock.
+tests_unit_test_state_workdir_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=flock
