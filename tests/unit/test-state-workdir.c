@@ -240,41 +240,27 @@ wait_for_a_whole_pass (pid_t pid, unsigned long *passes)
     }
 }
 
-int
-main (void)
+/* This process as the writer, and a dead writer's directory beside it.  */
+static void
+test_own_writer (void)
 {
-  _cleanup_free_ char *tmpl = NULL, *dead = NULL, *other = NULL, *link = NULL;
-  char theirs[PATH_MAX];
+  _cleanup_free_ char *tmpl = sr_xasprintf ("%s/code-XXXXXX", base);
+  _cleanup_free_ char *dead = sr_xasprintf ("%s/code-dead", base);
+  _cleanup_free_ char *other = sr_xasprintf ("%s/other-dead", base);
+  _cleanup_free_ char *link = sr_xasprintf ("%s/code-link", base);
+  _cleanup_free_ char *inside = sr_xasprintf ("%s/main.py", dead);
   sr_error_t err = NULL;
-  unsigned long *passes;
-  int fd = -1, hold_fd, made = 0, lost = 0, give_ups = 0, in_a_row = 0;
-  pid_t pid;
+  int fd = -1;
 
-  if (mkdtemp (base) == NULL)
-    {
-      printf ("Bail out! mkdtemp: %s\n", strerror (errno));
-      return 99;
-    }
-
-  /* This process as the writer.  */
-  tmpl = sr_xasprintf ("%s/code-XXXXXX", base);
   ok (sr_workdir_make (tmpl, &fd, &err) == 0, "sr_workdir_make makes a directory");
   ok (strncmp (tmpl, base, strlen (base)) == 0 && strstr (tmpl, "XXXXXX") == NULL,
       "and fills in the template (%s)", tmpl);
   ok (held_and_named (fd, tmpl), "its descriptor holds the directory's lock");
 
   /* A dead writer's: made a moment ago, no lock.  */
-  dead = sr_xasprintf ("%s/code-dead", base);
-  other = sr_xasprintf ("%s/other-dead", base);
-  link = sr_xasprintf ("%s/code-link", base);
-  if (mkdir (dead, 0700) < 0 || mkdir (other, 0700) < 0 || symlink (other, link) < 0)
+  if (mkdir (dead, 0700) < 0 || mkdir (other, 0700) < 0 || symlink (other, link) < 0
+      || put (inside) < 0)
     bail_out ("set-up of %s: %s", base, strerror (errno));
-  {
-    _cleanup_free_ char *inside = sr_xasprintf ("%s/main.py", dead);
-
-    if (put (inside) < 0)
-      bail_out ("%s: %s", inside, strerror (errno));
-  }
   is_int (sr_workdir_reclaim (base, "code-"), 1, "a reclaim removes one directory");
   ok (!exists (base, "code-dead"), "the unlocked one, made this very second, files and all");
   ok (held_and_named (fd, tmpl), "not the one a live writer holds");
@@ -284,9 +270,17 @@ main (void)
   close (fd);
   is_int (sr_workdir_reclaim (base, "code-"), 1, "once its writer lets go, the reclaim removes it");
   ok (!exists (base, strrchr (tmpl, '/') + 1), "it is gone");
+  sr_error_free (&err);
+}
 
-  /* Another runner as the writer, alive and then dead.  */
-  pid = start_runner (theirs, sizeof theirs, &hold_fd);
+/* Another runner as the writer, alive and then dead.  */
+static void
+test_other_runner (void)
+{
+  char theirs[PATH_MAX];
+  int hold_fd;
+  pid_t pid = start_runner (theirs, sizeof theirs, &hold_fd);
+
   is_int (sr_workdir_reclaim (base, "code-"), 0,
           "a reclaim removes nothing another live runner holds");
   ok (exists (theirs, "main.py") && locked_by_someone (theirs),
@@ -297,12 +291,18 @@ main (void)
   close (hold_fd);
   is_int (sr_workdir_reclaim (base, "code-"), 1, "once that runner is dead, a reclaim removes it");
   ok (!exists (theirs, "."), "it is gone");
+}
 
-  /* The window between mkdtemp and flock, entered on purpose.  */
+/* The window between mkdtemp and flock, entered on purpose.  */
+static void
+test_window (void)
+{
+  _cleanup_free_ char *tmpl = sr_xasprintf ("%s/code-XXXXXX", base);
+  sr_error_t err = NULL;
+  int fd = -1;
+
   reclaims_before_lock = 1;
   removed_before_lock = 0;
-  free (tmpl);
-  tmpl = sr_xasprintf ("%s/code-XXXXXX", base);
   ok (sr_workdir_make (tmpl, &fd, &err) == 0,
       "a writer whose first directory is reclaimed before it locks it makes another");
   is_int (removed_before_lock, 1, "(the reclaim did remove the first)");
@@ -320,12 +320,21 @@ main (void)
       "a writer whose every directory is reclaimed before it locks it gives up with EAGAIN");
   ok (removed_before_lock > 1 && count_workdirs () == 0,
       "after %d tries, leaving nothing behind", removed_before_lock);
-  sr_error_free (&err);
   reclaims_before_lock = 0;
+  sr_error_free (&err);
+}
 
-  /* The race: a reclaimer in another process that never stops, against
-   * this process making directories; every one it gets must be its own
-   * and stay for as long as it holds it.  */
+/* The race: a reclaimer in another process that never stops, against
+ * this process making directories; every one it gets must be its own and
+ * stay for as long as it holds it.  */
+static void
+test_race (void)
+{
+  int made = 0, lost = 0, give_ups = 0, in_a_row = 0;
+  sr_error_t err = NULL;
+  unsigned long *passes;
+  pid_t pid;
+
   passes = mmap (NULL, sizeof *passes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (passes == MAP_FAILED)
     bail_out ("mmap: %s", strerror (errno));
@@ -339,6 +348,7 @@ main (void)
     {
       _cleanup_free_ char *t = sr_xasprintf ("%s/code-XXXXXX", base);
       _cleanup_free_ char *f = NULL;
+      int fd;
 
       if (sr_workdir_make (t, &fd, &err) < 0)
         {
@@ -368,7 +378,20 @@ main (void)
   is_int (lost, 0, "against a reclaimer running all along, no directory a writer got was "
                    "removed under it");
   munmap (passes, sizeof *passes);
+}
 
+int
+main (void)
+{
+  if (mkdtemp (base) == NULL)
+    {
+      printf ("Bail out! mkdtemp: %s\n", strerror (errno));
+      return 99;
+    }
+  test_own_writer ();
+  test_other_runner ();
+  test_window ();
+  test_race ();
   sr_workdir_reclaim (base, "code-");
   (void) sr_rm_rf_at (AT_FDCWD, base, NULL);
   return done_testing ();
