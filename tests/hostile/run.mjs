@@ -354,21 +354,29 @@ const suiteMs = Date.now() - t0;
 
 const after = [];
 const hostCheck = (name, failure) => after.push({ name, failure });
+// What is below the server and not a warm container's.
+const leftBehind = () => {
+  const warm = warmContainers();
+  return {
+    kids: descendants(serverPid).filter((p) => !warm.pids.has(p)),
+    cgs: serverCgroups(serverPid).filter((d) => !cgroupsBefore.includes(d) && !warm.cgroups.has(path.basename(d))),
+    scratch: runtimeDir ? leftovers("scratch").filter((d) => !warm.scratch.has(d)) : [],
+    states: runtimeDir ? leftovers("containers").filter((n) => !warm.states.has(n)) : [],
+  };
+};
 // The pool makes the next warm container right after the last run took
-// one: give it the time to finish before looking.
-await new Promise((resolve) => setTimeout(resolve, 500));
-const warm = warmContainers();
-const kids = descendants(serverPid).filter((p) => !warm.pids.has(p));
-hostCheck("the server has no process left once the runs are over", kids.length ? `pids ${kids.join(" ")}` : null);
-const cgs = serverCgroups(serverPid).filter((d) => !cgroupsBefore.includes(d) && !warm.cgroups.has(path.basename(d)));
-hostCheck("no cgroup of the server's containers is left in any hierarchy", cgs.length ? cgs.join(" ") : null);
+// one, and a killed container takes a moment to go: wait until nothing is
+// left (up to 20 s, room for a loaded machine; the cases' daemons would
+// stay 600 s), then look.
+await waitFor(() => Object.values(leftBehind()).every((l) => l.length === 0), 20000);
+const left = leftBehind();
+hostCheck("the server has no process left once the runs are over", left.kids.length ? `pids ${left.kids.join(" ")}` : null);
+hostCheck("no cgroup of the server's containers is left in any hierarchy", left.cgs.length ? left.cgs.join(" ") : null);
 const newMounts = [...mountinfo()].filter((l) => !mountsBefore.has(l));
 hostCheck("no new mount on the host (/proc/self/mountinfo)", newMounts.length ? newMounts.join(" | ") : null);
 if (runtimeDir) {
-  const s = leftovers("scratch").filter((d) => !warm.scratch.has(d));
-  const k = leftovers("containers").filter((n) => !warm.states.has(n));
-  hostCheck("the runtime dir's scratch is empty", s.length ? s.join(" ") : null);
-  hostCheck("no container state is left in the runtime dir", k.length ? k.join(" ") : null);
+  hostCheck("the runtime dir's scratch is empty", left.scratch.length ? left.scratch.join(" ") : null);
+  hostCheck("no container state is left in the runtime dir", left.states.length ? left.states.join(" ") : null);
 }
 hostCheck("no process named for this run is left on the host", await hostChecks["no-token-process"]());
 hostCheck("the host listeners saw no connection", await hostChecks["listener-untouched"]());

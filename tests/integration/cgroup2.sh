@@ -42,10 +42,14 @@ is "$rc" 0 "and full isolation"
 is "$(leftovers "$own")" "" "and removes the cgroup it tried"
 
 # A daemon that escaped its parent by double-forking is still in the cgroup.
-run_sr run --json --timeout 1 --rootfs "$ROOTFS" -- sh -c '(sleep 77 &); sleep 60'
+# (Its own duration, so no other test's sleep is mistaken for it; killed
+# processes may take a moment to go, the daemon would stay 77 s.)
+daemon=77.$$
+run_sr run --json --timeout 1 --rootfs "$ROOTFS" -- sh -c "(sleep $daemon &); sleep 60"
 is "$(json_field "$out" status)" timeout "the timeout ends the command"
-sleep 0.2
-is "$(pgrep -fc 'sleep 77')" 0 "and its double-forked daemon"
+daemon_gone () { ! pgrep -f "sleep $daemon" >/dev/null; }
+wait_until 20 daemon_gone
+is "$(pgrep -fc "sleep $daemon")" 0 "and its double-forked daemon"
 is "$(leftovers "$own")" "" "and nothing is left below the runner's cgroup"
 
 # A session's container lives until it is destroyed, its cgroup with it.

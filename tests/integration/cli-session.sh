@@ -157,7 +157,7 @@ is "$rc" 0 "shell-exec --no-wait returns at once"
 s shell-write -S "$shell" 'typed\n'
 is "$rc" 0 "shell-write types into the shell"
 got=""
-for i in $(seq 1 50); do
+for i in $(seq 1 300); do
   s shell-read -S "$shell"
   got="$got$out"
   case $got in *"got typed"*) break ;; esac

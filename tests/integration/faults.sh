@@ -120,7 +120,7 @@ hold
 EOF
 mcp "$sr_tmp/midrun" > "$sr_tmp/midrun.out" 2>"$sr_tmp/midrun.err" &
 client=$!
-for i in $(seq 1 100); do
+for i in $(seq 1 300); do
   [ -n "$(ls "$containers" 2>/dev/null)" ] && [ -n "$(ls "$scratch" 2>/dev/null)" ] && break
   sleep 0.1
 done
@@ -136,7 +136,7 @@ kill -9 "$victim"
 wait "$client"
 like "$(tail -1 "$sr_tmp/midrun.out")" "^EXIT -9$" "the server is killed with SIGKILL mid-run"
 gone=1
-for i in $(seq 1 50); do
+for i in $(seq 1 150); do
   [ -z "$(descendants)" ] && { gone=0; break; }
   sleep 0.1
 done
@@ -231,7 +231,7 @@ kill -9 "$victim"
 wait "$client"
 like "$(tail -1 "$sr_tmp/midsession.out")" "^EXIT -9$" "the server is killed with SIGKILL mid-session"
 gone=1
-for i in $(seq 1 50); do
+for i in $(seq 1 150); do
   [ "$(descendants | grep -c .)" -le "$procs_before" ] && { gone=0; break; }
   sleep 0.1
 done

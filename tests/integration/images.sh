@@ -179,13 +179,18 @@ run_sr image import --name keep "$sr_tmp/layout"
 kid=$(printf '%s' "$out" | cut -d' ' -f2)
 run_sr image rm "${kid%"${kid#????????????}"}"
 is "$rc" 125 "rm by id of a named image needs --force"
-"$SR_BIN" run --image keep -- sleep 3 >/dev/null 2>&1 &
+# The run holds the image from before its command starts until it ends:
+# the command runs until it is killed, once rm has been refused.
+held=60.$$
+"$SR_BIN" run --image keep -- sleep "$held" >/dev/null 2>&1 &
 bg=$!
 at_exit "kill $bg 2>/dev/null"
-sleep 0.5
+holding () { pgrep -f "^sleep $held" >/dev/null; }
+wait_until 30 holding
 run_sr image rm keep
 is "$rc" 125 "rm of an image a container is running refuses"
 like "$err" "in use by a running container" "and says why"
+kill -KILL $(pgrep -f "^sleep $held") 2>/dev/null
 wait $bg
 run_sr image rm keep
 is "$rc" 0 "rm of its last name removes the image"
@@ -205,12 +210,10 @@ is "$out" inside "named images survive prune"
 # A work directory is a live writer's while its flock is held, whatever
 # its age.
 mkdir -p "$store/tmp/x-crashed-import/rootfs" "$store/tmp/x-live-writer"
-flock "$store/tmp/x-live-writer" sleep 30 &
+flock "$store/tmp/x-live-writer" sleep 120 &
 writer=$!
-for i in $(seq 1 50); do
-  flock -n "$store/tmp/x-live-writer" true || break
-  sleep 0.1
-done
+writer_holds () { ! flock -n "$store/tmp/x-live-writer" true; }
+wait_until 30 writer_holds
 run_sr image list
 [ ! -e "$store/tmp/x-crashed-import" ]; ok $? "what a crashed import left in tmp/ goes at the next open"
 [ -d "$store/tmp/x-live-writer" ]; ok $? "a directory a live writer holds locked stays"

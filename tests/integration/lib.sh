@@ -63,6 +63,21 @@ cleanup_hooks=""
 at_exit () { cleanup_hooks="$1; $cleanup_hooks"; }
 trap 'eval "$cleanup_hooks"; rm -rf "$sr_tmp"' EXIT
 
+# wait_until SECONDS COMMAND...: runs COMMAND every 0.1 s until it
+# succeeds (status 0, returned) or SECONDS have passed (status 1).  For
+# what is bound to happen but not at once (a container to start, a killed
+# process to go): the deadline is a margin for a loaded machine, never the
+# property, so keep it well under the time in which the thing checked
+# would happen by itself (a leaked `sleep 60` must still be there).
+wait_until () {
+  local deadline=$(( $(date +%s) + $1 ))
+  shift
+  until "$@"; do
+    [ "$(date +%s)" -lt "$deadline" ] || return 1
+    sleep 0.1
+  done
+}
+
 # A rootfs of Debian's busybox-static with the mount points the runtime
 # needs, and the static probe program when it was built.
 make_busybox_rootfs () {

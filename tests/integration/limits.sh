@@ -55,15 +55,20 @@ forks=$(json_field "$out" stdout | sed -n 's/^forks \([0-9]*\) .*/\1/p')
 like "$(json_field "$out" stdout)" "^forks [0-9]+ errno=EAGAIN" "the fork bomb ran into the pids limit"
 ok $([ "${forks:-999}" -ge 1 ] && [ "${forks:-999}" -le 15 ] && echo 0 || echo 1) \
   "and no more than 16 processes lived at once (${forks:-?} children and the probe)"
-ok $([ $(( (end - start) / 1000000 )) -lt 8000 ] && echo 0 || echo 1) "the runner returned on time"
+# On time: the pids limit ends it, the 5 s timeout at the latest; the
+# rest is margin for container set-up on a loaded machine.
+elapsed=$(( (end - start) / 1000000 ))
+ok $([ "$elapsed" -lt 20000 ] && echo 0 || echo 1) "the runner returned on time (${elapsed} ms)"
 run_sr run --rootfs "$ROOTFS" -- echo alive
 is "$out" alive "the next container runs normally"
 
-# CPU share: a busy loop for 2 s of wall time under half a CPU.
+# CPU share: a busy loop for 2 s of wall time under half a CPU.  The
+# quota is a ceiling: on a loaded machine the loop gets less, never more;
+# the floor only catches a quota far too tight (0.05 for 0.5).
 if [ "$expect" != rlimit ]; then
   run_sr run --json --cpus 0.5 --timeout 2 --rootfs "$ROOTFS" -- sh -c 'while :; do :; done'
   ratio=$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.2f" % (d["cpu_ms"]/d["duration_ms"]))')
-  ok $(python3 -c "print(0 if 0.35 <= $ratio <= 0.65 else 1)") "CPU time over wall time follows the 0.5 CPU quota ($ratio)"
+  ok $(python3 -c "print(0 if 0.1 <= $ratio <= 0.65 else 1)") "CPU time over wall time follows the 0.5 CPU quota ($ratio)"
 else
   skip "no CPU quota without a cgroup (rootless, no delegation)"
 fi

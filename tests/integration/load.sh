@@ -85,7 +85,7 @@ is "$fds" "" "every stdio server has as many fds open after its last call as aft
 check_rss "$stats" first "the RSS of every stdio server stays within 16 MiB of its RSS after the first call"
 is "$(sanitizer_reports "$sr_tmp/stdio.err")" "" "no stdio server reported a crash or a sanitizer error"
 left=""
-for i in $(seq 1 50); do
+for i in $(seq 1 150); do
   left=$(descendants)
   [ -z "$left" ] && break
   sleep 0.1
@@ -121,6 +121,10 @@ is "$?" 0 "the HTTP load driver ends cleanly"
 relay_results < "$sr_tmp/http.out"
 stats=$(sed -n 's/^STATS //p' "$sr_tmp/http.out")
 check_rss "$stats" - "the HTTP server's RSS stays within 16 MiB of its RSS after the first calls" "$rss_before"
+# The last connections of the load may still be closing: wait for the
+# count to come back (a leaked fd never does).
+fds_back () { [ "$(open_fds)" = "$fds_before" ]; }
+wait_until 30 fds_back
 fds_after=$(open_fds)
 is "$fds_after" "$fds_before" "the HTTP server has as many fds open after the load as before it"
 [ "$fds_after" = "$fds_before" ] || ls -l "/proc/$server/fd" | sed 's/^/# /'

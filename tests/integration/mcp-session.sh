@@ -43,7 +43,7 @@ init=$(sed -n 's/.*"init_pid":[[:space:]]*\([0-9]*\).*/\1/p' "$containers/$sessi
 kill -9 "$server"
 wait "$server" 2>/dev/null
 exec 3>&-
-for i in $(seq 1 50); do
+for i in $(seq 1 150); do
   kill -0 "$init" 2>/dev/null || break
   sleep 0.1
 done

@@ -75,7 +75,7 @@ writer=$!
 "$SR_BIN" serve < "$sr_tmp/in" 2>/dev/null | head -1 > /dev/null &
 pipeline=$!
 serve_pid=""
-for i in $(seq 1 50); do
+for i in $(seq 1 300); do
   serve_pid=$(pgrep -f "^$SR_BIN serve$" -P $$ 2>/dev/null | head -1)
   [ -n "$(ls "$containers" 2>/dev/null)" ] && break
   sleep 0.1
@@ -84,7 +84,7 @@ done
 kill -9 $writer 2>/dev/null
 wait $writer 2>/dev/null
 gone=1
-for i in $(seq 1 50); do
+for i in $(seq 1 150); do
   if [ -z "$(ls "$containers" 2>/dev/null)" ] && ! kill -0 $pipeline 2>/dev/null; then gone=0; break; fi
   sleep 0.1
 done

@@ -25,17 +25,14 @@ is "$rc" 125 "an unknown setting stops every command"
 like "$err" "sandbox-runner.conf:1: unknown setting 'bogus'" "naming the file and line"
 rm "$XDG_CONFIG_HOME/sandbox-runner/sandbox-runner.conf"
 
-"$SR_BIN" run --json --rootfs "$ROOTFS" -- sleep 20 > "$sr_tmp/bg.json" 2>&1 &
+"$SR_BIN" run --json --rootfs "$ROOTFS" -- sleep 60 > "$sr_tmp/bg.json" 2>&1 &
 bg=$!
-for i in 1 2 3 4 5 6 7 8 9 10; do
-  run_sr ps --json
-  [ "$out" != "[]" ] && break
-  sleep 0.1
-done
+listed () { run_sr ps --json; [ "$out" != "[]" ]; }
+wait_until 30 listed
 name=$(printf '%s' "$out" | python3 -c 'import json,sys; l=json.load(sys.stdin); print(l[0]["name"] if l else "")')
 like "$name" "^sr-[0-9]+-[0-9]+$" "ps lists the running container"
 run_sr ps
-like "$out" "$name +run +[0-9]+ +[0-9]+s +256M +0.5 +64 .*sleep 20" "ps shows its limits, age and command"
+like "$out" "$name +run +[0-9]+ +[0-9]+s +256M +0.5 +64 .*sleep 60" "ps shows its limits, age and command"
 run_sr kill "$name"
 is "$rc" 0 "kill kills it"
 wait "$bg"
@@ -50,18 +47,21 @@ like "$err" "no container named 'sr-0-0'" "kill of an unknown name says so"
 # A runner killed with SIGKILL leaves its entry behind (its container dies
 # with it); the next run reclaims it.
 # A duration of our own, so no other test's sleep is mistaken for ours.
-nap=20.$$
+nap=60.$$
 "$SR_BIN" run --rootfs "$ROOTFS" -- sleep "$nap" >/dev/null 2>&1 &
 bg=$!
-sleep 0.3
+napping () { pgrep -f "^sleep $nap" >/dev/null && [ -n "$(ls "$state")" ]; }
+wait_until 30 napping
 kill -9 "$bg"
 wait "$bg" 2>/dev/null
-sleep 0.2
 is "$(ls "$state" | wc -l)" 1 "a killed runner leaves its entry"
 run_sr ps --json
 is "$out" "[]" "but ps does not list a dead container"
 run_sr run --rootfs "$ROOTFS" -- true
 is "$(ls "$state" | wc -l)" 0 "the next run reclaims it"
+# Killed processes may take a moment to go; the container's would stay 60 s.
+nap_gone () { ! pgrep -f "sleep $nap" >/dev/null; }
+wait_until 20 nap_gone
 left=$(pgrep -af "sleep $nap" || true)
 is "$left" "" "nothing of the killed runner's container is left"
 

@@ -211,7 +211,7 @@ if make_busybox_rootfs "$sr_tmp/rootfs"; then
   "$SR_BIN" run --timeout 20 --rootfs "$sr_tmp/rootfs" -- sleep 20 >/dev/null 2>&1 &
   runner=$!
   name=""
-  for _ in $(seq 50); do
+  for _ in $(seq 150); do
     name=$("$SR_BIN" ps 2>/dev/null | awk 'NR > 1 { print $1; exit }')
     [ -n "$name" ] && break
     sleep 0.1

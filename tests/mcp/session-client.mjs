@@ -182,18 +182,20 @@ r = await call(client, "shell_exec", { shell_id: shell, command: "sleep 30; echo
 check(r.structuredContent?.state === "waiting", "wait=false returns at once with state waiting", r.structuredContent);
 r = await call(client, "shell_exec", { shell_id: shell, command: "echo again" });
 check(errorCode(r) === "shell_busy", "a second command while one runs is shell_busy", r);
+// Prompt: well within the 30 s the command would take, with room for a
+// loaded machine.
 const t0 = Date.now();
 r = await call(client, "write_stdin", { shell_id: shell, data: "\\x03" });
 check(r.structuredContent?.bytes === 1, "write_stdin sends Ctrl-C", r);
-for (let i = 0; i < 40 && r.structuredContent?.state !== "ready"; i++) {
+for (const end = t0 + 20000; r.structuredContent?.state !== "ready" && Date.now() < end;) {
   await sleep(100);
   r = await call(client, "shell_read", { shell_id: shell });
 }
-check(r.structuredContent?.state === "ready" && r.structuredContent?.exit_code === 130 && Date.now() - t0 < 5000
+check(r.structuredContent?.state === "ready" && r.structuredContent?.exit_code === 130 && Date.now() - t0 < 20000
   && !(r.structuredContent?.output ?? "").includes("never"), "Ctrl-C interrupts the running command (exit 130)", r.structuredContent);
 r = await call(client, "shell_exec", { shell_id: shell, command: "read -r name; echo hi $name", wait: false });
 await call(client, "write_stdin", { shell_id: shell, data: "agent\n" });
-for (let i = 0; i < 40 && r.structuredContent?.state !== "ready"; i++) {
+for (const end = Date.now() + 20000; r.structuredContent?.state !== "ready" && Date.now() < end;) {
   await sleep(100);
   r = await call(client, "shell_read", { shell_id: shell });
 }
@@ -258,9 +260,11 @@ check(r.structuredContent?.stdout === "second\n" && waited >= 800,
 r = await first;
 check(r.structuredContent?.stdout === "first\n", "and the call it waited for completed first", r.structuredContent);
 // A queued call that is cancelled gives up its place, and with it its run
-// slot (this server has two), instead of waiting its turn.
+// slot (this server has two), instead of waiting its turn: the run after
+// the cancel ends while the long one runs on (15 s: room for starting a
+// container on a loaded machine).
 let longDone = false;
-const long = call(small, "run_code", { session_id: a, language: "python", code: "import time; time.sleep(4); print('long')" })
+const long = call(small, "run_code", { session_id: a, language: "python", code: "import time; time.sleep(15); print('long')", timeout_seconds: 25 })
   .then((x) => { longDone = true; return x; });
 await sleep(300);
 const abort = new AbortController();
@@ -275,13 +279,15 @@ check(r.structuredContent?.stdout === "3\n" && !longDone,
 r = await long;
 check(r.structuredContent?.stdout === "long\n", "and the call it queued behind is unharmed", r.structuredContent);
 // A queued call whose turn does not come within session_queue_timeout
-// (5 s here) is refused as session_busy, while the busy call runs on.
-const longer = call(small, "run_code", { session_id: a, language: "python", code: "import time; time.sleep(6.5); print('longer')" });
+// (5 s here) is refused as session_busy, while the busy call runs on: not
+// before the 5 s, and (the busy call taking 15 s) well before its turn
+// would come, with room for a loaded machine.
+const longer = call(small, "run_code", { session_id: a, language: "python", code: "import time; time.sleep(15); print('longer')", timeout_seconds: 25 });
 await sleep(300);
 const busyAt = Date.now();
 r = await call(small, "run_code", { session_id: a, language: "python", code: "print('too late')" });
 const busyWaited = Date.now() - busyAt;
-check(errorCode(r) === "session_busy" && busyWaited >= 4800 && busyWaited < 6000,
+check(errorCode(r) === "session_busy" && busyWaited >= 4800 && busyWaited < 12000,
   `a call queued past session_queue_timeout is session_busy (${busyWaited} ms)`, r);
 r = await longer;
 check(r.structuredContent?.stdout === "longer\n", "and the busy call completes", r.structuredContent);

@@ -33,6 +33,10 @@ tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk
 
+# The test enters sr_workdir_make's window between mkdtemp and flock on
+# purpose, through a wrapper of flock.
+tests_unit_test_state_workdir_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=flock
+
 # The layers of src/ and their written-down exceptions (doc/ARCHITECTURE.md).
 TESTS += tests/unit/layering.sh
 EXTRA_DIST += tests/unit/layering.sh doc/ARCHITECTURE.md
