@@ -3,7 +3,33 @@ libsandbox_a_SOURCES += \
 	src/mcp/server.c src/mcp/server.h \
 	src/mcp/tools.c src/mcp/tools.h src/mcp/tools-internal.h \
 	src/mcp/session-tools.c src/mcp/session-tools.h \
+	src/mcp/tool-args.c src/mcp/tool-args.h src/mcp/tool-schema.h \
 	src/mcp/stdio.c src/mcp/stdio.h \
 	src/mcp/http.c src/mcp/http.h src/mcp/http-internal.h \
 	src/mcp/http-check.c src/mcp/http-session.c src/mcp/http-stream.c \
 	src/mcp/http-endpoint.c src/mcp/http-files.c
+
+# What tools/list says of each tool, one file a tool, embedded at build
+# time (src/mcp/tool-schema.h).
+mcp_schemas = \
+	src/mcp/schemas/run_code.json \
+	src/mcp/schemas/list_supported_languages.json \
+	src/mcp/schemas/get_execution_history.json \
+	src/mcp/schemas/create_session.json \
+	src/mcp/schemas/close_session.json \
+	src/mcp/schemas/list_sessions.json \
+	src/mcp/schemas/upload_file.json \
+	src/mcp/schemas/list_artifacts.json \
+	src/mcp/schemas/read_artifact.json \
+	src/mcp/schemas/shell_new.json \
+	src/mcp/schemas/shell_exec.json \
+	src/mcp/schemas/shell_read.json \
+	src/mcp/schemas/write_stdin.json \
+	src/mcp/schemas/shell_list.json \
+	src/mcp/schemas/shell_remove.json \
+	src/mcp/schemas/file_read.json \
+	src/mcp/schemas/file_write.json \
+	src/mcp/schemas/file_patch.json \
+	src/mcp/schemas/file_search.json
+EXTRA_DIST += $(mcp_schemas)
+AM_CPPFLAGS += -DSR_MCP_SCHEMA_DIR='"$(abs_top_srcdir)/src/mcp/schemas"'

@@ -61,7 +61,8 @@ pkg_cflags=$(pkg-config --cflags $modules) && pkg_libs=$(pkg-config --libs $modu
 cppflags="-I$src/src -I$build -I$src -DSR_SYSCONFDIR=\"/usr/local/etc\"
   -DSR_LOCALSTATEDIR=\"/usr/local/var\" -DSR_DATADIR=\"/usr/local/share/sandbox-runner\"
   -DSR_PKGLIBEXECDIR=\"/usr/local/libexec/sandbox-runner\"
-  -DSR_SECCOMP_DEFAULT_JSON=\"$src/seccomp/default.json\""
+  -DSR_SECCOMP_DEFAULT_JSON=\"$src/seccomp/default.json\"
+  -DSR_MCP_SCHEMA_DIR=\"$src/src/mcp/schemas\""
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cflags="-std=gnu11 -g -O1 -Wall -Wextra -Wno-unused-parameter $san"
 export cc cppflags cflags pkg_cflags src out

@@ -12,7 +12,8 @@ unit_tests = \
 	tests/unit/test-files \
 	tests/unit/test-policy \
 	tests/unit/test-state-workdir \
-	tests/unit/test-state-full
+	tests/unit/test-state-full \
+	tests/unit/test-tool-args
 
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
@@ -31,6 +32,9 @@ tests_unit_test_files_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
+tests_unit_test_tool_args_LDADD = $(UNIT_LDADD)
+# It embeds tool schemas, as src/mcp/tools.c does.
+tests/unit/test-tool-args.$(OBJEXT): $(mcp_schemas)
 include tests/unit/seccomp.mk
 
 # The test enters sr_workdir_make's window between mkdtemp and flock on

@@ -1,0 +1,188 @@
+/* The check of tool arguments against a tool's inputSchema: each rule
+ * accepted and refused, with the message a client reads; and the real
+ * schemas, embedded as the server embeds them, giving the messages the
+ * tools have always given.  */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "common/util.h"
+#include "mcp/tool-args.h"
+#include "mcp/tool-schema.h"
+#include "tests/unit/tap.h"
+
+SR_MCP_EMBED_SCHEMA (run_code);
+SR_MCP_EMBED_SCHEMA (get_execution_history);
+SR_MCP_EMBED_SCHEMA (file_read);
+SR_MCP_EMBED_SCHEMA (file_patch);
+SR_MCP_EMBED_SCHEMA (shell_exec);
+
+/* Every rule the validator knows, on one object.  */
+static const char rules[] =
+  "{\"type\":\"object\",\"properties\":{"
+  "\"s\":{\"type\":\"string\",\"description\":\"a string\"},"
+  "\"i\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10},"
+  "\"n\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"exclusiveMaximum\":5},"
+  "\"b\":{\"type\":\"boolean\"},"
+  "\"o\":{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\"}},"
+  "\"required\":[\"k\"],\"additionalProperties\":false},"
+  "\"a\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":0}},"
+  "\"e\":{\"type\":\"string\",\"enum\":[\"x\",\"y\"]},"
+  "\"l\":{\"type\":\"string\",\"minLength\":2,\"maxLength\":3},"
+  "\"m\":{\"type\":\"integer\",\"minimum\":1},"
+  "\"r\":{\"type\":\"string\"},"
+  "\"x\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"boolean\"}}},"
+  "\"required\":[\"r\"],\"additionalProperties\":false}";
+
+/* args (JSON text, or NULL: none) against schema: want is the message,
+ * or NULL to accept.  */
+static void
+check (const char *schema_text, const char *args_text, const char *want, const char *name)
+{
+  cJSON *schema = cJSON_Parse (schema_text);
+  cJSON *args = args_text ? cJSON_Parse (args_text) : NULL;
+  _cleanup_free_ char *msg = NULL;
+
+  if (!ok (schema && (args_text == NULL || args), "%s: the JSON parses", name))
+    return;
+  msg = sr_mcp_args_check (schema, args);
+  is_str (msg, want, name);
+  cJSON_Delete (schema);
+  cJSON_Delete (args);
+}
+
+static void
+test_rules (void)
+{
+  check (rules, "{\"r\":\"\"}", NULL, "the required argument alone is accepted");
+  check (rules,
+         "{\"r\":\"v\",\"s\":\"t\",\"i\":10,\"n\":4.5,\"b\":false,\"o\":{\"k\":\"v\"},"
+         "\"a\":[0,1],\"e\":\"y\",\"l\":\"\xc3\xa9\xc3\xa9\xc3\xa9\",\"m\":7,\"x\":{\"q\":true}}",
+         NULL, "every rule met is accepted");
+  check (rules, "{\"r\":\"v\",\"s\":null,\"i\":null}", NULL, "a null argument counts as absent");
+  check (rules, NULL, "r is required and must be a string", "no arguments lack the required one");
+  check (rules, "{}", "r is required and must be a string", "a missing required argument");
+  check (rules, "{\"r\":null}", "r is required and must be a string", "a null required argument");
+  check (rules, "{\"r\":1}", "r is required and must be a string", "a required one of the wrong type");
+  check (rules, "[1]", "arguments must be an object", "arguments that are an array");
+  check (rules, "null", "arguments must be an object", "arguments that are null");
+  check (rules, "{\"r\":\"v\",\"zz\":1}", "unknown argument 'zz'", "an unknown argument");
+  check (rules, "{\"zz\":1}", "unknown argument 'zz'", "unknown names come before the rest");
+  check (rules, "{\"r\":\"v\",\"s\":1}", "s must be a string", "a string");
+  check (rules, "{\"r\":\"v\",\"i\":1.5}", "i must be an integer from 1 to 10", "an integer");
+  check (rules, "{\"r\":\"v\",\"i\":0}", "i must be an integer from 1 to 10", "a minimum");
+  check (rules, "{\"r\":\"v\",\"i\":11}", "i must be an integer from 1 to 10", "a maximum");
+  check (rules, "{\"r\":\"v\",\"i\":\"1\"}", "i must be an integer from 1 to 10",
+         "an integer as a string");
+  check (rules, "{\"r\":\"v\",\"m\":1e16}", "m must be an integer of at least 1",
+         "an integer past SR_MCP_INTEGER_MAX");
+  check (rules, "{\"r\":\"v\",\"n\":0}", "n must be a number above 0 and below 5",
+         "an exclusive minimum");
+  check (rules, "{\"r\":\"v\",\"n\":5}", "n must be a number above 0 and below 5",
+         "an exclusive maximum");
+  check (rules, "{\"r\":\"v\",\"n\":true}", "n must be a number above 0 and below 5", "a number");
+  check (rules, "{\"r\":\"v\",\"b\":0}", "b must be true or false", "a boolean");
+  check (rules, "{\"r\":\"v\",\"o\":[]}", "o must be an object", "an object");
+  check (rules, "{\"r\":\"v\",\"o\":{}}", "o.k is required and must be a string",
+         "a required member of an object");
+  check (rules, "{\"r\":\"v\",\"o\":{\"k\":\"v\",\"z\":1}}", "unknown property 'z' in o",
+         "an unknown member of an object");
+  check (rules, "{\"r\":\"v\",\"x\":{\"q\":1}}", "x.q must be true or false",
+         "additionalProperties as a schema");
+  check (rules, "{\"r\":\"v\",\"a\":{}}", "a must be an array", "an array");
+  check (rules, "{\"r\":\"v\",\"a\":[0,-1]}", "a[1] must be an integer of at least 0",
+         "the items of an array");
+  check (rules, "{\"r\":\"v\",\"e\":\"z\"}", "e must be one of \"x\", \"y\"", "an enum");
+  check (rules, "{\"r\":\"v\",\"l\":\"a\"}", "l must be a string of 2 to 3 characters",
+         "a minLength");
+  check (rules, "{\"r\":\"v\",\"l\":\"abcd\"}", "l must be a string of 2 to 3 characters",
+         "a maxLength");
+}
+
+/* The messages the tools gave before their schemas checked them.  */
+static void
+test_tool_schemas (void)
+{
+  struct
+  {
+    const char *tool, *args, *want;
+  } cases[] = {
+    { sr_mcp_schema_run_code, "{\"language\":\"python\"}", "code is required and must be a string" },
+    { sr_mcp_schema_run_code, "{\"code\":\"1\"}", "language is required and must be a string" },
+    { sr_mcp_schema_run_code, "{\"code\":\"1\",\"language\":\"c\",\"bogus\":1}",
+      "unknown argument 'bogus'" },
+    { sr_mcp_schema_run_code, "{\"code\":\"1\",\"language\":\"c\",\"timeout_seconds\":0}",
+      "timeout_seconds must be a number above 0" },
+    { sr_mcp_schema_run_code, "{\"code\":\"1\",\"language\":\"c\",\"timeout_seconds\":null}",
+      NULL },
+    { sr_mcp_schema_get_execution_history, "{\"limit\":1001}",
+      "limit must be an integer from 1 to 1000" },
+    { sr_mcp_schema_get_execution_history, "{\"status\":1}", "status must be a string" },
+    { sr_mcp_schema_get_execution_history, NULL, NULL },
+    { sr_mcp_schema_file_read, "{\"session_id\":\"s\",\"path\":\"p\",\"offset\":0}",
+      "offset must be an integer of at least 1" },
+    { sr_mcp_schema_file_patch, "{\"session_id\":\"s\",\"path\":\"p\",\"replace_all\":1}",
+      "replace_all must be true or false" },
+    { sr_mcp_schema_shell_exec, "{\"shell_id\":\"s\",\"command\":\"c\",\"wait\":\"no\"}",
+      "wait must be true or false" },
+  };
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (cases); i++)
+    {
+      cJSON *tool = cJSON_Parse (cases[i].tool);
+      cJSON *schema = cJSON_GetObjectItemCaseSensitive (tool, "inputSchema");
+      cJSON *args = cases[i].args ? cJSON_Parse (cases[i].args) : NULL;
+      _cleanup_free_ char *msg = sr_mcp_args_check (schema, args);
+      _cleanup_free_ char *name = sr_xasprintf (
+        "%s %s", cJSON_GetObjectItemCaseSensitive (tool, "name")->valuestring,
+        cases[i].args ? cases[i].args : "without arguments");
+
+      is_str (msg, cases[i].want, name);
+      cJSON_Delete (tool);
+      cJSON_Delete (args);
+    }
+}
+
+static void
+test_supported (void)
+{
+  cJSON *schema = cJSON_Parse (rules);
+  cJSON *other = cJSON_Parse ("{\"type\":\"object\",\"properties\":{\"p\":{\"type\":\"string\","
+                              "\"pattern\":\"^a\"}}}");
+  _cleanup_free_ char *none = sr_mcp_schema_check_supported (schema);
+  _cleanup_free_ char *msg = sr_mcp_schema_check_supported (other);
+
+  is_str (none, NULL, "the rules used here are all enforced");
+  is_str (msg, "the keyword pattern is not enforced", "a keyword not enforced is named");
+  cJSON_Delete (schema);
+  cJSON_Delete (other);
+}
+
+static void
+test_getters (void)
+{
+  cJSON *args = cJSON_Parse ("{\"s\":\"t\",\"b\":true,\"c\":12,\"n\":0.5,\"z\":null}");
+  double x = 0;
+
+  is_str (sr_mcp_arg_string (args, "s"), "t", "a string argument");
+  is_str (sr_mcp_arg_string (args, "z"), NULL, "a null string argument is absent");
+  is_str (sr_mcp_arg_string (NULL, "s"), NULL, "no arguments: absent");
+  ok (sr_mcp_arg_bool (args, "b", false), "a boolean argument");
+  ok (sr_mcp_arg_bool (args, "q", true), "an absent boolean takes its default");
+  is_int (sr_mcp_arg_count (args, "c", 0), 12, "a count argument");
+  is_int (sr_mcp_arg_count (args, "z", 7), 7, "an absent count takes its default");
+  ok (sr_mcp_arg_number (args, "n", &x) && x == 0.5, "a number argument");
+  ok (!sr_mcp_arg_number (args, "z", &x), "a null number is absent");
+  ok (sr_mcp_arg (args, "z") == NULL, "a null argument reads as absent");
+  cJSON_Delete (args);
+}
+
+int
+main (void)
+{
+  test_rules ();
+  test_tool_schemas ();
+  test_supported ();
+  test_getters ();
+  return done_testing ();
+}
