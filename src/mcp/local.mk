@@ -2,7 +2,8 @@ libsandbox_a_SOURCES += \
 	src/mcp/jsonrpc.c src/mcp/jsonrpc.h \
 	src/mcp/server.c src/mcp/server.h \
 	src/mcp/tools.c src/mcp/tools.h src/mcp/tools-internal.h \
-	src/mcp/session-tools.c src/mcp/session-tools.h \
+	src/mcp/tools-result.c src/mcp/tools-run.c src/mcp/tools-session.c \
+	src/mcp/tools-files.c src/mcp/tools-shell.c \
 	src/mcp/tool-args.c src/mcp/tool-args.h src/mcp/tool-schema.h \
 	src/mcp/stdio.c src/mcp/stdio.h \
 	src/mcp/http.c src/mcp/http.h src/mcp/http-internal.h \
@@ -33,3 +34,5 @@ mcp_schemas = \
 	src/mcp/schemas/file_search.json
 EXTRA_DIST += $(mcp_schemas)
 AM_CPPFLAGS += -DSR_MCP_SCHEMA_DIR='"$(abs_top_srcdir)/src/mcp/schemas"'
+# tools.c embeds them.
+src/mcp/tools.$(OBJEXT): $(mcp_schemas)

@@ -1,14 +1,41 @@
-/* What the tool modules (tools.c, session-tools.c) share: building
- * results and refusals, checking arguments.  */
+/* What the tool modules share: the handlers the registry (tools.c) calls,
+ * and the builders of results and refusals (tools-result.c).  The tool
+ * families are tools-run.c (run_code, list_supported_languages,
+ * get_execution_history), tools-session.c (sessions and their artifacts),
+ * tools-files.c (the file tools) and tools-shell.c (persistent shells).
+ *
+ * A handler runs after the registry checked its arguments against the
+ * tool's inputSchema (src/mcp/schemas/NAME.json) and, for a tool of
+ * sessions, that the server has them: it reads the arguments with the
+ * getters of mcp/tool-args.h and checks only what a schema cannot say.  */
 #ifndef SR_MCP_TOOLS_INTERNAL_H
 #define SR_MCP_TOOLS_INTERNAL_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "common/error.h"
-#include "mcp/tools.h"
 #include "common/run-result.h"
+#include "mcp/tool-args.h"
+#include "mcp/tools.h"
+#include "sandbox/files.h"
+
+struct sr_session;
+
+/* A tool's call: its CallToolResult, never NULL.  *ret_cancelled (false
+ * on entry) says a run was cancelled: no reply is due then.  */
+typedef cJSON *sr_mcp_tool_fn (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                               bool *ret_cancelled);
+
+sr_mcp_tool_fn sr_mcp_call_run_code, sr_mcp_call_list_languages, sr_mcp_call_history;
+sr_mcp_tool_fn sr_mcp_call_create_session, sr_mcp_call_close_session, sr_mcp_call_list_sessions,
+  sr_mcp_call_upload_file, sr_mcp_call_list_artifacts, sr_mcp_call_read_artifact;
+sr_mcp_tool_fn sr_mcp_call_file_read, sr_mcp_call_file_write, sr_mcp_call_file_patch,
+  sr_mcp_call_file_search;
+sr_mcp_tool_fn sr_mcp_call_shell_new, sr_mcp_call_shell_exec, sr_mcp_call_shell_read,
+  sr_mcp_call_write_stdin, sr_mcp_call_shell_list, sr_mcp_call_shell_remove;
 
 /* A CallToolResult of structured (taken over): structuredContent and the
  * same as text; a refusal carries its JSON in the text only.  */
@@ -23,13 +50,33 @@ cJSON *sr_mcp_tool_error (const char *code, const char *fmt, ...)
  * place a tool turns an sr_error_t into its answer.  */
 cJSON *sr_mcp_tool_refusal (sr_error_t *err);
 
-/* NULL when args is NULL or an object of known keys only, else the
- * refusal to return.  */
-cJSON *sr_mcp_check_arguments (const cJSON *args, const char *const *known);
+/* The refusal of a tool that needs sessions on a server without them.  */
+cJSON *sr_mcp_no_sessions (void);
+
+/* The timeout of argument name (seconds) in *ret_ms, or absent_ms when it
+ * is not given.  NULL, or the refusal of one over the server's ceiling.  */
+cJSON *sr_mcp_timeout_arg (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                           const char *name, uint64_t absent_ms, uint64_t *ret_ms);
 
 /* Adds key (the captured text, or its base64 when not valid UTF-8) and
  * encoding_key ("utf-8" or "base64").  */
 void sr_mcp_add_output (cJSON *o, const char *key, const char *encoding_key,
                         const struct sr_captured *c);
+
+/* "artifacts": [{path, size, mtime, mime_type, download_url}] on o.  */
+void sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *session_id,
+                           const struct sr_artifact *v, size_t n);
+
+/* The work of a tool inside its session, between acquire and release:
+ * 0, or -1 with *err set (its code: sr_mcp_tool_refusal).  data is the
+ * tool's own: its inputs and what it brings out.  */
+typedef int (*sr_mcp_session_work_fn) (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s,
+                                       void *data, sr_error_t *err);
+
+/* Takes the session of args' session_id (a new one when create and none
+ * is given), runs work in it and releases it.  NULL on success, else the
+ * refusal to return.  */
+cJSON *sr_mcp_with_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
+                            sr_mcp_session_work_fn work, void *data);
 
 #endif

@@ -33,8 +33,6 @@ tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
 tests_unit_test_tool_args_LDADD = $(UNIT_LDADD)
-# It embeds tool schemas, as src/mcp/tools.c does.
-tests/unit/test-tool-args.$(OBJEXT): $(mcp_schemas)
 include tests/unit/seccomp.mk
 
 # The test enters sr_workdir_make's window between mkdtemp and flock on

@@ -1,21 +1,18 @@
 /* The check of tool arguments against a tool's inputSchema: each rule
- * accepted and refused, with the message a client reads; and the real
- * schemas, embedded as the server embeds them, giving the messages the
- * tools have always given.  */
+ * accepted and refused, with the message a client reads; the schemas of
+ * the registry (tools/list), giving the messages the tools have always
+ * given; and every one of them using only rules the check enforces.  */
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/util.h"
 #include "mcp/tool-args.h"
-#include "mcp/tool-schema.h"
+#include "mcp/tools.h"
 #include "tests/unit/tap.h"
 
-SR_MCP_EMBED_SCHEMA (run_code);
-SR_MCP_EMBED_SCHEMA (get_execution_history);
-SR_MCP_EMBED_SCHEMA (file_read);
-SR_MCP_EMBED_SCHEMA (file_patch);
-SR_MCP_EMBED_SCHEMA (shell_exec);
+static cJSON *tools_list;
 
 /* Every rule the validator knows, on one object.  */
 static const char rules[] =
@@ -99,6 +96,17 @@ test_rules (void)
          "a maxLength");
 }
 
+static const cJSON *
+input_schema (const char *tool)
+{
+  const cJSON *t;
+
+  cJSON_ArrayForEach (t, cJSON_GetObjectItemCaseSensitive (tools_list, "tools"))
+    if (strcmp (cJSON_GetObjectItemCaseSensitive (t, "name")->valuestring, tool) == 0)
+      return cJSON_GetObjectItemCaseSensitive (t, "inputSchema");
+  return NULL;
+}
+
 /* The messages the tools gave before their schemas checked them.  */
 static void
 test_tool_schemas (void)
@@ -107,40 +115,60 @@ test_tool_schemas (void)
   {
     const char *tool, *args, *want;
   } cases[] = {
-    { sr_mcp_schema_run_code, "{\"language\":\"python\"}", "code is required and must be a string" },
-    { sr_mcp_schema_run_code, "{\"code\":\"1\"}", "language is required and must be a string" },
-    { sr_mcp_schema_run_code, "{\"code\":\"1\",\"language\":\"c\",\"bogus\":1}",
+    { "run_code", "{\"language\":\"python\"}", "code is required and must be a string" },
+    { "run_code", "{\"code\":\"1\"}", "language is required and must be a string" },
+    { "run_code", "{\"code\":\"1\",\"language\":\"c\",\"bogus\":1}",
       "unknown argument 'bogus'" },
-    { sr_mcp_schema_run_code, "{\"code\":\"1\",\"language\":\"c\",\"timeout_seconds\":0}",
+    { "run_code", "{\"code\":\"1\",\"language\":\"c\",\"timeout_seconds\":0}",
       "timeout_seconds must be a number above 0" },
-    { sr_mcp_schema_run_code, "{\"code\":\"1\",\"language\":\"c\",\"timeout_seconds\":null}",
-      NULL },
-    { sr_mcp_schema_get_execution_history, "{\"limit\":1001}",
-      "limit must be an integer from 1 to 1000" },
-    { sr_mcp_schema_get_execution_history, "{\"status\":1}", "status must be a string" },
-    { sr_mcp_schema_get_execution_history, NULL, NULL },
-    { sr_mcp_schema_file_read, "{\"session_id\":\"s\",\"path\":\"p\",\"offset\":0}",
+    { "run_code", "{\"code\":\"1\",\"language\":\"c\",\"timeout_seconds\":null}", NULL },
+    { "get_execution_history", "{\"limit\":1001}", "limit must be an integer from 1 to 1000" },
+    { "get_execution_history", "{\"status\":1}", "status must be a string" },
+    { "get_execution_history", NULL, NULL },
+    { "list_sessions", "{\"x\":1}", "unknown argument 'x'" },
+    { "upload_file", "{\"filename\":\"f\"}", "content_base64 is required and must be a string" },
+    { "file_read", "{\"session_id\":\"s\",\"path\":\"p\",\"offset\":0}",
       "offset must be an integer of at least 1" },
-    { sr_mcp_schema_file_patch, "{\"session_id\":\"s\",\"path\":\"p\",\"replace_all\":1}",
+    { "file_read", "{\"session_id\":\"s\"}", "path is required and must be a string" },
+    { "file_patch", "{\"session_id\":\"s\",\"path\":\"p\",\"replace_all\":1}",
       "replace_all must be true or false" },
-    { sr_mcp_schema_shell_exec, "{\"shell_id\":\"s\",\"command\":\"c\",\"wait\":\"no\"}",
+    { "shell_exec", "{\"shell_id\":\"s\",\"command\":\"c\",\"wait\":\"no\"}",
       "wait must be true or false" },
+    { "write_stdin", "{\"shell_id\":\"s\"}", "data is required and must be a string" },
   };
 
   for (size_t i = 0; i < SR_ARRAY_SIZE (cases); i++)
     {
-      cJSON *tool = cJSON_Parse (cases[i].tool);
-      cJSON *schema = cJSON_GetObjectItemCaseSensitive (tool, "inputSchema");
+      const cJSON *schema = input_schema (cases[i].tool);
       cJSON *args = cases[i].args ? cJSON_Parse (cases[i].args) : NULL;
-      _cleanup_free_ char *msg = sr_mcp_args_check (schema, args);
-      _cleanup_free_ char *name = sr_xasprintf (
-        "%s %s", cJSON_GetObjectItemCaseSensitive (tool, "name")->valuestring,
-        cases[i].args ? cases[i].args : "without arguments");
+      _cleanup_free_ char *msg = schema ? sr_mcp_args_check (schema, args) : NULL;
+      _cleanup_free_ char *name = sr_xasprintf ("%s %s", cases[i].tool,
+                                                cases[i].args ? cases[i].args
+                                                              : "without arguments");
 
-      is_str (msg, cases[i].want, name);
-      cJSON_Delete (tool);
+      if (ok (schema != NULL, "%s is registered", cases[i].tool))
+        is_str (msg, cases[i].want, name);
       cJSON_Delete (args);
     }
+}
+
+/* Each registered schema uses only rules the check enforces.  */
+static void
+test_registry_supported (void)
+{
+  const cJSON *t;
+  int n = 0;
+
+  cJSON_ArrayForEach (t, cJSON_GetObjectItemCaseSensitive (tools_list, "tools"))
+    {
+      const char *name = cJSON_GetObjectItemCaseSensitive (t, "name")->valuestring;
+      _cleanup_free_ char *msg
+        = sr_mcp_schema_check_supported (cJSON_GetObjectItemCaseSensitive (t, "inputSchema"));
+
+      is_str (msg, NULL, name);
+      n++;
+    }
+  is_int (n, 19, "tools/list has every tool");
 }
 
 static void
@@ -180,9 +208,12 @@ test_getters (void)
 int
 main (void)
 {
+  tools_list = sr_mcp_tools_list ();
   test_rules ();
   test_tool_schemas ();
   test_supported ();
   test_getters ();
+  test_registry_supported ();
+  cJSON_Delete (tools_list);
   return done_testing ();
 }

@@ -1,0 +1,186 @@
+/* The file tools of sessions: file_read, file_write, file_patch and
+ * file_search.  Their refusals carry the codes of sandbox/files.h.  */
+#include "config.h"
+
+#include "mcp/tools-internal.h"
+
+#include <string.h>
+
+#include "common/utf8.h"
+#include "common/util.h"
+#include "sandbox/files.h"
+#include "sandbox/session.h"
+
+#define FILE_READ_DEFAULT_LINES 2000u
+#define FILE_SEARCH_MAX_MATCHES 1000u
+
+struct file_read
+{
+  const char *path;
+  uint64_t offset, limit, total;
+  char *text;
+};
+
+static int
+file_read_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+{
+  struct file_read *f = data;
+
+  return sr_files_read_lines (sr_session_fs (s), f->path, f->offset, f->limit,
+                              ctx->cfg->max_artifact_size, &f->text, &f->total, err);
+}
+
+cJSON *
+sr_mcp_call_file_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                       bool *ret_cancelled)
+{
+  _cleanup_free_ char *text = NULL, *clean = NULL;
+  struct file_read f = {
+    .path = sr_mcp_arg_string (args, "path"),
+    .offset = sr_mcp_arg_count (args, "offset", 1),
+    .limit = sr_mcp_arg_count (args, "limit", FILE_READ_DEFAULT_LINES),
+  };
+  size_t clean_len;
+  cJSON *o, *bad;
+
+  bad = sr_mcp_with_session (ctx, args, false, file_read_work, &f);
+  text = f.text;
+  if (bad)
+    return bad;
+  clean = sr_utf8_sanitize (text, strlen (text), &clean_len);
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "path", f.path);
+  cJSON_AddStringToObject (o, "content", clean);
+  cJSON_AddNumberToObject (o, "total_lines", (double) f.total);
+  return sr_mcp_tool_result (o, false);
+}
+
+struct file_write
+{
+  const char *path, *content;
+  char *written;
+};
+
+static int
+file_write_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+{
+  struct file_write *f = data;
+
+  (void) ctx;
+  return sr_files_write (sr_session_fs (s), f->path, f->content, strlen (f->content),
+                         &f->written, err);
+}
+
+cJSON *
+sr_mcp_call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                        bool *ret_cancelled)
+{
+  _cleanup_free_ char *written = NULL;
+  struct file_write f = { .path = sr_mcp_arg_string (args, "path"),
+                          .content = sr_mcp_arg_string (args, "content") };
+  cJSON *o, *bad;
+
+  if (strlen (f.content) > ctx->cfg->max_upload_size)
+    return sr_mcp_tool_error ("file_too_large", "the content is over the upload limit of %llu "
+                              "bytes", (unsigned long long) ctx->cfg->max_upload_size);
+  bad = sr_mcp_with_session (ctx, args, false, file_write_work, &f);
+  written = f.written;
+  if (bad)
+    return bad;
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "path", written);
+  cJSON_AddNumberToObject (o, "size", (double) strlen (f.content));
+  return sr_mcp_tool_result (o, false);
+}
+
+struct file_patch
+{
+  const char *path, *old_s, *new_s, *diff;
+  bool all;
+  unsigned replaced;
+};
+
+static int
+file_patch_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+{
+  struct file_patch *f = data;
+
+  return sr_files_patch (sr_session_fs (s), f->path, f->old_s, f->new_s, f->all, f->diff,
+                         ctx->cfg->max_artifact_size, &f->replaced, err);
+}
+
+cJSON *
+sr_mcp_call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                        bool *ret_cancelled)
+{
+  struct file_patch f = {
+    .path = sr_mcp_arg_string (args, "path"),
+    .old_s = sr_mcp_arg_string (args, "old_string"),
+    .new_s = sr_mcp_arg_string (args, "new_string"),
+    .diff = sr_mcp_arg_string (args, "diff"),
+    .all = sr_mcp_arg_bool (args, "replace_all", false),
+  };
+  cJSON *o, *bad;
+
+  if (f.diff ? f.old_s || f.new_s : !f.old_s || !f.new_s)
+    return sr_mcp_tool_error ("invalid_arguments",
+                              "give either old_string and new_string, or diff");
+  if (f.old_s && *f.old_s == '\0')
+    return sr_mcp_tool_error ("invalid_arguments", "old_string must not be empty");
+  if ((bad = sr_mcp_with_session (ctx, args, false, file_patch_work, &f)))
+    return bad;
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "path", f.path);
+  cJSON_AddNumberToObject (o, "replacements", f.replaced);
+  return sr_mcp_tool_result (o, false);
+}
+
+struct file_search
+{
+  const char *pattern, *glob, *path;
+  struct sr_file_match *v;
+  size_t n;
+  bool truncated;
+};
+
+static int
+file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+{
+  struct file_search *f = data;
+
+  return sr_files_search (sr_session_fs (s), f->pattern, f->glob, f->path,
+                          ctx->cfg->max_artifact_size, FILE_SEARCH_MAX_MATCHES, &f->v, &f->n,
+                          &f->truncated, err);
+}
+
+cJSON *
+sr_mcp_call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                         bool *ret_cancelled)
+{
+  struct file_search f = {
+    .pattern = sr_mcp_arg_string (args, "pattern"),
+    .glob = sr_mcp_arg_string (args, "glob"),
+    .path = sr_mcp_arg_string (args, "path"),
+  };
+  cJSON *o, *list, *bad;
+
+  if ((bad = sr_mcp_with_session (ctx, args, false, file_search_work, &f)))
+    return bad;
+  o = cJSON_CreateObject ();
+  list = cJSON_AddArrayToObject (o, "matches");
+  for (size_t i = 0; i < f.n; i++)
+    {
+      cJSON *e = cJSON_CreateObject ();
+      size_t clean_len;
+      _cleanup_free_ char *clean = sr_utf8_sanitize (f.v[i].text, strlen (f.v[i].text),
+                                                     &clean_len);
+
+      cJSON_AddStringToObject (e, "path", f.v[i].path);
+      cJSON_AddNumberToObject (e, "line", (double) f.v[i].line);
+      cJSON_AddStringToObject (e, "text", clean);
+      cJSON_AddItemToArray (list, e);
+    }
+  cJSON_AddBoolToObject (o, "truncated", f.truncated);
+  sr_file_matches_free (f.v, f.n);
+  return sr_mcp_tool_result (o, false);
+}

@@ -1,0 +1,158 @@
+#include "config.h"
+
+#include "mcp/tools-internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "common/utf8.h"
+#include "common/util.h"
+#include "sandbox/service.h"
+
+/* A result: structured content, and the same as JSON text for clients
+ * that read only content.  An error carries its JSON in the text only:
+ * clients check structured content against the tool's output schema,
+ * which describes results, not refusals.  */
+cJSON *
+sr_mcp_tool_result (cJSON *structured, bool is_error)
+{
+  cJSON *r = cJSON_CreateObject ();
+  cJSON *content = cJSON_AddArrayToObject (r, "content");
+  cJSON *text = cJSON_CreateObject ();
+  _cleanup_free_ char *s = cJSON_PrintUnformatted (structured);
+
+  cJSON_AddStringToObject (text, "type", "text");
+  cJSON_AddStringToObject (text, "text", s);
+  cJSON_AddItemToArray (content, text);
+  if (is_error)
+    cJSON_Delete (structured);
+  else
+    cJSON_AddItemToObject (r, "structuredContent", structured);
+  cJSON_AddBoolToObject (r, "isError", is_error);
+  return r;
+}
+
+cJSON *
+sr_mcp_tool_error (const char *code, const char *fmt, ...)
+{
+  cJSON *o = cJSON_CreateObject (), *e = cJSON_AddObjectToObject (o, "error");
+  _cleanup_free_ char *msg = NULL;
+  va_list ap;
+
+  va_start (ap, fmt);
+  msg = sr_xvasprintf (fmt, ap);
+  va_end (ap);
+  cJSON_AddStringToObject (e, "code", code);
+  cJSON_AddStringToObject (e, "message", msg);
+  return sr_mcp_tool_result (o, true);
+}
+
+cJSON *
+sr_mcp_tool_refusal (sr_error_t *err)
+{
+  const char *code = sr_error_code (*err);
+  cJSON *r = sr_mcp_tool_error (code ? code : "sandbox_error", "%s",
+                                *err ? (*err)->msg : "failed");
+
+  sr_error_free (err);
+  return r;
+}
+
+cJSON *
+sr_mcp_no_sessions (void)
+{
+  return sr_mcp_tool_error ("sessions_unavailable", "this server has no session support");
+}
+
+cJSON *
+sr_mcp_timeout_arg (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, const char *name,
+                    uint64_t absent_ms, uint64_t *ret_ms)
+{
+  double seconds;
+
+  *ret_ms = absent_ms;
+  if (!sr_mcp_arg_number (args, name, &seconds))
+    return NULL;
+  if (seconds * 1000 > (double) ctx->cfg->max_timeout_ms)
+    return sr_mcp_tool_error ("timeout_too_large", "timeout %g s is over the ceiling of %g s",
+                              seconds, (double) ctx->cfg->max_timeout_ms / 1000);
+  *ret_ms = (uint64_t) ceil (seconds * 1000);
+  return NULL;
+}
+
+/* Output that is valid UTF-8 goes as it is, anything else as base64.  */
+void
+sr_mcp_add_output (cJSON *o, const char *key, const char *encoding_key,
+                   const struct sr_captured *c)
+{
+  const char *data = c->data ? c->data : "";
+  size_t clean_len;
+  _cleanup_free_ char *clean = sr_utf8_sanitize (data, c->len, &clean_len);
+
+  if (clean_len == c->len && memcmp (clean, data, c->len) == 0)
+    {
+      cJSON_AddStringToObject (o, key, clean);
+      cJSON_AddStringToObject (o, encoding_key, "utf-8");
+      return;
+    }
+  {
+    _cleanup_free_ char *b64 = sr_base64_encode (data, c->len);
+
+    cJSON_AddStringToObject (o, key, b64);
+    cJSON_AddStringToObject (o, encoding_key, "base64");
+  }
+}
+
+/* Percent-encodes what a URL path may not hold as it is.  */
+static char *
+url_path (const char *p)
+{
+  static const char hex[] = "0123456789ABCDEF";
+  char *out = sr_xmalloc (3 * strlen (p) + 1), *o = out;
+
+  for (; *p; p++)
+    {
+      unsigned char ch = (unsigned char) *p;
+
+      if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
+          || strchr ("-._~/", ch))
+        *o++ = (char) ch;
+      else
+        {
+          *o++ = '%';
+          *o++ = hex[ch >> 4];
+          *o++ = hex[ch & 15];
+        }
+    }
+  *o = '\0';
+  return out;
+}
+
+void
+sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *session_id,
+                      const struct sr_artifact *v, size_t n)
+{
+  cJSON *list = cJSON_AddArrayToObject (o, "artifacts");
+
+  for (size_t i = 0; i < n; i++)
+    {
+      cJSON *e = cJSON_CreateObject ();
+      _cleanup_free_ char *when = sr_history_format_time (v[i].mtime_ns / 1000000);
+
+      cJSON_AddStringToObject (e, "path", v[i].path);
+      cJSON_AddNumberToObject (e, "size", (double) v[i].size);
+      cJSON_AddStringToObject (e, "mtime", when);
+      if (v[i].mime_type)
+        cJSON_AddStringToObject (e, "mime_type", v[i].mime_type);
+      if (ctx->files_url)
+        {
+          _cleanup_free_ char *path = url_path (v[i].path);
+          _cleanup_free_ char *url = sr_xasprintf ("%s/files/%s/%s", ctx->files_url, session_id,
+                                                   path);
+
+          cJSON_AddStringToObject (e, "download_url", url);
+        }
+      cJSON_AddItemToArray (list, e);
+    }
+}

@@ -1,0 +1,181 @@
+/* The tools of runs: run_code, list_supported_languages and
+ * get_execution_history.  */
+#include "config.h"
+
+#include "mcp/tools-internal.h"
+
+#include <string.h>
+
+#include "common/util.h"
+#include "sandbox/code.h"
+#include "sandbox/service.h"
+
+/* The request of args, checked as sr_code_validate checks it.  */
+static cJSON *
+run_request (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, struct sr_code_request *req)
+{
+  const struct sr_language *lang;
+  sr_error_t err = NULL;
+  cJSON *bad;
+
+  *req = (struct sr_code_request) {
+    .cancel_fd = ctx->cancel_fd, .on_progress = ctx->on_progress, .userdata = ctx->userdata,
+    .language = sr_mcp_arg_string (args, "language"), .code = sr_mcp_arg_string (args, "code"),
+  };
+  req->code_len = strlen (req->code);
+  if ((bad = sr_mcp_timeout_arg (ctx, args, "timeout_seconds", 0, &req->timeout_ms)))
+    return bad;
+  /* Every refusal of sr_code_validate has its code.  */
+  if (sr_code_validate (ctx->cfg, req, &lang, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
+  return NULL;
+}
+
+/* Says on o whether the history recorded the run.  */
+static void
+run_recorded (const struct sr_mcp_tool_ctx *ctx, const struct sr_service_run *run, cJSON *o)
+{
+  _cleanup_free_ char *msg = NULL, *warning = NULL;
+
+  if (run->run_id[0])
+    {
+      cJSON_AddStringToObject (o, "run_id", run->run_id);
+      cJSON_AddStringToObject (o, "history", "recorded");
+      return;
+    }
+  msg = sr_xasprintf ("unavailable: %s", run->history_problem);
+  cJSON_AddStringToObject (o, "history", msg);
+  if (run->history_failed && ctx->on_warning)
+    {
+      warning = sr_xasprintf ("the run history could not record a run: %s",
+                              run->history_problem);
+      ctx->on_warning (warning, ctx->userdata);
+    }
+}
+
+/* The result of a run that ran.  */
+static cJSON *
+run_result (const struct sr_mcp_tool_ctx *ctx, const struct sr_service_run *run)
+{
+  const struct sr_code_result *res = &run->code;
+  cJSON *o = cJSON_CreateObject ();
+
+  cJSON_AddStringToObject (o, "status", sr_code_status_name (res->status));
+  cJSON_AddNumberToObject (o, "exit_code",
+                           res->run.signal ? 128 + res->run.signal : res->run.exit_code);
+  sr_mcp_add_output (o, "stdout", "stdout_encoding", &res->run.out);
+  sr_mcp_add_output (o, "stderr", "stderr_encoding", &res->run.err);
+  cJSON_AddBoolToObject (o, "stdout_truncated", res->run.out.truncated);
+  cJSON_AddBoolToObject (o, "stderr_truncated", res->run.err.truncated);
+  cJSON_AddNumberToObject (o, "duration_ms", (double) res->duration_ms);
+  if (res->compiled)
+    cJSON_AddNumberToObject (o, "compile_ms", (double) res->compile_ms);
+  cJSON_AddStringToObject (o, "language", res->language);
+  if (run->session_id)
+    {
+      cJSON_AddStringToObject (o, "session_id", run->session_id);
+      sr_mcp_add_artifacts (o, ctx, run->session_id, run->artifacts, run->n_artifacts);
+    }
+  run_recorded (ctx, run, o);
+  return sr_mcp_tool_result (o, false);
+}
+
+cJSON *
+sr_mcp_call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_cancelled)
+{
+  const char *session_id = sr_mcp_arg_string (args, "session_id");
+  struct sr_code_request req;
+  struct sr_service_run run;
+  sr_error_t err = NULL;
+  cJSON *o;
+
+  if ((o = run_request (ctx, args, &req)))
+    return o;
+  if (session_id && *session_id == '\0')
+    return sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
+  if (sr_service_run_code (ctx->service, &req, session_id, &run, &err) < 0)
+    {
+      sr_service_run_done (&run);
+      return sr_mcp_tool_refusal (&err);
+    }
+  *ret_cancelled = run.code.status == SR_CODE_CANCELLED;
+  o = run_result (ctx, &run);
+  sr_service_run_done (&run);
+  return o;
+}
+
+cJSON *
+sr_mcp_call_list_languages (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                            bool *ret_cancelled)
+{
+  cJSON *o = cJSON_CreateObject (), *list = cJSON_AddArrayToObject (o, "languages");
+
+  for (size_t i = 0; i < ctx->cfg->n_languages; i++)
+    {
+      const struct sr_language *l = &ctx->cfg->languages[i];
+      cJSON *e = cJSON_CreateObject ();
+      bool available = sr_service_image_available (ctx->service, l->image);
+
+      cJSON_AddStringToObject (e, "language", l->name);
+      cJSON_AddStringToObject (e, "image", l->image);
+      cJSON_AddStringToObject (e, "description", l->description);
+      cJSON_AddBoolToObject (e, "compiled", l->compile[0] != '\0');
+      cJSON_AddBoolToObject (e, "available", available);
+      cJSON_AddItemToArray (list, e);
+    }
+  return sr_mcp_tool_result (o, false);
+}
+
+static cJSON *
+history_runs (const struct sr_history_entry *v, size_t n)
+{
+  cJSON *o = cJSON_CreateObject (), *runs = cJSON_AddArrayToObject (o, "runs");
+
+  for (size_t i = 0; i < n; i++)
+    {
+      cJSON *e = cJSON_CreateObject ();
+      _cleanup_free_ char *when = sr_history_format_time (v[i].timestamp_ms);
+
+      cJSON_AddStringToObject (e, "id", v[i].id);
+      cJSON_AddStringToObject (e, "timestamp", when);
+      cJSON_AddStringToObject (e, "language", v[i].language);
+      cJSON_AddStringToObject (e, "code_preview", v[i].code_preview);
+      cJSON_AddStringToObject (e, "status", v[i].status);
+      cJSON_AddNumberToObject (e, "exit_code", v[i].exit_code);
+      cJSON_AddNumberToObject (e, "duration_ms", (double) v[i].duration_ms);
+      cJSON_AddNumberToObject (e, "stdout_size", (double) v[i].stdout_size);
+      cJSON_AddNumberToObject (e, "stderr_size", (double) v[i].stderr_size);
+      cJSON_AddItemToArray (runs, e);
+    }
+  return o;
+}
+
+cJSON *
+sr_mcp_call_history (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool *ret_cancelled)
+{
+  struct sr_history_filter f = {
+    .limit = sr_mcp_arg_count (args, "limit", 0),
+    .status = sr_mcp_arg_string (args, "status"),
+    .language = sr_mcp_arg_string (args, "language"),
+  };
+  struct sr_history_entry *v = NULL;
+  size_t n = 0;
+  sr_error_t err = NULL;
+  cJSON *o;
+
+  if (f.status && sr_history_check_status (f.status, &err) < 0)
+    {
+      sr_error_recode (&err, "invalid_arguments");
+      return sr_mcp_tool_refusal (&err);
+    }
+  if (sr_service_history_list (ctx->service, &f, &v, &n, &err) < 0)
+    {
+      o = sr_mcp_tool_error ("history_unavailable", "the run history is unavailable: %s",
+                             err->msg);
+      sr_error_free (&err);
+      return o;
+    }
+  o = history_runs (v, n);
+  sr_history_entries_free (v, n);
+  return sr_mcp_tool_result (o, false);
+}

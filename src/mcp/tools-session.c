@@ -1,0 +1,222 @@
+/* The tools of sessions: create_session, close_session, list_sessions,
+ * upload_file, list_artifacts and read_artifact.  Their refusals carry
+ * the codes of sandbox/session.h and sandbox/files.h.  */
+#include "config.h"
+
+#include "mcp/tools-internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/defaults.h"
+#include "common/util.h"
+#include "sandbox/files.h"
+#include "sandbox/session.h"
+#include "sandbox/service.h"
+
+cJSON *
+sr_mcp_with_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
+                     sr_mcp_session_work_fn work, void *data)
+{
+  const char *id = sr_mcp_arg_string (args, "session_id");
+  struct sr_session *s = NULL;
+  sr_error_t err = NULL;
+  int r;
+
+  if (!create && *id == '\0')
+    return sr_mcp_tool_error ("invalid_arguments", "session_id must not be empty");
+  if (sr_sessions_acquire (ctx->sessions, id, NULL, ctx->cancel_fd, &s, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
+  r = work (ctx, s, data, &err);
+  sr_session_release (s);
+  return r < 0 ? sr_mcp_tool_refusal (&err) : NULL;
+}
+
+cJSON *
+sr_mcp_call_create_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                            bool *ret_cancelled)
+{
+  const char *image = sr_mcp_arg_string (args, "image");
+  struct sr_session *s = NULL;
+  sr_error_t err = NULL;
+  cJSON *o;
+
+  if (sr_sessions_acquire (ctx->sessions, NULL, image, ctx->cancel_fd, &s, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "session_id", sr_session_id (s));
+  cJSON_AddStringToObject (o, "image", sr_session_image (s));
+  cJSON_AddStringToObject (o, "data_dir", SR_DATA_DIR);
+  cJSON_AddNumberToObject (o, "data_size", (double) ctx->cfg->session_data_size);
+  cJSON_AddNumberToObject (o, "idle_timeout_seconds", (double) ctx->cfg->session_idle_ms / 1000);
+  sr_session_release (s);
+  return sr_mcp_tool_result (o, false);
+}
+
+cJSON *
+sr_mcp_call_close_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                           bool *ret_cancelled)
+{
+  const char *id = sr_mcp_arg_string (args, "session_id");
+  sr_error_t err = NULL;
+  cJSON *o;
+
+  if (sr_sessions_close (ctx->sessions, id, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "session_id", id);
+  cJSON_AddBoolToObject (o, "closed", true);
+  return sr_mcp_tool_result (o, false);
+}
+
+cJSON *
+sr_mcp_call_list_sessions (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                           bool *ret_cancelled)
+{
+  struct sr_session_info *v = NULL;
+  size_t n = 0;
+  cJSON *o, *list;
+
+  sr_sessions_list (ctx->sessions, &v, &n);
+  o = cJSON_CreateObject ();
+  list = cJSON_AddArrayToObject (o, "sessions");
+  for (size_t i = 0; i < n; i++)
+    {
+      cJSON *e = cJSON_CreateObject ();
+      _cleanup_free_ char *when = sr_history_format_time (v[i].created * 1000);
+
+      cJSON_AddStringToObject (e, "session_id", v[i].id);
+      cJSON_AddStringToObject (e, "image", v[i].image);
+      cJSON_AddStringToObject (e, "created", when);
+      cJSON_AddNumberToObject (e, "idle_seconds", (double) v[i].idle_ms / 1000);
+      cJSON_AddBoolToObject (e, "busy", v[i].busy);
+      cJSON_AddItemToArray (list, e);
+    }
+  sr_session_infos_free (v, n);
+  return sr_mcp_tool_result (o, false);
+}
+
+struct upload
+{
+  const char *filename;
+  const char *data;
+  size_t len;
+  bool overwrite;
+  char *path;
+  char *session_id;
+};
+
+static int
+upload_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+{
+  struct upload *u = data;
+
+  (void) ctx;
+  /* Known even when the upload fails: the session may be new.  */
+  u->session_id = sr_xstrdup (sr_session_id (s));
+  return sr_files_upload (sr_session_fs (s), u->filename, u->data, u->len, u->overwrite,
+                          &u->path, err);
+}
+
+cJSON *
+sr_mcp_call_upload_file (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                         bool *ret_cancelled)
+{
+  const char *content = sr_mcp_arg_string (args, "content_base64");
+  _cleanup_free_ char *data = NULL;
+  struct upload u = { 0 };
+  size_t len;
+  cJSON *o;
+
+  /* Refused before any session is made for it.  */
+  if (strlen (content) / 4 * 3 > ctx->cfg->max_upload_size + 3)
+    return sr_mcp_tool_error ("file_too_large", "the file is over the upload limit of %llu bytes",
+                              (unsigned long long) ctx->cfg->max_upload_size);
+  if (sr_base64_decode (content, strlen (content), &data, &len) < 0)
+    return sr_mcp_tool_error ("invalid_arguments", "content_base64 is not valid base64");
+  if (len > ctx->cfg->max_upload_size)
+    return sr_mcp_tool_error ("file_too_large",
+                              "the file is %zu bytes, over the upload limit of %llu bytes", len,
+                              (unsigned long long) ctx->cfg->max_upload_size);
+  u = (struct upload) { .filename = sr_mcp_arg_string (args, "filename"), .data = data,
+                        .len = len, .overwrite = sr_mcp_arg_bool (args, "overwrite", false) };
+  if ((o = sr_mcp_with_session (ctx, args, true, upload_work, &u)) == NULL)
+    {
+      o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "session_id", u.session_id);
+      cJSON_AddStringToObject (o, "path", u.path);
+      cJSON_AddNumberToObject (o, "size", (double) len);
+      o = sr_mcp_tool_result (o, false);
+    }
+  free (u.path);
+  free (u.session_id);
+  return o;
+}
+
+/* The result is made in the session: it names it.  */
+static int
+list_artifacts_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+{
+  cJSON **ret = data;
+  struct sr_artifact *v = NULL;
+  size_t n = 0;
+  bool truncated = false;
+
+  if (sr_files_list (sr_session_fs (s), true, &v, &n, &truncated, err) < 0)
+    return -1;
+  *ret = cJSON_CreateObject ();
+  cJSON_AddStringToObject (*ret, "session_id", sr_session_id (s));
+  sr_mcp_add_artifacts (*ret, ctx, sr_session_id (s), v, n);
+  cJSON_AddBoolToObject (*ret, "truncated", truncated);
+  sr_artifacts_free (v, n);
+  return 0;
+}
+
+cJSON *
+sr_mcp_call_list_artifacts (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                            bool *ret_cancelled)
+{
+  cJSON *o = NULL, *bad;
+
+  if ((bad = sr_mcp_with_session (ctx, args, false, list_artifacts_work, &o)))
+    return bad;
+  return sr_mcp_tool_result (o, false);
+}
+
+struct read_artifact
+{
+  const char *path;
+  char *data, *mime;
+  size_t len;
+};
+
+static int
+read_artifact_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+{
+  struct read_artifact *a = data;
+
+  return sr_files_read_artifact (sr_session_fs (s), a->path, ctx->cfg->max_artifact_size,
+                                 &a->data, &a->len, &a->mime, err);
+}
+
+cJSON *
+sr_mcp_call_read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                           bool *ret_cancelled)
+{
+  _cleanup_free_ char *data = NULL, *mime = NULL, *b64 = NULL;
+  struct read_artifact a = { .path = sr_mcp_arg_string (args, "path") };
+  cJSON *o, *bad;
+
+  bad = sr_mcp_with_session (ctx, args, false, read_artifact_work, &a);
+  data = a.data;
+  mime = a.mime;
+  if (bad)
+    return bad;
+  b64 = sr_base64_encode (data, a.len);
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "path", a.path);
+  cJSON_AddStringToObject (o, "content_base64", b64);
+  cJSON_AddStringToObject (o, "mime_type", mime);
+  cJSON_AddNumberToObject (o, "size", (double) a.len);
+  return sr_mcp_tool_result (o, false);
+}

@@ -1,0 +1,222 @@
+/* The persistent shells of sessions: shell_new, shell_exec, shell_read,
+ * write_stdin, shell_list and shell_remove.  */
+#include "config.h"
+
+#include "mcp/tools-internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "sandbox/session.h"
+
+/* \xHH escapes and \\ of write_stdin's data, decoded in place.  */
+static size_t
+decode_escapes (char *s)
+{
+  char *o = s;
+
+  for (const char *p = s; *p; p++)
+    {
+      if (p[0] == '\\' && p[1] == '\\')
+        {
+          *o++ = '\\';
+          p++;
+        }
+      else if (p[0] == '\\' && p[1] == 'x' && isxdigit ((unsigned char) p[2])
+               && isxdigit ((unsigned char) p[3]))
+        {
+          char hex[3] = { p[2], p[3], '\0' };
+
+          *o++ = (char) strtol (hex, NULL, 16);
+          p += 3;
+        }
+      else
+        *o++ = *p;
+    }
+  return (size_t) (o - s);
+}
+
+static cJSON *
+shell_result (const char *shell_id, struct sr_shell_output *out)
+{
+  cJSON *o = cJSON_CreateObject ();
+  struct sr_captured c = { .data = out->data, .len = out->len };
+
+  cJSON_AddStringToObject (o, "shell_id", shell_id);
+  sr_mcp_add_output (o, "output", "output_encoding", &c);
+  cJSON_AddBoolToObject (o, "truncated", out->truncated);
+  cJSON_AddStringToObject (o, "state", sr_shell_state_name (out->state));
+  if (out->finished)
+    cJSON_AddNumberToObject (o, "exit_code", out->exit_code);
+  if (out->timed_out)
+    cJSON_AddBoolToObject (o, "timed_out", true);
+  sr_shell_output_done (out);
+  return sr_mcp_tool_result (o, false);
+}
+
+cJSON *
+sr_mcp_call_shell_new (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                       bool *ret_cancelled)
+{
+  _cleanup_free_ char *shell_id = NULL, *session_id = NULL;
+  sr_error_t err = NULL;
+  cJSON *o;
+
+  if (sr_sessions_shell_new (ctx->sessions, sr_mcp_arg_string (args, "session_id"), &shell_id,
+                             &session_id, &err)
+      < 0)
+    return sr_mcp_tool_refusal (&err);
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "shell_id", shell_id);
+  cJSON_AddStringToObject (o, "session_id", session_id);
+  cJSON_AddStringToObject (o, "state", "ready");
+  return sr_mcp_tool_result (o, false);
+}
+
+/* The work of a tool on a shell it holds: 0, or -1 with *err set (its
+ * code: sr_mcp_tool_refusal).  */
+typedef int (*shell_work_fn) (struct sr_shell *sh, void *data, sr_error_t *err);
+
+/* Takes the shell of args' shell_id, runs work on it and puts it back.
+ * NULL on success, else the refusal to return.  */
+static cJSON *
+with_shell (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, shell_work_fn work, void *data)
+{
+  struct sr_shell *sh;
+  sr_error_t err = NULL;
+  int r;
+
+  if (sr_sessions_shell_get (ctx->sessions, sr_mcp_arg_string (args, "shell_id"), &sh, &err)
+      < 0)
+    return sr_mcp_tool_refusal (&err);
+  r = work (sh, data, &err);
+  sr_sessions_shell_put (ctx->sessions, sh);
+  return r < 0 ? sr_mcp_tool_refusal (&err) : NULL;
+}
+
+struct shell_exec
+{
+  const char *command;
+  bool wait;
+  uint64_t timeout_ms;
+  struct sr_shell_output out;
+};
+
+static int
+shell_exec_work (struct sr_shell *sh, void *data, sr_error_t *err)
+{
+  struct shell_exec *x = data;
+
+  return sr_shell_exec (sh, x->command, x->wait, x->timeout_ms, &x->out, err);
+}
+
+cJSON *
+sr_mcp_call_shell_exec (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                        bool *ret_cancelled)
+{
+  struct shell_exec x = { .command = sr_mcp_arg_string (args, "command"),
+                          .wait = sr_mcp_arg_bool (args, "wait", true) };
+  cJSON *bad;
+
+  if ((bad = sr_mcp_timeout_arg (ctx, args, "timeout_seconds", ctx->cfg->timeout_ms,
+                                 &x.timeout_ms)))
+    return bad;
+  if (strlen (x.command) > ctx->cfg->max_code_size)
+    return sr_mcp_tool_error ("code_too_large", "the command is over the limit of %llu bytes",
+                              (unsigned long long) ctx->cfg->max_code_size);
+  if ((bad = with_shell (ctx, args, shell_exec_work, &x)))
+    return bad;
+  return shell_result (sr_mcp_arg_string (args, "shell_id"), &x.out);
+}
+
+static int
+shell_read_work (struct sr_shell *sh, void *data, sr_error_t *err)
+{
+  (void) err;
+  sr_shell_read (sh, data);
+  return 0;
+}
+
+cJSON *
+sr_mcp_call_shell_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                        bool *ret_cancelled)
+{
+  struct sr_shell_output out;
+  cJSON *bad;
+
+  if ((bad = with_shell (ctx, args, shell_read_work, &out)))
+    return bad;
+  return shell_result (sr_mcp_arg_string (args, "shell_id"), &out);
+}
+
+struct write_stdin
+{
+  const char *data;
+  size_t len;
+};
+
+static int
+write_stdin_work (struct sr_shell *sh, void *data, sr_error_t *err)
+{
+  struct write_stdin *w = data;
+
+  return sr_shell_write (sh, w->data, w->len, err);
+}
+
+cJSON *
+sr_mcp_call_write_stdin (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                         bool *ret_cancelled)
+{
+  _cleanup_free_ char *data = sr_xstrdup (sr_mcp_arg_string (args, "data"));
+  struct write_stdin w = { .data = data, .len = decode_escapes (data) };
+  cJSON *o, *bad;
+
+  if ((bad = with_shell (ctx, args, write_stdin_work, &w)))
+    return bad;
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "shell_id", sr_mcp_arg_string (args, "shell_id"));
+  cJSON_AddNumberToObject (o, "bytes", (double) w.len);
+  return sr_mcp_tool_result (o, false);
+}
+
+cJSON *
+sr_mcp_call_shell_list (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                        bool *ret_cancelled)
+{
+  struct sr_shell_info *v = NULL;
+  size_t n = 0;
+  cJSON *o, *list;
+
+  sr_sessions_shell_list (ctx->sessions, &v, &n);
+  o = cJSON_CreateObject ();
+  list = cJSON_AddArrayToObject (o, "shells");
+  for (size_t i = 0; i < n; i++)
+    {
+      cJSON *e = cJSON_CreateObject ();
+
+      cJSON_AddStringToObject (e, "shell_id", v[i].shell_id);
+      cJSON_AddStringToObject (e, "session_id", v[i].session_id);
+      cJSON_AddStringToObject (e, "state", sr_shell_state_name (v[i].state));
+      cJSON_AddItemToArray (list, e);
+    }
+  sr_shell_infos_free (v, n);
+  return sr_mcp_tool_result (o, false);
+}
+
+cJSON *
+sr_mcp_call_shell_remove (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                          bool *ret_cancelled)
+{
+  const char *id = sr_mcp_arg_string (args, "shell_id");
+  sr_error_t err = NULL;
+  cJSON *o;
+
+  if (sr_sessions_shell_remove (ctx->sessions, id, &err) < 0)
+    return sr_mcp_tool_refusal (&err);
+  o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "shell_id", id);
+  cJSON_AddBoolToObject (o, "removed", true);
+  return sr_mcp_tool_result (o, false);
+}
