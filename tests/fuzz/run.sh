@@ -68,7 +68,8 @@ cflags="-std=gnu11 -g -O1 -Wall -Wextra -Wno-unused-parameter $san"
 export cc cppflags cflags pkg_cflags src out
 
 # Everything of src/ but the command line, instrumented for coverage.
-# An object is rebuilt when its source or any header is newer.
+# An object is rebuilt when its source, any header or an embedded JSON
+# file (seccomp/default.json, src/mcp/schemas) is newer.
 # The list is libsandbox.a's, read from the Makefile fragments.
 lib_sources=$(cat "$src"/src/*/local.mk "$src"/seccomp/local.mk | awk '
   /^libsandbox_a_SOURCES[ \t]*\+?=/ { on = 1; sub (/^[^=]*=/, "") }
@@ -81,7 +82,8 @@ stale=""
 for f in $lib_sources; do
   o=$out/obj/$(echo "$f" | tr / -).o
   if [ ! -f "$o" ] || [ "$src/$f" -nt "$o" ] || [ "$src/seccomp/default.json" -nt "$o" ] ||
-    [ -n "$(find "$src/src" "$build/config.h" -name '*.h' -newer "$o" 2>/dev/null | head -n 1)" ]; then
+    [ -n "$(find "$src/src" "$build/config.h" \( -name '*.h' -o -path '*/mcp/schemas/*.json' \) \
+      -newer "$o" 2>/dev/null | head -n 1)" ]; then
     stale="$stale $f"
   fi
 done
