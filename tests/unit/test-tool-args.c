@@ -57,6 +57,22 @@ test_rules (void)
          "\"a\":[0,1],\"e\":\"y\",\"l\":\"\xc3\xa9\xc3\xa9\xc3\xa9\",\"m\":7,\"x\":{\"q\":true}}",
          NULL, "every rule met is accepted");
   check (rules, "{\"r\":\"v\",\"s\":null,\"i\":null}", NULL, "a null argument counts as absent");
+  check (rules, "{\"r\":\"v\",\"s\":\"\"}", NULL, "a string: accepted");
+  check (rules, "{\"r\":\"v\",\"i\":1}", NULL, "a minimum: accepted at it");
+  check (rules, "{\"r\":\"v\",\"i\":10.0}", NULL, "a maximum: accepted at it");
+  check (rules, "{\"r\":\"v\",\"m\":1e15}", NULL, "an integer of SR_MCP_INTEGER_MAX: accepted");
+  check (rules, "{\"r\":\"v\",\"n\":0.001}", NULL, "an exclusive minimum: accepted above it");
+  check (rules, "{\"r\":\"v\",\"n\":4.999}", NULL, "an exclusive maximum: accepted below it");
+  check (rules, "{\"r\":\"v\",\"b\":true}", NULL, "a boolean: accepted");
+  check (rules, "{\"r\":\"v\",\"o\":{\"k\":\"\"}}", NULL, "an object: accepted");
+  check (rules, "{\"r\":\"v\",\"a\":[]}", NULL, "an empty array: accepted");
+  check (rules, "{\"r\":\"v\",\"a\":[0,5]}", NULL, "the items of an array: accepted");
+  check (rules, "{\"r\":\"v\",\"e\":\"x\"}", NULL, "an enum: accepted");
+  check (rules, "{\"r\":\"v\",\"l\":\"ab\"}", NULL, "a minLength: accepted at it");
+  check (rules, "{\"r\":\"v\",\"l\":\"\xc3\xa9\xc3\xa9\xc3\xa9\"}", NULL,
+         "a maxLength: counted in characters, not bytes");
+  check (rules, "{\"r\":\"v\",\"x\":{\"q\":false}}", NULL,
+         "additionalProperties as a schema: accepted");
   check (rules, NULL, "r is required and must be a string", "no arguments lack the required one");
   check (rules, "{}", "r is required and must be a string", "a missing required argument");
   check (rules, "{\"r\":null}", "r is required and must be a string", "a null required argument");
@@ -205,6 +221,49 @@ test_getters (void)
   cJSON_Delete (args);
 }
 
+/* The registry checks before any handler runs: nothing of ctx but
+ * sessions (none) is needed for these.  */
+static void
+test_dispatch (void)
+{
+  struct
+  {
+    const char *tool, *args, *text;
+  } cases[] = {
+    { "no_such_tool", "{}", "{\"error\":{\"code\":\"unknown_tool\",\"message\":\"no tool no_such_tool\"}}" },
+    { "list_sessions", "{\"x\":1}",
+      "{\"error\":{\"code\":\"invalid_arguments\",\"message\":\"unknown argument 'x'\"}}" },
+    { "close_session", "{}", "{\"error\":{\"code\":\"invalid_arguments\",\"message\":"
+                             "\"session_id is required and must be a string\"}}" },
+    { "list_sessions", "{}", "{\"error\":{\"code\":\"sessions_unavailable\",\"message\":"
+                             "\"this server has no session support\"}}" },
+    { "shell_list", "null", "{\"error\":{\"code\":\"invalid_arguments\",\"message\":"
+                            "\"arguments must be an object\"}}" },
+  };
+  const struct sr_mcp_tool_ctx ctx = { .cancel_fd = -1 };
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (cases); i++)
+    {
+      cJSON *args = cJSON_Parse (cases[i].args);
+      bool cancelled = true;
+      cJSON *r = sr_mcp_tool_call (&ctx, cases[i].tool, args, &cancelled);
+      const cJSON *content = cJSON_GetArrayItem (cJSON_GetObjectItemCaseSensitive (r, "content"), 0);
+      _cleanup_free_ char *name = sr_xasprintf ("%s %s is refused", cases[i].tool, cases[i].args);
+
+      is_str (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (content, "text")),
+              cases[i].text, name);
+      ok (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (r, "isError")) && !cancelled,
+          "%s: an error, not cancelled", name);
+      cJSON_Delete (r);
+      cJSON_Delete (args);
+    }
+  ok (sr_mcp_tool_runs_code ("run_code") && !sr_mcp_tool_runs_code ("list_sessions")
+        && !sr_mcp_tool_runs_code ("no_such_tool"),
+      "only run_code takes a run slot");
+  ok (sr_mcp_tool_exists ("file_search") && !sr_mcp_tool_exists ("no_such_tool"),
+      "the registry knows its tools");
+}
+
 int
 main (void)
 {
@@ -214,6 +273,7 @@ main (void)
   test_supported ();
   test_getters ();
   test_registry_supported ();
+  test_dispatch ();
   cJSON_Delete (tools_list);
   return done_testing ();
 }
