@@ -22,7 +22,8 @@ struct file_read
 };
 
 static int
-file_read_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+file_read_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                sr_error_t *err)
 {
   struct file_read *f = data;
 
@@ -62,7 +63,8 @@ struct file_write
 };
 
 static int
-file_write_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+file_write_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                 sr_error_t *err)
 {
   struct file_write *f = data;
 
@@ -101,7 +103,8 @@ struct file_patch
 };
 
 static int
-file_patch_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+file_patch_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                 sr_error_t *err)
 {
   struct file_patch *f = data;
 
@@ -144,7 +147,8 @@ struct file_search
 };
 
 static int
-file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                  sr_error_t *err)
 {
   struct file_search *f = data;
 

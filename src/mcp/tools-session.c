@@ -155,7 +155,8 @@ sr_mcp_call_upload_file (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 
 /* The result is made in the session: it names it.  */
 static int
-list_artifacts_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+list_artifacts_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                     sr_error_t *err)
 {
   cJSON **ret = data;
   struct sr_artifact *v = NULL;
@@ -191,7 +192,8 @@ struct read_artifact
 };
 
 static int
-read_artifact_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, sr_error_t *err)
+read_artifact_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data,
+                    sr_error_t *err)
 {
   struct read_artifact *a = data;
 

@@ -76,7 +76,8 @@ test_rules (void)
   check (rules, NULL, "r is required and must be a string", "no arguments lack the required one");
   check (rules, "{}", "r is required and must be a string", "a missing required argument");
   check (rules, "{\"r\":null}", "r is required and must be a string", "a null required argument");
-  check (rules, "{\"r\":1}", "r is required and must be a string", "a required one of the wrong type");
+  check (rules, "{\"r\":1}", "r is required and must be a string",
+         "a required one of the wrong type");
   check (rules, "[1]", "arguments must be an object", "arguments that are an array");
   check (rules, "null", "arguments must be an object", "arguments that are null");
   check (rules, "{\"r\":\"v\",\"zz\":1}", "unknown argument 'zz'", "an unknown argument");
@@ -230,7 +231,8 @@ test_dispatch (void)
   {
     const char *tool, *args, *text;
   } cases[] = {
-    { "no_such_tool", "{}", "{\"error\":{\"code\":\"unknown_tool\",\"message\":\"no tool no_such_tool\"}}" },
+    { "no_such_tool", "{}",
+      "{\"error\":{\"code\":\"unknown_tool\",\"message\":\"no tool no_such_tool\"}}" },
     { "list_sessions", "{\"x\":1}",
       "{\"error\":{\"code\":\"invalid_arguments\",\"message\":\"unknown argument 'x'\"}}" },
     { "close_session", "{}", "{\"error\":{\"code\":\"invalid_arguments\",\"message\":"
@@ -247,7 +249,8 @@ test_dispatch (void)
       cJSON *args = cJSON_Parse (cases[i].args);
       bool cancelled = true;
       cJSON *r = sr_mcp_tool_call (&ctx, cases[i].tool, args, &cancelled);
-      const cJSON *content = cJSON_GetArrayItem (cJSON_GetObjectItemCaseSensitive (r, "content"), 0);
+      const cJSON *content
+        = cJSON_GetArrayItem (cJSON_GetObjectItemCaseSensitive (r, "content"), 0);
       _cleanup_free_ char *name = sr_xasprintf ("%s %s is refused", cases[i].tool, cases[i].args);
 
       is_str (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (content, "text")),
