@@ -17,7 +17,7 @@ def sc(what, nr, *a):
 contexts = 0
 while contexts < 4096:
     ctx = ctypes.c_ulong(0)
-    if libc.syscall(ctypes.c_long(206), ctypes.c_long(65536), ctypes.byref(ctx)) != 0:
+    if libc.syscall(ctypes.c_long(206), ctypes.c_long(1024), ctypes.byref(ctx)) != 0:
         break
     contexts += 1
 e = ctypes.get_errno()
