@@ -17,6 +17,18 @@
 #define SR_DEFAULT_CPUS             0.5
 #define SR_DEFAULT_PIDS             64u
 #define SR_DEFAULT_MAX_OPEN_FILES   1024u
+/* Counted per user in each user namespace and in every namespace above
+ * it: a container's share of its owner's host-wide RLIMIT_SIGPENDING (a
+ * POSIX timer holds one) and RLIMIT_MSGQUEUE (one POSIX message queue of
+ * the default size takes about 80 KiB).  */
+#define SR_DEFAULT_MAX_PENDING_SIGNALS 256u
+#define SR_DEFAULT_MAX_MSGQUEUE_BYTES  (128u * 1024u)
+/* A container's user namespace limits (/proc/sys/user): its share of its
+ * owner's fs.inotify and fanotify limits on the host.  */
+#define SR_DEFAULT_MAX_INOTIFY_INSTANCES 16u
+#define SR_DEFAULT_MAX_INOTIFY_WATCHES   8192u
+#define SR_DEFAULT_MAX_FANOTIFY_GROUPS   8u
+#define SR_DEFAULT_MAX_FANOTIFY_MARKS    8192u
 
 #define SR_DEFAULT_COMPILE_TIMEOUT_MS 60000u
 #define SR_DEFAULT_MAX_CODE_SIZE    (50u * 1024u)

@@ -164,6 +164,10 @@ add_ulimits (cJSON *hc, const struct sr_docker_config *cfg)
     add_ulimit (ulimits, "nofile", cfg->max_open_files);
   if (cfg->max_cpu_seconds)
     add_ulimit (ulimits, "cpu", cfg->max_cpu_seconds);
+  if (cfg->max_pending_signals)
+    add_ulimit (ulimits, "sigpending", cfg->max_pending_signals);
+  if (cfg->max_msgqueue_bytes)
+    add_ulimit (ulimits, "msgqueue", cfg->max_msgqueue_bytes);
 }
 
 int

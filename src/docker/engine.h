@@ -93,6 +93,8 @@ struct sr_docker_config
   uint64_t max_file_size;                /* RLIMIT_FSIZE, 0: unlimited */
   uint32_t max_open_files;               /* RLIMIT_NOFILE, 0: Docker's default */
   uint32_t max_cpu_seconds;              /* RLIMIT_CPU, 0: unlimited */
+  uint32_t max_pending_signals;          /* RLIMIT_SIGPENDING, 0: Docker's default */
+  uint64_t max_msgqueue_bytes;           /* RLIMIT_MSGQUEUE, 0: Docker's default */
   const struct sr_docker_label *labels;  /* extra labels, besides ours */
   size_t n_labels;
   /* What a held container runs under its init (Init: true); NULL:

@@ -89,6 +89,27 @@ become_root (struct child_state *st)
     die (st, errno, "set the parent death signal");
 }
 
+/* The user namespace's own limits: the kernel lets root of a namespace
+ * (CAP_SYS_RESOURCE there) write those of /proc/sys/user, whatever the
+ * proc mount, so the init does it, as root or rootless alike.  A kernel
+ * without one of them has no such count to bound.  */
+static void
+lower_userns_limits (struct child_state *st)
+{
+  for (size_t i = 0; i < st->args->n_sysctls; i++)
+    {
+      const struct sr_child_sysctl *s = &st->args->sysctls[i];
+      size_t len = strlen (s->value);
+      int fd = open (s->path, O_WRONLY | O_CLOEXEC);
+
+      if (fd < 0 && errno == ENOENT)
+        continue;
+      if (fd < 0 || write (fd, s->value, len) != (ssize_t) len)
+        die (st, errno, "write %s", s->path);
+      close (fd);
+    }
+}
+
 /* Splits the spec in place; argv and env point into the mapping.  */
 struct exec_spec_view
 {
@@ -358,6 +379,8 @@ sr_child_main (const struct sr_child_args *args)
    * namespace is rooted at them.  */
   if (unshare (CLONE_NEWCGROUP) < 0)
     die (&st, errno, "unshare the cgroup namespace");
+  /* The container has all its namespaces: from here it makes none.  */
+  lower_userns_limits (&st);
 
   if (sr_mount_plan_apply (args->mounts, errbuf, sizeof errbuf, &st.msg.marks[SR_MARK_MOUNTS]) < 0)
     die (&st, errno, "%s", errbuf);

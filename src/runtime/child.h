@@ -15,12 +15,20 @@
 
 struct sr_seccomp_filter;
 
-#define SR_CHILD_MAX_RLIMITS 8
+#define SR_CHILD_MAX_RLIMITS 10
+#define SR_CHILD_MAX_SYSCTLS 12
 
 struct sr_child_rlimit
 {
   int resource;
   struct rlimit value;
+};
+
+/* A value the init writes to a file of /proc/sys, in its own namespaces.  */
+struct sr_child_sysctl
+{
+  char path[48];
+  char value[24];
 };
 
 struct sr_child_args
@@ -34,6 +42,10 @@ struct sr_child_args
   const struct sr_seccomp_filter *seccomp; /* NULL: none */
   struct sr_child_rlimit rlimits[SR_CHILD_MAX_RLIMITS];
   size_t n_rlimits;
+  /* The user namespace's limits, written by the init once it has made
+   * every namespace the container is built with.  */
+  struct sr_child_sysctl sysctls[SR_CHILD_MAX_SYSCTLS];
+  size_t n_sysctls;
 };
 
 /* Exit status of the init when it fails before exec (the parent normally

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -220,6 +221,38 @@ add_rlimit (struct sr_child_args *a, int resource, rlim_t value)
   a->n_rlimits++;
 }
 
+static void
+add_sysctl (struct sr_child_args *a, const char *name, uint64_t value)
+{
+  struct sr_child_sysctl *s = &a->sysctls[a->n_sysctls++];
+
+  snprintf (s->path, sizeof s->path, "/proc/sys/user/%s", name);
+  snprintf (s->value, sizeof s->value, "%" PRIu64, value);
+}
+
+/* What the init writes into its user namespace's /proc/sys/user.  */
+static void
+plan_userns_limits (struct sr_child_args *a, const struct sr_userns_limits *l)
+{
+  static const char *const namespaces[] = {
+    "max_cgroup_namespaces", "max_ipc_namespaces", "max_mnt_namespaces",
+    "max_net_namespaces", "max_pid_namespaces", "max_time_namespaces",
+    "max_user_namespaces", "max_uts_namespaces",
+  };
+
+  if (l->inotify_instances)
+    add_sysctl (a, "max_inotify_instances", l->inotify_instances);
+  if (l->inotify_watches)
+    add_sysctl (a, "max_inotify_watches", l->inotify_watches);
+  if (l->fanotify_groups)
+    add_sysctl (a, "max_fanotify_groups", l->fanotify_groups);
+  if (l->fanotify_marks)
+    add_sysctl (a, "max_fanotify_marks", l->fanotify_marks);
+  if (l->no_new_namespaces)
+    for (size_t i = 0; i < SR_ARRAY_SIZE (namespaces); i++)
+      add_sysctl (a, namespaces[i], 0);
+}
+
 /* Whether any limit asks for a cgroup.  */
 static bool
 wants_cgroup (const struct sr_cgroup_limits *l)
@@ -261,6 +294,11 @@ plan_limits (struct sr_container *c, const struct sr_container_config *cfg, cons
     add_rlimit (&c->child, RLIMIT_NOFILE, cfg->max_open_files);
   if (cfg->max_cpu_seconds)
     add_rlimit (&c->child, RLIMIT_CPU, cfg->max_cpu_seconds);
+  if (cfg->max_pending_signals)
+    add_rlimit (&c->child, RLIMIT_SIGPENDING, cfg->max_pending_signals);
+  if (cfg->max_msgqueue_bytes)
+    add_rlimit (&c->child, RLIMIT_MSGQUEUE, cfg->max_msgqueue_bytes);
+  plan_userns_limits (&c->child, &cfg->userns);
   if (cfg->strict_limits)
     {
       if (l->memory && rep->memory == SR_LIMIT_NONE)

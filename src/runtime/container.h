@@ -26,6 +26,21 @@
 
 struct sr_seccomp_filter;
 
+/* The limits of a container's own user namespace (/proc/sys/user/max_*),
+ * written once it has made the namespaces it is built with.  The kernel
+ * counts them per user in that namespace and again in each one above it,
+ * where they are charged to the namespace's owner: these bound the
+ * container's share of its owner's host limits.  All 0: the kernel's
+ * (no limit of its own).  */
+struct sr_userns_limits
+{
+  uint32_t inotify_instances;  /* 0: the kernel's */
+  uint32_t inotify_watches;
+  uint32_t fanotify_groups;
+  uint32_t fanotify_marks;
+  bool no_new_namespaces;      /* each kind: none beyond the container's own */
+};
+
 struct sr_container_config
 {
   struct sr_fs_config fs;
@@ -37,6 +52,9 @@ struct sr_container_config
   uint64_t max_file_size;                  /* RLIMIT_FSIZE, 0: unlimited */
   uint32_t max_open_files;                 /* RLIMIT_NOFILE, 0: inherit */
   uint32_t max_cpu_seconds;                /* RLIMIT_CPU per process, 0: unlimited */
+  uint32_t max_pending_signals;            /* RLIMIT_SIGPENDING, 0: inherit */
+  uint64_t max_msgqueue_bytes;             /* RLIMIT_MSGQUEUE, 0: inherit */
+  struct sr_userns_limits userns;
   const char *state_dir;                   /* where ps and kill find it; NULL: nowhere */
   const char *label;                       /* what it runs, for ps */
 };

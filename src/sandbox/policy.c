@@ -132,6 +132,15 @@ sr_policy_new (const struct sr_config *cfg, enum sr_policy_backend backend,
   if (p->max_file_size < p->data_size)
     p->max_file_size = p->data_size;
   p->max_open_files = SR_DEFAULT_MAX_OPEN_FILES;
+  p->max_pending_signals = SR_DEFAULT_MAX_PENDING_SIGNALS;
+  p->max_msgqueue_bytes = SR_DEFAULT_MAX_MSGQUEUE_BYTES;
+  p->userns = (struct sr_userns_limits){
+    .inotify_instances = SR_DEFAULT_MAX_INOTIFY_INSTANCES,
+    .inotify_watches = SR_DEFAULT_MAX_INOTIFY_WATCHES,
+    .fanotify_groups = SR_DEFAULT_MAX_FANOTIFY_GROUPS,
+    .fanotify_marks = SR_DEFAULT_MAX_FANOTIFY_MARKS,
+    .no_new_namespaces = true,
+  };
 
   p->user = SR_DOCKER_DEFAULT_USER;
   p->uid = DOCKER_UID;
@@ -195,6 +204,9 @@ sr_policy_to_container (const struct sr_policy *p, const char *rootfs,
   cc->max_cpu_seconds = p->max_cpu_seconds;
   cc->max_file_size = p->max_file_size;
   cc->max_open_files = p->max_open_files;
+  cc->max_pending_signals = p->max_pending_signals;
+  cc->max_msgqueue_bytes = p->max_msgqueue_bytes;
+  cc->userns = p->userns;
 }
 
 void
@@ -225,6 +237,8 @@ sr_policy_to_docker (const struct sr_policy *p,
     .cap_add = p->cap_names,
     .max_file_size = p->max_file_size,
     .max_open_files = p->max_open_files,
+    .max_pending_signals = p->max_pending_signals,
+    .max_msgqueue_bytes = p->max_msgqueue_bytes,
     .max_cpu_seconds = p->max_cpu_seconds,
   };
 }

@@ -92,6 +92,12 @@ struct sr_policy
   uint32_t max_cpu_seconds;  /* RLIMIT_CPU, sr_policy_cpu_seconds (timeout_ms) */
   uint64_t max_file_size;    /* RLIMIT_FSIZE: the largest of the tmpfs */
   uint32_t max_open_files;   /* RLIMIT_NOFILE */
+  /* per-user kernel resources: the container's share of what its
+   * namespaces' owner (root of the host, or the rootless user) may hold
+   * host-wide */
+  uint32_t max_pending_signals; /* RLIMIT_SIGPENDING */
+  uint64_t max_msgqueue_bytes;  /* RLIMIT_MSGQUEUE */
+  struct sr_userns_limits userns; /* native: its user namespace's /proc/sys/user */
   /* kernel policy */
   struct sr_seccomp_filter *seccomp; /* native: compiled once; NULL: unconfined */
   char *seccomp_json;        /* Docker: the profile's text, or "unconfined" */

@@ -76,6 +76,13 @@ static const struct denied_call denied_calls[] = {
   { "io_uring_setup", SYS_io_uring_setup, { 0 }, EPERM },
   { "io_uring_enter", SYS_io_uring_enter, { -1 }, EPERM },
   { "io_uring_register", SYS_io_uring_register, { -1 }, EPERM },
+  /* Native AIO: every context comes out of the host-wide fs.aio-max-nr.  */
+  { "io_setup", SYS_io_setup, { 0 }, EPERM },
+  { "io_submit", SYS_io_submit, { 0 }, EPERM },
+  { "io_getevents", SYS_io_getevents, { 0 }, EPERM },
+  { "io_pgetevents", SYS_io_pgetevents, { 0 }, EPERM },
+  { "io_cancel", SYS_io_cancel, { 0 }, EPERM },
+  { "io_destroy", SYS_io_destroy, { 0 }, EPERM },
   { "socket(AF_VSOCK)", SYS_socket, { 40, SOCK_STREAM }, EPERM },
   { "socket(AF_VSOCK|1<<32)", SYS_socket, { 0x100000028L, SOCK_STREAM }, EPERM },
   /* Last: where it succeeds, the calls after it would run without

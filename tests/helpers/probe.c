@@ -16,6 +16,13 @@
  *   probe ctty            "ctty open errno=ENXIO" (or "ctty open ok"), "ctty leader=yes" (or no)
  *   probe forks           forks sleeping children until fork fails (at most 1000):
  *                         "forks 15 errno=EAGAIN" (or "forks 1000 ok"), then reaps them
+ *   probe hoard           takes what the kernel counts per user until it runs out:
+ *                         "inotify 16 errno=EMFILE", "mqueues 1 errno=EMFILE",
+ *                         "timers 256 errno=EAGAIN" (or "... ok" at its own cap), then
+ *                         prints "held" and holds them HOARD_SECONDS
+ *   probe per-user        one of each of those, and an AIO context, as a process of the
+ *                         host would: "inotify_init1 ok", "mq_open ok", "timer_create ok",
+ *                         "io_setup ok" (or errno=)
  *
  * Exit status 0 when the probing itself worked (whatever it found), 1 when
  * it could not probe, 2 on a usage error.  */
@@ -24,12 +31,17 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <mqueue.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -284,6 +296,94 @@ probe_forks (void)
   return 0;
 }
 
+#define HOARD_SECONDS 4
+
+/* One POSIX message queue of the default size; name_id keeps names apart.  */
+static int
+open_mqueue (long name_id)
+{
+  char name[64];
+  mqd_t q;
+
+  snprintf (name, sizeof name, "/probe-%ld-%ld", (long) getpid (), name_id);
+  q = mq_open (name, O_RDWR | O_CREAT | O_EXCL, 0600, NULL);
+  if (q == (mqd_t) -1)
+    return -1;
+  mq_unlink (name);
+  return q;
+}
+
+/* A POSIX timer: the kernel keeps one pending signal for it.  */
+static int
+create_timer (timer_t *id)
+{
+  return (int) syscall (SYS_timer_create, CLOCK_MONOTONIC, NULL, id);
+}
+
+/* Counts what it takes of one resource until take fails or max.  */
+static void
+hoard (const char *what, int max, int (*take) (long))
+{
+  char subject[48];
+  int n = 0, errnum = 0;
+
+  while (n < max)
+    {
+      if (take (n) < 0)
+        {
+          errnum = errno;
+          break;
+        }
+      n++;
+    }
+  snprintf (subject, sizeof subject, "%s %d", what, n);
+  result (subject, errnum);
+}
+
+static int
+take_inotify (long n)
+{
+  (void) n;
+  return inotify_init1 (IN_CLOEXEC);
+}
+
+static int
+take_timer (long n)
+{
+  timer_t id;
+
+  (void) n;
+  return create_timer (&id);
+}
+
+static int
+probe_hoard (void)
+{
+  hoard ("inotify", 900, take_inotify);
+  hoard ("mqueues", 64, open_mqueue);
+  hoard ("timers", 1000000, take_timer);
+  printf ("held\n");
+  fflush (stdout);
+  sleep (HOARD_SECONDS);
+  return 0;
+}
+
+static int
+probe_per_user (void)
+{
+  aio_context_t ctx = 0;
+  timer_t timer;
+  int fd;
+
+  fd = inotify_init1 (IN_CLOEXEC);
+  result ("inotify_init1", fd < 0 ? errno : 0);
+  fd = open_mqueue (-1);
+  result ("mq_open", fd < 0 ? errno : 0);
+  result ("timer_create", create_timer (&timer) < 0 ? errno : 0);
+  result ("io_setup", syscall (SYS_io_setup, 1, &ctx) < 0 ? errno : 0);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -308,9 +408,14 @@ main (int argc, char **argv)
     r = probe_ctty ();
   else if (strcmp (cmd, "forks") == 0)
     r = probe_forks ();
+  else if (strcmp (cmd, "hoard") == 0)
+    r = probe_hoard ();
+  else if (strcmp (cmd, "per-user") == 0)
+    r = probe_per_user ();
   else
     {
-      fprintf (stderr, "usage: probe syscalls|status|tiocsti|x32|i386|listen-connect|ctty|forks\n");
+      fprintf (stderr, "usage: probe syscalls|status|tiocsti|x32|i386|listen-connect|ctty|forks|\n"
+               "       hoard|per-user\n");
       return 2;
     }
   fflush (stdout);

@@ -34,7 +34,7 @@ is "$rc" 0 "the hostile suite ends with every case contained and the host unchan
 
 # The same cases with seccomp off, 200 pids and a 128 MiB /tmp: each of
 # these must now be reported as not contained.
-weak="fill-tmp.py fork-count.py io-uring.py keyctl.py ptrace.py tiocsti.py unshare.py"
+weak="fill-tmp.py fork-count.py io-uring.py keyctl.py native-aio.py ptrace.py tiocsti.py unshare.py"
 (cd "$NODE_DIR" && SANDBOX_SECCOMP_PROFILE=unconfined SANDBOX_PIDS=200 SANDBOX_TMP_SIZE=128M \
   timeout 60 nice "$NODE" hostile.mjs --bin "$SR_BIN" --cases "$cases" --only "$(echo $weak | tr ' ' ,)") \
   > "$sr_tmp/weak.out" 2>&1

@@ -79,6 +79,32 @@ run_sr run --timeout 2 --tmp-size 1M --rootfs "$ROOTFS" -- sh -c 'ulimit -t; uli
 is "$(printf '%s' "$out" | tr '\n' ' ')" "3 1024 524288" \
   "RLIMIT_CPU follows the timeout, RLIMIT_NOFILE is 1024, RLIMIT_FSIZE the scratch size"
 
+# What the kernel counts per user is counted in the container's user
+# namespace and again for its owner on the host (root, or the rootless
+# user): the container gets a small share, and the namespace's own
+# /proc/sys/user limits are low.
+run_sr run --rootfs "$ROOTFS" -- sh -c 'ulimit -i; ulimit -q; cd /proc/sys/user &&
+  cat max_inotify_instances max_inotify_watches max_user_namespaces max_mnt_namespaces'
+is "$(printf '%s' "$out" | tr '\n' ' ')" "256 131072 16 8192 0 0" \
+  "RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE are small, and the namespace's user limits are lowered"
+
+# A snippet that takes every inotify instance, message queue and timer it
+# can, while it holds them, leaves the same user on the host its own.
+if [ -x "$SR_BUILDDIR/tests/helpers/probe" ]; then
+  "$SR_BIN" run --rootfs "$ROOTFS" -- probe hoard >"$sr_tmp/hoard" 2>&1 &
+  hoarder=$!
+  for i in $(seq 100); do grep -q '^held' "$sr_tmp/hoard" && break; sleep 0.1; done
+  host=$("$SR_BUILDDIR/tests/helpers/probe" per-user | tr '\n' ' ')
+  wait $hoarder
+  echo "# inside: $(tr '\n' ' ' < "$sr_tmp/hoard")"
+  like "$(cat "$sr_tmp/hoard")" "^inotify [0-9]+ errno=EMFILE" "the snippet ran out of inotify instances"
+  like "$host" "inotify_init1 ok" "a snippet's inotify instances do not exhaust its owner's on the host"
+  like "$host" "mq_open ok" "a snippet's message queues do not exhaust its owner's on the host"
+  like "$host" "timer_create ok" "a snippet's timers do not exhaust its owner's pending signals on the host"
+else
+  skip "no probe program"
+fi
+
 # /tmp is capped.
 run_sr run --tmp-size 1M --rootfs "$ROOTFS" -- sh -c 'dd if=/dev/zero of=/tmp/big bs=1k count=2000; echo rc=$?'
 like "$err" "No space left on device" "a file larger than /tmp fails with ENOSPC"

@@ -116,6 +116,13 @@ test_overrides (const struct sr_config *cfg)
   is_int (cc.max_cpu_seconds, 4, "native: RLIMIT_CPU");
   is_int (cc.max_file_size, 3ull << 30, "native: RLIMIT_FSIZE");
   is_int (cc.max_open_files, SR_DEFAULT_MAX_OPEN_FILES, "native: RLIMIT_NOFILE");
+  is_int (cc.max_pending_signals, SR_DEFAULT_MAX_PENDING_SIGNALS, "native: RLIMIT_SIGPENDING");
+  is_int (cc.max_msgqueue_bytes, SR_DEFAULT_MAX_MSGQUEUE_BYTES, "native: RLIMIT_MSGQUEUE");
+  ok (cc.userns.inotify_instances == SR_DEFAULT_MAX_INOTIFY_INSTANCES
+      && cc.userns.inotify_watches == SR_DEFAULT_MAX_INOTIFY_WATCHES
+      && cc.userns.fanotify_groups == SR_DEFAULT_MAX_FANOTIFY_GROUPS
+      && cc.userns.fanotify_marks == SR_DEFAULT_MAX_FANOTIFY_MARKS
+      && cc.userns.no_new_namespaces, "native: the user namespace's limits");
   is_int (cc.keep_caps, 1ull << 10, "native: keep_caps");
   ok (cc.seccomp == NULL && cc.fs.binds == NULL && cc.state_dir == NULL,
       "native: the caller's fields left empty");
@@ -190,6 +197,8 @@ test_docker (const struct sr_config *cfg)
   is_int (tmpfs[1].size, cfg->scratch_size, "Docker: scratch of scratch_size");
   is_int (dc.max_cpu_seconds, (cfg->timeout_ms + 999) / 1000 + 1, "Docker: RLIMIT_CPU");
   is_int (dc.max_open_files, SR_DEFAULT_MAX_OPEN_FILES, "Docker: RLIMIT_NOFILE");
+  is_int (dc.max_pending_signals, SR_DEFAULT_MAX_PENDING_SIGNALS, "Docker: RLIMIT_SIGPENDING");
+  is_int (dc.max_msgqueue_bytes, SR_DEFAULT_MAX_MSGQUEUE_BYTES, "Docker: RLIMIT_MSGQUEUE");
   ok (dc.seccomp_json && dc.seccomp_json[0] == '{', "Docker: the built-in profile as JSON");
   ok (dc.cap_add && dc.cap_add[0] && dc.cap_add[1] && dc.cap_add[2] == NULL,
       "Docker: two capabilities added");
