@@ -1,6 +1,6 @@
 /* A growing byte buffer, and the write callback that fills one from a
  * libcurl transfer: the HTTP bodies of the registry client
- * (image/registry.c) and the Docker client (docker/engine*.c).  The
+ * (image/registry*.c) and the Docker client (docker/engine*.c).  The
  * callback has libcurl's CURLOPT_WRITEFUNCTION signature but needs no
  * libcurl header, so this file links without it.  Also the parsing of
  * the header lines a CURLOPT_HEADERFUNCTION gets, for the same clients

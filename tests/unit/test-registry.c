@@ -1,7 +1,10 @@
-/* Reference parsing and the WWW-Authenticate parser of image/registry.c.
- * The parser is static, so the file is included whole; libsandbox.a's copy
- * of registry.o is then never pulled in, as this object defines all it
- * exports.  */
+/* Reference parsing (image/reference.c), the WWW-Authenticate parser of
+ * image/registry-auth.c and the loopback test of image/registry.c.  They
+ * are static, so the files are included whole; libsandbox.a's copies of
+ * their objects are then never pulled in, as this object defines all they
+ * export.  */
+#include "image/reference.c"
+#include "image/registry-auth.c"
 #include "image/registry.c"
 
 #include "tap.h"
@@ -126,9 +129,9 @@ main (void)
     is_str (c, "YWI=", "base64 with one pad");
   }
   {
-    _cleanup_free_ char *o1 = url_origin ("https://Reg.Example/v2/x");
-    _cleanup_free_ char *o2 = url_origin ("https://reg.example:443/other");
-    _cleanup_free_ char *o3 = url_origin ("http://reg.example/v2/x");
+    _cleanup_free_ char *o1 = sr_registry_url_origin_ ("https://Reg.Example/v2/x");
+    _cleanup_free_ char *o2 = sr_registry_url_origin_ ("https://reg.example:443/other");
+    _cleanup_free_ char *o3 = sr_registry_url_origin_ ("http://reg.example/v2/x");
 
     is_str (o1, "https://reg.example:443", "the origin of a URL has the default port");
     is_str (o2, o1, "the same origin with the port spelt out");
