@@ -72,8 +72,9 @@ if [ "$me" -ne 0 ]; then
   exit
 fi
 require_busybox_rootfs
+# System users: useradd gives them no subordinate ids in /etc/subuid.
 for u in sr-victim sr-evil; do
-  id "$u" >/dev/null 2>&1 || useradd --no-create-home --shell /bin/sh "$u" || skip_all "useradd $u"
+  id "$u" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "$u" || skip_all "useradd $u"
 done
 victim=$(id -u sr-victim) evil=$(id -u sr-evil)
 target=/tmp/sandbox-runner-$victim
