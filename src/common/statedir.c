@@ -37,7 +37,7 @@ refuse (sr_error_t *err, const char *path, const char *setting, const struct sta
   char owner[300];
 
   describe_owner (st->st_uid, owner, sizeof owner);
-  return sr_error_set_plain (err, "unsafe_state_dir", EPERM,
+  return sr_error_set_plain (err, NULL, EPERM,
                              "refusing to use %s: %s (owner %s, mode %04o; you are uid %u): "
                              "set %s%s to a place of your own",
                              path, problem, owner, (unsigned) (st->st_mode & 07777),
@@ -48,17 +48,19 @@ refuse (sr_error_t *err, const char *path, const char *setting, const struct sta
 /* The parent: nobody but us and root may swap what is in it, unless it
  * is sticky (/tmp), where only an entry's owner may.  */
 static int
-check_parent (int pfd, const char *parent, const char *setting, sr_error_t *err)
+check_parent (int pfd, const char *parent, const char *path, const char *setting,
+              sr_error_t *err)
 {
+  _cleanup_free_ char *problem = NULL;
   struct stat st;
 
   if (fstat (pfd, &st) < 0)
     return sr_error_set (err, errno, "stat %s", parent);
   if (st.st_uid != geteuid () && st.st_uid != 0)
-    return refuse (err, parent, setting, &st, "its parent is another user's");
-  if ((st.st_mode & 002) && !(st.st_mode & S_ISVTX))
-    return refuse (err, parent, setting, &st, "its parent is writable by everyone");
-  return 0;
+    problem = sr_xasprintf ("its parent %s is another user's", parent);
+  else if ((st.st_mode & 002) && !(st.st_mode & S_ISVTX))
+    problem = sr_xasprintf ("its parent %s is writable by everyone", parent);
+  return problem ? refuse (err, path, setting, &st, problem) : 0;
 }
 
 /* Why openat with O_NOFOLLOW | O_DIRECTORY failed on name.  */
@@ -99,7 +101,7 @@ sr_statedir_open (const char *path, const char *setting, unsigned flags, sr_erro
   pfd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (pfd < 0)
     return sr_error_set (err, errno, "open %s", parent);
-  if (check_parent (pfd, parent, setting, err) < 0)
+  if (check_parent (pfd, parent, path, setting, err) < 0)
     return -1;
   if (!(flags & SR_STATEDIR_NO_CREATE) && mkdirat (pfd, name, 0700) < 0 && errno != EEXIST)
     return sr_error_set (err, errno, "mkdir %s", path);

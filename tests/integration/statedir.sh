@@ -169,7 +169,16 @@ alive
 ok $? "the entry planted in it killed nothing"
 clean_target
 
-# 5. Nothing there: the victim's runner makes its own, private.
+# 5. A runtime dir set inside a directory of the attacker's, who could swap it.
+mkdir "$sr_tmp/evil-parent"
+chown sr-evil: "$sr_tmp/evil-parent"
+as_victim env SANDBOX_RUNTIME_DIR="$sr_tmp/evil-parent/run" "$SR_BIN" ps
+is "$rc" 125 "a runtime dir in another user's directory is refused"
+like "$err" "refusing to use $sr_tmp/evil-parent/run: its parent $sr_tmp/evil-parent is another user's \\(owner uid $evil" \
+  "naming the parent and its owner"
+is "$(ls -A "$sr_tmp/evil-parent")" "" "and nothing is made in it"
+
+# 6. Nothing there: the victim's runner makes its own, private.
 as_victim "$SR_BIN" ps
 is "$rc" 0 "without a runtime dir, the victim's runner makes one"
 is "$(stat -c '%U %a' "$target")" "sr-victim 700" "owned by the victim, mode 0700"
