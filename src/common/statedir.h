@@ -3,7 +3,7 @@
  * missing, so that nothing another user made or can write is used.  A
  * runtime dir under /tmp that another user created first would otherwise
  * let them read our command lines and code, and plant state entries that
- * make our next run kill a process of theirs choosing.  */
+ * make our next run kill a process of their choosing.  */
 #ifndef SR_STATEDIR_H
 #define SR_STATEDIR_H
 

@@ -100,8 +100,13 @@ as_victim () {
 runuser -u sr-victim -- sleep 300 2>/dev/null &
 sleeper=$!
 at_exit "kill $sleeper 2>/dev/null"
-sleep 0.5
-pid=$(pgrep -P "$sleeper" sleep || echo "$sleeper")
+pid=""
+for _ in $(seq 1 100); do
+  pid=$(pgrep -u sr-victim -P "$sleeper" sleep) && break
+  [ "$(stat -c %U "/proc/$sleeper" 2>/dev/null)" = sr-victim ] && pid=$sleeper && break
+  sleep 0.1
+done
+[ -n "$pid" ] || { echo "Bail out! the victim's sleep did not start"; exit 1; }
 start=$(awk '{ sub(/.*\) /, ""); print $20 }' "/proc/$pid/stat")
 plant () {
   # plant DIR: the attacker's entry in DIR/containers
