@@ -62,7 +62,7 @@ int sr_cli_load_config (struct sr_config *cfg);
 /* Opens the image store the configuration names; prints the error.  */
 int sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret);
 /* Where containers are registered for ps and kill (runtime_dir/containers).  */
-char *sr_cli_state_dir (const struct sr_config *cfg);
+char *sr_cli_state_dir (const struct sr_config *cfg, sr_error_t *err);
 
 /* A signalfd that becomes readable on SIGINT, SIGTERM or SIGHUP (now
  * blocked), for cancelling a run instead of dying and leaving it behind.  */

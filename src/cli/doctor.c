@@ -112,12 +112,31 @@ check_userns (struct report *r)
            "outside, or use the Docker backend");
 }
 
+/* The fix for a user without a subordinate range: one that no user of
+ * this host has already, in either file.  */
+static char *
+subid_fix (void)
+{
+  _cleanup_free_ char *subuid = NULL, *subgid = NULL;
+  uint32_t start;
+
+  (void) sr_read_file ("/etc/subuid", &subuid, NULL, NULL);
+  (void) sr_read_file ("/etc/subgid", &subgid, NULL, NULL);
+  start = sr_subid_free_range (subuid, subgid);
+  if (start == 0)
+    return sr_xstrdup ("apt-get install uidmap; give $USER a range of 65536 ids that no other "
+                       "user has in /etc/subuid and /etc/subgid");
+  return sr_xasprintf ("apt-get install uidmap; usermod --add-subuids %u-%u --add-subgids "
+                       "%u-%u $USER",
+                       start, start + SR_SUBID_RANGE - 1, start, start + SR_SUBID_RANGE - 1);
+}
+
 static void
 check_idmap (struct report *r)
 {
   struct sr_idmap m;
   sr_error_t err = NULL;
-  _cleanup_free_ char *detail = NULL;
+  _cleanup_free_ char *detail = NULL, *fix = NULL;
 
   if (sr_idmap_plan (&m, "/etc/subuid", "/etc/subgid", &err) < 0)
     {
@@ -141,8 +160,7 @@ check_idmap (struct report *r)
       check (r, "id mapping", WARN,
              "only your own uid maps (no /etc/subuid range or no newuidmap): programs that "
              "change users inside will fail",
-             "apt-get install uidmap; usermod --add-subuids 100000-165535 --add-subgids "
-             "100000-165535 $USER");
+             fix = subid_fix ());
       break;
     }
 }

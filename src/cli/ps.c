@@ -8,13 +8,14 @@
 
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/statedir.h"
 #include "common/util.h"
 #include "runtime/state.h"
 
 char *
-sr_cli_state_dir (const struct sr_config *cfg)
+sr_cli_state_dir (const struct sr_config *cfg, sr_error_t *err)
 {
-  return sr_xasprintf ("%s/containers", cfg->runtime_dir);
+  return sr_statedir_runtime_sub (cfg->runtime_dir, "containers", err);
 }
 
 static void
@@ -89,8 +90,8 @@ load (struct sr_config *cfg, char **ret_dir, sr_error_t *err)
 {
   if (sr_config_load (cfg, NULL, NULL, err) < 0)
     return -1;
-  *ret_dir = sr_cli_state_dir (cfg);
-  return 0;
+  *ret_dir = sr_cli_state_dir (cfg, err);
+  return *ret_dir ? 0 : -1;
 }
 
 /* ps and sessions: the live entries (of one kind, when kind is set).  */

@@ -484,7 +484,9 @@ sr_cmd_run (int argc, char **argv)
   sr_policy_to_container (policy, a.rootfs, &cfg);
   cfg.fs.binds = a.binds;
   cfg.fs.n_binds = a.n_binds;
-  state_dir = sr_cli_state_dir (&config);
+  state_dir = sr_cli_state_dir (&config, &err);
+  if (state_dir == NULL)
+    goto fail;
   cfg.state_dir = state_dir;
   /* Whatever a runner that died left behind goes before we add ours.  */
   sr_state_reclaim (state_dir, NULL);

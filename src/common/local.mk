@@ -8,4 +8,5 @@ libsandbox_a_SOURCES += \
 	src/common/curlbuf.c src/common/curlbuf.h \
 	src/common/run-result.c src/common/run-result.h \
 	src/common/workdir.c src/common/workdir.h \
+	src/common/statedir.c src/common/statedir.h \
 	src/common/defaults.h

@@ -16,6 +16,7 @@
 
 #include "common/json.h"
 #include "common/defaults.h"
+#include "common/statedir.h"
 #include "common/util.h"
 #include "common/workdir.h"
 #include "image/oci.h"
@@ -90,19 +91,16 @@ int
 sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err)
 {
   struct sr_store *s;
-  _cleanup_free_ char *blobs = sr_xasprintf ("%s/blobs/sha256", dir);
   static const char *const subdirs[] = { "blobs", "blobs/sha256", "images", "tmp" };
 
   if (dir == NULL || *dir != '/')
     return sr_error_set (err, 0, "image store %s: not an absolute path", dir ? dir : "(unset)");
-  if (sr_mkdir_p (blobs, err) < 0)
-    return sr_error_wrap (err, "image store");
   s = sr_xcalloc (1, sizeof *s);
   s->dir = sr_xstrdup (dir);
-  s->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  s->dirfd = sr_statedir_open (dir, "image_store", 0, err);
   if (s->dirfd < 0)
     {
-      sr_error_set (err, errno, "image store %s", dir);
+      sr_error_wrap (err, "image store");
       sr_store_close (s);
       return -1;
     }

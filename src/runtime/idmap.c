@@ -26,6 +26,35 @@ find_helper (const char *const *paths, size_t n)
   return NULL;
 }
 
+/* Splits one line of a subid file, "owner:start:count", in place.  False
+ * for a line that is not one (a comment, a malformed or empty range).  */
+static bool
+parse_subid_line (char *line, const char **ret_owner, uint32_t *ret_start, uint32_t *ret_count)
+{
+  char *start, *count, *end;
+  unsigned long s, c;
+
+  start = strchr (line, ':');
+  if (start == NULL)
+    return false;
+  *start++ = '\0';
+  count = strchr (start, ':');
+  if (count == NULL)
+    return false;
+  *count++ = '\0';
+  errno = 0;
+  s = strtoul (start, &end, 10);
+  if (errno || *end)
+    return false;
+  c = strtoul (count, &end, 10);
+  if (errno || *end || c == 0 || s > UINT32_MAX || c > UINT32_MAX - s)
+    return false;
+  *ret_owner = line;
+  *ret_start = (uint32_t) s;
+  *ret_count = (uint32_t) c;
+  return true;
+}
+
 int
 sr_subid_lookup (const char *path, const char *user_name, uid_t uid,
                  uint32_t *ret_start, uint32_t *ret_count, sr_error_t *err)
@@ -43,30 +72,49 @@ sr_subid_lookup (const char *path, const char *user_name, uid_t uid,
   snprintf (uid_text, sizeof uid_text, "%u", (unsigned) uid);
   for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     {
-      char *name = line, *start, *count, *end;
-      unsigned long s, c;
+      const char *name;
+      uint32_t s, c;
 
-      start = strchr (name, ':');
-      if (start == NULL)
+      if (!parse_subid_line (line, &name, &s, &c))
         continue;
-      *start++ = '\0';
-      count = strchr (start, ':');
-      if (count == NULL)
-        continue;
-      *count++ = '\0';
       if (strcmp (name, uid_text) != 0 && (user_name == NULL || strcmp (name, user_name) != 0))
         continue;
-      errno = 0;
-      s = strtoul (start, &end, 10);
-      if (errno || *end)
-        continue;
-      c = strtoul (count, &end, 10);
-      if (errno || *end || c == 0 || s > UINT32_MAX || c > UINT32_MAX - s)
-        continue;
-      *ret_start = (uint32_t) s;
-      *ret_count = (uint32_t) c;
+      *ret_start = s;
+      *ret_count = c;
       return 1;
     }
+  return 0;
+}
+
+/* True when [start, start + SR_SUBID_RANGE) overlaps a range of text.  */
+static bool
+subid_overlaps (const char *text, uint64_t start)
+{
+  _cleanup_free_ char *copy = NULL;
+  char *save = NULL;
+
+  if (text == NULL)
+    return false;
+  copy = sr_xstrdup (text);
+  for (char *line = strtok_r (copy, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      const char *owner;
+      uint32_t s, c;
+
+      if (parse_subid_line (line, &owner, &s, &c) && s < start + SR_SUBID_RANGE
+          && start < (uint64_t) s + c)
+        return true;
+    }
+  return false;
+}
+
+uint32_t
+sr_subid_free_range (const char *subuid_text, const char *subgid_text)
+{
+  for (uint64_t start = (SR_SUBID_FLOOR / SR_SUBID_RANGE + 1) * SR_SUBID_RANGE;
+       start + SR_SUBID_RANGE <= UINT32_MAX; start += SR_SUBID_RANGE)
+    if (!subid_overlaps (subuid_text, start) && !subid_overlaps (subgid_text, start))
+      return (uint32_t) start;
   return 0;
 }
 

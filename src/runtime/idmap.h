@@ -40,6 +40,19 @@ int sr_idmap_plan (struct sr_idmap *ret, const char *subuid_file, const char *su
 int sr_subid_lookup (const char *path, const char *user_name, uid_t uid,
                      uint32_t *ret_start, uint32_t *ret_count, sr_error_t *err);
 
+/* The size of the range sr_subid_free_range finds, and the id it starts
+ * above (where useradd starts its ranges).  */
+#define SR_SUBID_RANGE 65536u
+#define SR_SUBID_FLOOR 100000u
+
+/* A free range for a user without one: the first SR_SUBID_RANGE ids that
+ * start at a multiple of SR_SUBID_RANGE above SR_SUBID_FLOOR and overlap
+ * no entry of either text (the contents of /etc/subuid and /etc/subgid;
+ * NULL when missing), whoever the entry is for, by name or by uid: ranges
+ * that overlap let two users' containers share host uids.  Returns its
+ * start, or 0 when no such range is left below 2^32.  */
+uint32_t sr_subid_free_range (const char *subuid_text, const char *subgid_text);
+
 /* May the container call setgroups()?  (Only when a privileged writer set
  * the gid map.)  */
 bool sr_idmap_setgroups_allowed (const struct sr_idmap *m);

@@ -36,6 +36,7 @@
 #include <seccomp.h>
 
 #include "common/json.h"
+#include "common/statedir.h"
 #include "common/util.h"
 #include "runtime/seccomp.h"
 
@@ -759,15 +760,14 @@ private_to_us (const struct stat *st)
 static char *
 cache_path (const char *json, size_t len, uint64_t *check)
 {
-  struct stat st;
+  int fd;
 
   if (!cache_dir)
     return NULL;
-  if (sr_mkdir_p (cache_dir, NULL) < 0)
+  fd = sr_statedir_open (cache_dir, "runtime_dir", SR_STATEDIR_PRIVATE, NULL);
+  if (fd < 0)
     return NULL;
-  if (lstat (cache_dir, &st) < 0 || !S_ISDIR (st.st_mode) || !private_to_us (&st)
-      || (st.st_mode & 077) != 0)
-    return NULL;
+  close (fd);
   uint64_t keys[2];
   cache_keys (json, len, keys);
   *check = keys[1];

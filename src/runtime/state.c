@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/statedir.h"
 #include "common/util.h"
 #include "runtime/state.h"
 
@@ -86,10 +87,11 @@ int
 sr_state_write (const char *dir, const struct sr_state *s, sr_error_t *err)
 {
   _cleanup_free_ char *path = entry_path (dir, s->name), *tmp = NULL, *text = NULL;
-  _cleanup_close_ int fd = -1;
+  _cleanup_close_ int dfd = -1, fd = -1;
   cJSON *o, *l;
 
-  if (sr_mkdir_p (dir, err) < 0)
+  dfd = sr_statedir_open (dir, "runtime_dir", 0, err);
+  if (dfd < 0)
     return -1;
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "name", s->name);
@@ -164,14 +166,24 @@ get_number (const cJSON *o, const char *key)
   return cJSON_IsNumber (v) ? v->valuedouble : 0;
 }
 
+/* The largest entry read: a few hundred bytes and the command line.  */
+#define ENTRY_MAX (1024 * 1024)
+
+/* Reads entry `file` of the state dir open as dfd: only a regular file of
+ * ours, since whoever wrote it chooses the process a reclaim kills.  */
 static int
-read_entry (const char *path, struct sr_state *s)
+read_entry (int dfd, const char *file, struct sr_state *s)
 {
   _cleanup_free_ char *text = NULL;
+  _cleanup_close_ int fd = -1;
   const cJSON *l;
+  struct stat st;
   cJSON *o;
 
-  if (sr_read_file (path, &text, NULL, NULL) < 0)
+  fd = openat (dfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
+    return -1;
+  if (sr_read_fd (fd, ENTRY_MAX, &text, NULL) < 0)
     return -1;
   o = cJSON_Parse (text);
   if (o == NULL)
@@ -202,6 +214,25 @@ read_entry (const char *path, struct sr_state *s)
   return s->name[0] ? 0 : -1;
 }
 
+/* The state dir, checked as sr_statedir_open does; 0 without error when
+ * it does not exist.  */
+static int
+open_existing (const char *dir, sr_error_t *err)
+{
+  sr_error_t local = NULL;
+  int fd = sr_statedir_open (dir, "runtime_dir", SR_STATEDIR_NO_CREATE, &local);
+
+  if (fd >= 0)
+    return fd;
+  if (local->errnum == ENOENT)
+    {
+      sr_error_free (&local);
+      return -2;
+    }
+  sr_error_move (err, &local);
+  return -1;
+}
+
 int
 sr_state_list (const char *dir, struct sr_state **ret, size_t *ret_n, sr_error_t *err)
 {
@@ -209,22 +240,28 @@ sr_state_list (const char *dir, struct sr_state **ret, size_t *ret_n, sr_error_t
   size_t n = 0;
   struct dirent *de;
   DIR *d;
+  int dfd;
 
   *ret = NULL;
   *ret_n = 0;
-  d = opendir (dir);
+  dfd = open_existing (dir, err);
+  if (dfd < 0)
+    return dfd == -2 ? 0 : -1;
+  d = fdopendir (dfd);
   if (d == NULL)
-    return errno == ENOENT ? 0 : sr_error_set (err, errno, "open %s", dir);
+    {
+      sr_error_set (err, errno, "open %s", dir);
+      close (dfd);
+      return -1;
+    }
   while ((de = readdir (d)) != NULL)
     {
       size_t len = strlen (de->d_name);
-      _cleanup_free_ char *path = NULL;
       struct sr_state s = { 0 };
 
       if (len < 6 || strcmp (de->d_name + len - 5, ".json") != 0)
         continue;
-      path = sr_xasprintf ("%s/%s", dir, de->d_name);
-      if (read_entry (path, &s) < 0)
+      if (read_entry (dirfd (d), de->d_name, &s) < 0)
         {
           sr_state_done (&s);
           continue;
@@ -266,15 +303,19 @@ kill_init (const struct sr_state *s)
 int
 sr_state_kill (const char *dir, const char *name, sr_error_t *err)
 {
-  _cleanup_free_ char *path = NULL;
+  _cleanup_free_ char *file = NULL;
+  _cleanup_close_ int dfd = -1;
   struct sr_state s = { 0 };
   int r = 0;
 
   for (const char *p = name; *p; p++)
     if (*p == '/')
       return sr_error_set (err, EINVAL, "invalid container name '%s'", name);
-  path = entry_path (dir, name);
-  if (read_entry (path, &s) < 0)
+  dfd = open_existing (dir, err);
+  if (dfd == -1)
+    return -1;
+  file = sr_xasprintf ("%s.json", name);
+  if (dfd < 0 || read_entry (dfd, file, &s) < 0)
     {
       sr_state_done (&s);
       return sr_error_set (err, ENOENT, "no container named '%s' (see 'sandbox-runner ps')",

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/statedir.h"
 #include "common/util.h"
 #include "common/workdir.h"
 #include "runtime/idmap.h"
@@ -92,19 +93,20 @@ sr_code_split_command (const char *cmd)
 void
 sr_code_reclaim (const struct sr_config *cfg)
 {
-  _cleanup_free_ char *state = sr_xasprintf ("%s/containers", cfg->runtime_dir);
-  _cleanup_free_ char *scratch = sr_xasprintf ("%s/scratch", cfg->runtime_dir);
+  _cleanup_free_ char *state = sr_statedir_runtime_sub (cfg->runtime_dir, "containers", NULL);
+  _cleanup_free_ char *scratch = sr_statedir_runtime_sub (cfg->runtime_dir, "scratch", NULL);
 
-  sr_state_reclaim (state, NULL);
-  sr_workdir_reclaim (scratch, "code-");
+  if (state)
+    sr_state_reclaim (state, NULL);
+  if (scratch)
+    sr_workdir_reclaim (scratch, "code-");
 }
 
 int
 sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_t *ret_uid,
                   gid_t *ret_gid, sr_error_t *err)
 {
-  _cleanup_free_ char *base = sr_xasprintf ("%s/scratch", cfg->runtime_dir);
-  _cleanup_free_ char *dir = NULL;
+  _cleanup_free_ char *base = NULL, *dir = NULL;
   _cleanup_close_ int dfd = -1;
   struct sr_idmap map;
   uid_t uid;
@@ -114,11 +116,12 @@ sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_
     return -1;
   uid = map.mode == SR_IDMAP_ROOT ? map.uid_base : map.caller_uid;
   gid = map.mode == SR_IDMAP_ROOT ? map.gid_base : map.caller_gid;
-  if (sr_mkdir_p (base, err) < 0)
+  base = sr_statedir_runtime_sub (cfg->runtime_dir, "scratch", err);
+  if (base == NULL)
     return -1;
   /* The container's root, an unprivileged host uid, must reach its own
-   * directory through this one, and see nothing else in it.  */
-  (void) chmod (cfg->runtime_dir, 0755);
+   * directory through these two, and see nothing else in them.  */
+  (void) chmod (cfg->runtime_dir, 0711);
   (void) chmod (base, 0711);
   /* Those of runners that died.  */
   sr_workdir_reclaim (base, "code-");
@@ -258,7 +261,7 @@ run_native_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res
 {
   const struct native_stage *n = ctx;
   _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
-  _cleanup_free_ char *state_dir = sr_xasprintf ("%s/containers", n->cfg->runtime_dir);
+  _cleanup_free_ char *state_dir = NULL;
   struct sr_bind bind = {
     .source = (char *) n->scratch, .target = (char *) SR_CODE_DIR,
     .readonly = !st->code_writable,
@@ -272,8 +275,10 @@ run_native_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res
 
   if (argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
+  state_dir = sr_statedir_runtime_sub (n->cfg->runtime_dir, "containers", err);
+  if (state_dir == NULL)
+    return -1;
   env = sr_policy_env (n->policy, n->image->info.env);
-  (void) sr_mkdir_p (state_dir, NULL);
   sr_policy_to_container (n->policy, n->image->rootfs, &cc);
   cc.max_cpu_seconds = sr_policy_cpu_seconds (st->timeout_ms);
   cc.fs.binds = &bind;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/statedir.h"
 #include "common/util.h"
 
 /* After a warm container could not be made (the image is missing, the
@@ -189,13 +190,13 @@ sr_code_pool_new (const struct sr_config *cfg, struct sr_store *store,
 
   p->cfg = cfg;
   p->store = store;
-  if (sr_policy_new (cfg, SR_POLICY_NATIVE, NULL, &p->policy, err) < 0)
+  p->state_dir = sr_statedir_runtime_sub (cfg->runtime_dir, "containers", err);
+  if (p->state_dir == NULL || sr_policy_new (cfg, SR_POLICY_NATIVE, NULL, &p->policy, err) < 0)
     {
+      free (p->state_dir);
       free (p);
       return -1;
     }
-  p->state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
-  (void) sr_mkdir_p (p->state_dir, NULL);
   pthread_mutex_init (&p->lock, NULL);
   pthread_condattr_init (&attr);
   pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);

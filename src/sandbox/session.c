@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/statedir.h"
 #include "common/util.h"
 #include "sandbox/code-internal.h"
 #include "sandbox/session-backend.h"
@@ -243,14 +244,14 @@ native_open (const struct sr_config *cfg, struct sr_store *store, void **ret, sr
   struct native_state *ns = sr_xcalloc (1, sizeof *ns);
 
   ns->store = store;
-  ns->state_dir = sr_xasprintf ("%s/containers", cfg->runtime_dir);
-  if (sr_policy_new (cfg, SR_POLICY_NATIVE, &session_needs, &ns->policy, err) < 0)
+  ns->state_dir = sr_statedir_runtime_sub (cfg->runtime_dir, "containers", err);
+  if (ns->state_dir == NULL
+      || sr_policy_new (cfg, SR_POLICY_NATIVE, &session_needs, &ns->policy, err) < 0)
     {
       free (ns->state_dir);
       free (ns);
       return -1;
     }
-  (void) sr_mkdir_p (ns->state_dir, NULL);
   *ret = ns;
   return 0;
 }

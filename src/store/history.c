@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "common/run-result.h"
+#include "common/statedir.h"
 #include "common/utf8.h"
 #include "common/util.h"
 #include "store/history.h"
@@ -222,8 +223,10 @@ create_file (const char *path, sr_error_t *err)
   if (slash && slash != dir)
     {
       *slash = '\0';
-      if (sr_mkdir_p (dir, err) < 0)
+      fd = sr_statedir_open (dir, "history_db", 0, err);
+      if (fd < 0)
         return -1;
+      close (fd);
     }
   fd = open (path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)

@@ -20,6 +20,30 @@ fixture (const char *content)
   return path;
 }
 
+/* The range doctor proposes for a user without one.  */
+static void
+check_free_range (void)
+{
+  is_int (sr_subid_free_range (NULL, NULL), 131072,
+          "free range: with no files, the first aligned range above 100000");
+  is_int (sr_subid_free_range ("sr-test:100000:65536\n", "sr-test:100000:65536\n"), 196608,
+          "free range: not useradd's 100000-165535 when another user has it");
+  is_int (sr_subid_free_range ("alice:131072:65536\n", NULL), 196608,
+          "free range: an exact range in use is skipped");
+  is_int (sr_subid_free_range (NULL, "bob:131071:1\n"), 131072,
+          "free range: an entry of the gid file that ends just before a range leaves it free");
+  is_int (sr_subid_free_range (NULL, "bob:196607:1\n"), 196608,
+          "free range: one on the range's last id does not");
+  is_int (sr_subid_free_range ("1234:131072:1\n", "carol:196608:1\n"), 262144,
+          "free range: entries of both files, by uid and by name, count");
+  is_int (sr_subid_free_range ("a:100000:200000\n# comment\nbroken\nb:x:5\n", NULL), 327680,
+          "free range: a long range spans several; malformed lines do not count");
+  is_int (sr_subid_free_range ("big:0:4294901760\n", NULL), 0,
+          "free range: none left below 2^32");
+  is_int (sr_subid_free_range ("big:0:4294836224\n", NULL), 4294836224u,
+          "free range: the last one, ending below uid 4294967295");
+}
+
 int
 main (void)
 {
@@ -47,5 +71,6 @@ main (void)
           "a missing file means no ranges");
   unlink (path);
   is_str (sr_idmap_mode_name (SR_IDMAP_ROOT), "root-range", "mode names");
+  check_free_range ();
   return done_testing ();
 }
