@@ -16,6 +16,11 @@
 #define SR_EXIT_NOEXEC  126
 #define SR_EXIT_NOTFOUND 127
 
+/* The command dispatcher.  Each binary's own main (main-light.c,
+ * main-http.c, main-full.c) registers what that binary carries (the
+ * backends, the HTTP transport) and then calls it.  */
+int sr_cli_main (int argc, char **argv);
+
 int sr_cmd_run (int argc, char **argv);
 int sr_cmd_config (int argc, char **argv);
 /* Execs the helper binary name (SR_HELPER_FULL, SR_HELPER_HTTP) with this
@@ -32,14 +37,17 @@ int sr_cmd_image (int argc, char **argv);
 int sr_cmd_run_code (int argc, char **argv);
 int sr_cmd_history (int argc, char **argv);
 /* serve: stdio on the native backend in every binary; HTTP in
- * sandbox-runner-http and -full, whose serve_http.c sets
- * sr_cli_serve_http; the Docker backend in sandbox-runner-full (the
- * others hand those over).  */
+ * sandbox-runner-http and -full, whose mains set sr_cli_serve_http to
+ * sr_cli_serve_mhd (serve_http.c); the Docker backend in
+ * sandbox-runner-full (the others hand those over).  */
 int sr_cmd_serve (int argc, char **argv);
 struct sr_mcp_server;
 typedef int (*sr_cli_serve_http_fn) (struct sr_mcp_server *server, const struct sr_config *cfg,
                                      int stop_fd, sr_error_t *err);
 extern sr_cli_serve_http_fn sr_cli_serve_http;
+/* The HTTP transport, with libmicrohttpd (serve_http.c).  */
+int sr_cli_serve_mhd (struct sr_mcp_server *server, const struct sr_config *cfg, int stop_fd,
+                      sr_error_t *err);
 int sr_cmd_doctor (int argc, char **argv);
 /* image import and image pull; argv[0] is "import" or "pull".  These are
  * in sandbox-runner-full; sandbox-runner hands them over (delegate.c).  */

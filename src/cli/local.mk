@@ -14,16 +14,17 @@ cli_sources = \
 	src/cli/result_json.c src/cli/result_json.h \
 	src/cli/exec_helper.c
 
-sandbox_runner_SOURCES += $(cli_sources) src/cli/delegate.c
+sandbox_runner_SOURCES += $(cli_sources) src/cli/main-light.c src/cli/delegate.c
 
 # sandbox-runner-http: `serve --transport http` on the native backend,
 # with libmicrohttpd and none of libcurl and libarchive (whose
 # dependencies would double a server's memory).
 pkglibexec_PROGRAMS = sandbox-runner-http sandbox-runner-full
-sandbox_runner_http_SOURCES = $(cli_sources) src/cli/delegate.c src/cli/serve_http.c
+sandbox_runner_http_SOURCES = $(cli_sources) src/cli/main-http.c src/cli/delegate.c \
+	src/cli/serve_http.c
 sandbox_runner_http_LDADD = $(SR_LIBS)
 
-sandbox_runner_full_SOURCES = $(cli_sources) \
+sandbox_runner_full_SOURCES = $(cli_sources) src/cli/main-full.c \
 	src/cli/image_import.c src/cli/image_pull.c \
 	src/cli/serve_http.c \
 	src/cli/session_client.c src/cli/session_client.h \
@@ -31,6 +32,5 @@ sandbox_runner_full_SOURCES = $(cli_sources) \
 	src/cli/session_commands.c \
 	src/cli/session_shell.c \
 	src/cli/session_files.c \
-	src/cli/session_download.c \
-	src/cli/backend_full.c
+	src/cli/session_download.c
 sandbox_runner_full_LDADD = $(SR_LIBS)

@@ -71,7 +71,7 @@ usage (FILE *f)
 char **sr_cli_argv;
 
 int
-main (int argc, char **argv)
+sr_cli_main (int argc, char **argv)
 {
   sr_cli_argv = argv;
   if (argc < 2)

@@ -31,7 +31,8 @@ usage (FILE *f, const struct sr_config *cfg)
            "  --json             print the result as JSON\n\n"
            "Exit status: the program's; 1 on a compile error, %d on timeout, %d when the\n"
            "request is invalid or the container could not be set up.\n",
-           (double) cfg->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000, cfg->backend,
+           (double) cfg->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000,
+           sr_backend_kind_name (cfg->backend_kind),
            SR_EXIT_TIMEOUT, SR_EXIT_RUNNER);
 }
 
@@ -140,13 +141,11 @@ parse_options (int argc, char **argv, struct sr_config *config, struct sr_code_r
         *json = true;
         break;
       case 'b':
-        if (strcmp (optarg, "native") != 0 && strcmp (optarg, "docker") != 0)
+        if (sr_config_set (config, "backend", optarg, SR_ORIGIN_FLAG, "--backend", NULL) < 0)
           {
             sr_cli_error ("invalid --backend '%s': expected native or docker", optarg);
             return -1;
           }
-        free (config->backend);
-        config->backend = sr_xstrdup (optarg);
         break;
       case 'h':
         usage (stdout, config);
@@ -187,7 +186,7 @@ sr_cmd_run_code (int argc, char **argv)
     }
   /* Before the code is read: the full binary reads it from the same
    * stdin.  */
-  if (strcmp (config.backend, "docker") == 0 && !sr_code_docker_available ())
+  if (config.backend_kind == SR_BACKEND_DOCKER && !sr_code_docker_available ())
     {
       status = sr_cli_exec_helper (SR_HELPER_FULL);
       goto out;

@@ -94,7 +94,7 @@ sr_cmd_serve (int argc, char **argv)
    * the libraries HTTP and Docker need (two thirds of its memory);
    * sandbox-runner-http serves HTTP with libmicrohttpd alone, and the
    * Docker backend is sandbox-runner-full's.  */
-  if (config.backend && strcmp (config.backend, "docker") == 0 && !sr_code_docker_available ())
+  if (config.backend_kind == SR_BACKEND_DOCKER && !sr_code_docker_available ())
     {
       sr_config_done (&config);
       return sr_cli_exec_helper (SR_HELPER_FULL);

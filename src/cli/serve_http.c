@@ -1,14 +1,14 @@
 /* serve --transport http: libmicrohttpd is in sandbox-runner-http and
- * sandbox-runner-full only, which register the transport for serve.c
- * before main.  */
+ * sandbox-runner-full only, whose mains register the transport for
+ * serve.c (main-http.c, main-full.c).  */
 #include "config.h"
 
 #include "cli/commands.h"
 #include "mcp/http.h"
 
-static int
-serve_http (struct sr_mcp_server *server, const struct sr_config *cfg, int stop_fd,
-            sr_error_t *err)
+int
+sr_cli_serve_mhd (struct sr_mcp_server *server, const struct sr_config *cfg, int stop_fd,
+                  sr_error_t *err)
 {
   struct sr_mcp_http_options o = {
     .listen = cfg->listen, .token_file = cfg->token_file,
@@ -18,10 +18,4 @@ serve_http (struct sr_mcp_server *server, const struct sr_config *cfg, int stop_
   };
 
   return sr_mcp_http_run (server, &o, stop_fd, err);
-}
-
-__attribute__ ((constructor)) static void
-register_http (void)
-{
-  sr_cli_serve_http = serve_http;
 }

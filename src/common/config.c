@@ -14,7 +14,7 @@
 #include "common/defaults.h"
 #include "common/util.h"
 
-enum setting_type { T_SECONDS, T_SIZE, T_UINT, T_CPUS, T_BOOL, T_STRING };
+enum setting_type { T_SECONDS, T_SIZE, T_UINT, T_CPUS, T_BOOL, T_STRING, T_BACKEND };
 
 struct setting
 {
@@ -23,7 +23,7 @@ struct setting
   size_t offset;
   uint64_t def_u;       /* T_SECONDS (ms), T_SIZE, T_UINT, T_BOOL */
   double def_d;         /* T_CPUS */
-  const char *def_s;    /* T_STRING; NULL: computed by default_path */
+  const char *def_s;    /* T_STRING, T_BACKEND; NULL: computed by default_path */
   const char *help;
 };
 
@@ -73,7 +73,8 @@ static const struct setting settings[] = {
   U ("max_upload_size", T_SIZE, max_upload_size, SR_DEFAULT_MAX_UPLOAD_SIZE, "largest upload"),
   U ("max_artifact_size", T_SIZE, max_artifact_size, SR_DEFAULT_MAX_ARTIFACT_SIZE,
      "largest artifact read back"),
-  S ("backend", backend, SR_DEFAULT_BACKEND, "native or docker"),
+  { "backend", T_BACKEND, offsetof (struct sr_config, backend_kind), 0, 0, SR_DEFAULT_BACKEND,
+    "native or docker" },
   S ("docker_host", docker_host, "", "Docker API socket (empty: DOCKER_HOST or the default)"),
 };
 
@@ -81,6 +82,29 @@ _Static_assert (SR_ARRAY_SIZE (settings) <= SR_ARRAY_SIZE (((struct sr_config *)
                 "struct sr_config's origin table is too small");
 
 #define FIELD(cfg, s, type) ((type *) ((char *) (cfg) + (s)->offset))
+
+static const char *const backend_names[SR_BACKEND_KIND_MAX] = {
+  [SR_BACKEND_NATIVE] = "native",
+  [SR_BACKEND_DOCKER] = "docker",
+};
+
+int
+sr_backend_kind_parse (const char *name, enum sr_backend_kind *ret, sr_error_t *err)
+{
+  for (int k = 0; k < SR_BACKEND_KIND_MAX; k++)
+    if (strcmp (name, backend_names[k]) == 0)
+      {
+        *ret = (enum sr_backend_kind) k;
+        return 0;
+      }
+  return sr_error_set (err, 0, "'%s' is neither native nor docker", name);
+}
+
+const char *
+sr_backend_kind_name (enum sr_backend_kind kind)
+{
+  return kind < SR_BACKEND_KIND_MAX ? backend_names[kind] : "unknown";
+}
 
 const char *
 sr_origin_name (enum sr_origin o)
@@ -179,6 +203,10 @@ parse_value (struct sr_config *cfg, const struct setting *s, const char *value, 
     case T_STRING:
       free (*FIELD (cfg, s, char *));
       *FIELD (cfg, s, char *) = sr_xstrdup (value);
+      return 0;
+    case T_BACKEND:
+      if (sr_backend_kind_parse (value, FIELD (cfg, s, enum sr_backend_kind), err) < 0)
+        return sr_error_wrap (err, "%s", s->key);
       return 0;
     }
   return sr_error_set (err, EINVAL, "%s: unknown type", s->key);
@@ -296,9 +324,6 @@ sr_config_set (struct sr_config *cfg, const char *key, const char *value, enum s
     return sr_error_set (err, 0, "unknown setting '%s' (see 'sandbox-runner config show')", key);
   if (parse_value (cfg, s, value, err) < 0)
     return -1;
-  if (s->offset == offsetof (struct sr_config, backend) && strcmp (value, "native") != 0
-      && strcmp (value, "docker") != 0)
-    return sr_error_set (err, 0, "backend: '%s' is neither native nor docker", value);
   cfg->origin[i] = origin;
   free (cfg->source[i]);
   cfg->source[i] = source ? sr_xstrdup (source) : NULL;
@@ -456,6 +481,10 @@ set_defaults (struct sr_config *cfg)
         case T_STRING:
           *FIELD (cfg, s, char *) = s->def_s ? sr_xstrdup (s->def_s) : default_path (s->key);
           break;
+        case T_BACKEND:
+          /* A built-in name: it parses.  */
+          (void) sr_backend_kind_parse (s->def_s, FIELD (cfg, s, enum sr_backend_kind), NULL);
+          break;
         }
     }
   cfg->n_languages = SR_ARRAY_SIZE (default_languages);
@@ -515,8 +544,6 @@ sr_config_load (struct sr_config *cfg, const char *system_file, const char *user
                          (unsigned long long) (SR_MAX_OUTPUT_CEILING >> 20));
   if (cfg->max_concurrent == 0)
     return sr_error_set (err, 0, "max_concurrent must be at least 1");
-  if (strcmp (cfg->backend, "native") != 0 && strcmp (cfg->backend, "docker") != 0)
-    return sr_error_set (err, 0, "backend '%s' is neither native nor docker", cfg->backend);
   return 0;
 }
 
@@ -567,6 +594,8 @@ format_value (const struct sr_config *cfg, const struct setting *s)
       return sr_xstrdup (*FIELD (cfg, s, bool) ? "true" : "false");
     case T_STRING:
       return sr_xstrdup (*FIELD (cfg, s, char *));
+    case T_BACKEND:
+      return sr_xstrdup (sr_backend_kind_name (*FIELD (cfg, s, enum sr_backend_kind)));
     }
   return sr_xstrdup ("");
 }

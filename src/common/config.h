@@ -41,6 +41,16 @@ struct sr_language
   char *where;        /* file:line or variable of the last change, or NULL */
 };
 
+/* Where containers run: the backend setting, parsed once here.  The
+ * implementations are sandbox/backend.h's; a kind a binary has no
+ * implementation for is refused when a service starts, not here.  */
+enum sr_backend_kind
+{
+  SR_BACKEND_NATIVE,    /* runtime/: our own namespaces and cgroups */
+  SR_BACKEND_DOCKER,    /* docker/: a Docker Engine (sandbox-runner-full) */
+  SR_BACKEND_KIND_MAX,
+};
+
 struct sr_config
 {
   /* runs */
@@ -81,7 +91,7 @@ struct sr_config
   uint64_t max_upload_size;
   uint64_t max_artifact_size;
   /* backend */
-  char *backend;           /* native | docker */
+  enum sr_backend_kind backend_kind;
   char *docker_host;
 
   struct sr_language *languages;
@@ -106,6 +116,14 @@ int sr_config_set (struct sr_config *cfg, const char *key, const char *value,
 void sr_config_print (const struct sr_config *cfg, FILE *f, bool json);
 
 const char *sr_origin_name (enum sr_origin o);
+
+/* The backend kind named name ("native", "docker"), into *ret; an
+ * unknown name is an error saying which names there are.  The one place a
+ * backend's name is compared: the backend setting and the CLI's --backend
+ * both go through it (via sr_config_set).  */
+int sr_backend_kind_parse (const char *name, enum sr_backend_kind *ret, sr_error_t *err);
+/* The name of kind, for messages ("native", "docker").  */
+const char *sr_backend_kind_name (enum sr_backend_kind kind);
 
 /* The entry for name, or NULL.  */
 const struct sr_language *sr_config_language (const struct sr_config *cfg, const char *name);

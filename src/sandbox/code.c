@@ -390,7 +390,7 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
   if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
-  if (cfg->backend && strcmp (cfg->backend, "docker") == 0)
+  if (cfg->backend_kind == SR_BACKEND_DOCKER)
     {
       if (docker_runner == NULL)
         return sr_error_set (err, 0, "backend docker: this binary has no Docker client; run "

@@ -203,7 +203,7 @@ sr_code_pool_new (const struct sr_config *cfg, struct sr_store *store,
   pthread_cond_init (&p->wake, &attr);
   pthread_condattr_destroy (&attr);
 
-  if (cfg->warm_containers && (cfg->backend == NULL || strcmp (cfg->backend, "native") == 0))
+  if (cfg->warm_containers && cfg->backend_kind == SR_BACKEND_NATIVE)
     {
       p->slots = sr_xcalloc (cfg->n_languages ? cfg->n_languages : 1, sizeof *p->slots);
       for (size_t i = 0; i < cfg->n_languages; i++)
@@ -325,7 +325,7 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
   struct warm *w = NULL;
   int r = -1;
 
-  if (cfg->backend && strcmp (cfg->backend, "docker") == 0)
+  if (cfg->backend_kind == SR_BACKEND_DOCKER)
     return sr_code_run (cfg, p->store, req, res, err);
   memset (res, 0, sizeof *res);
   if (sr_code_validate (cfg, req, &l, err) < 0)

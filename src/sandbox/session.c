@@ -423,7 +423,7 @@ sr_sessions_new (const struct sr_config *cfg, struct sr_store *store, struct sr_
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&m->changed, &ca);
   pthread_condattr_destroy (&ca);
-  if (cfg->backend && strcmp (cfg->backend, "docker") == 0)
+  if (cfg->backend_kind == SR_BACKEND_DOCKER)
     {
       m->be = docker_backend;
       if (m->be == NULL)
@@ -437,7 +437,8 @@ sr_sessions_new (const struct sr_config *cfg, struct sr_store *store, struct sr_
   if (m->be->open (cfg, store, &m->be_state, err) < 0)
     {
       m->be = NULL;
-      sr_error_wrap (err, "sessions on the %s backend", cfg->backend);
+      sr_error_wrap (err, "sessions on the %s backend",
+                     sr_backend_kind_name (cfg->backend_kind));
       goto fail;
     }
   r = pthread_create (&m->reaper, NULL, reaper_main, m);

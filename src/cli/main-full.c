@@ -1,0 +1,18 @@
+/* sandbox-runner-full: every command, both backends and both transports.
+ * The light sandbox-runner hands over to it what it does not carry
+ * (delegate.c); registering here, before any command runs, is what makes
+ * the Docker backend and the HTTP transport exist in this binary only.  */
+#include "config.h"
+
+#include "cli/commands.h"
+#include "sandbox/docker-run.h"
+#include "sandbox/docker-session.h"
+
+int
+main (int argc, char **argv)
+{
+  sr_code_set_docker_runner (sr_docker_code_run);
+  sr_session_set_docker_backend (&sr_docker_session_backend);
+  sr_cli_serve_http = sr_cli_serve_mhd;
+  return sr_cli_main (argc, argv);
+}

@@ -1,0 +1,12 @@
+/* sandbox-runner-http: `serve --transport http` on the native backend,
+ * with libmicrohttpd and none of libcurl and libarchive.  */
+#include "config.h"
+
+#include "cli/commands.h"
+
+int
+main (int argc, char **argv)
+{
+  sr_cli_serve_http = sr_cli_serve_mhd;
+  return sr_cli_main (argc, argv);
+}

@@ -1,0 +1,14 @@
+/* sandbox-runner: everything a run needs and nothing more.  It carries
+ * the native backend only; serve --transport http and the Docker backend
+ * are handed over to the helpers that carry them (delegate.c,
+ * exec_helper.c), so this binary never loads libmicrohttpd, libcurl nor
+ * the Docker client.  */
+#include "config.h"
+
+#include "cli/commands.h"
+
+int
+main (int argc, char **argv)
+{
+  return sr_cli_main (argc, argv);
+}
