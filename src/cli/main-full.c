@@ -5,14 +5,13 @@
 #include "config.h"
 
 #include "cli/commands.h"
-#include "sandbox/docker-run.h"
-#include "sandbox/docker-session.h"
+#include "sandbox/backend.h"
 
 int
 main (int argc, char **argv)
 {
-  sr_code_set_docker_runner (sr_docker_code_run);
-  sr_session_set_docker_backend (&sr_docker_session_backend);
+  sr_backend_register (&sr_native_backend);
+  sr_backend_register (&sr_docker_backend);
   sr_cli_serve_http = sr_cli_serve_mhd;
   return sr_cli_main (argc, argv);
 }

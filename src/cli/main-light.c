@@ -6,9 +6,11 @@
 #include "config.h"
 
 #include "cli/commands.h"
+#include "sandbox/backend.h"
 
 int
 main (int argc, char **argv)
 {
+  sr_backend_register (&sr_native_backend);
   return sr_cli_main (argc, argv);
 }

@@ -14,7 +14,7 @@
 #include "common/config.h"
 #include "common/defaults.h"
 #include "common/util.h"
-#include "sandbox/docker-run.h"
+#include "sandbox/backend.h"
 #include "sandbox/service.h"
 
 static void
@@ -186,7 +186,7 @@ sr_cmd_run_code (int argc, char **argv)
     }
   /* Before the code is read: the full binary reads it from the same
    * stdin.  */
-  if (config.backend_kind == SR_BACKEND_DOCKER && !sr_code_docker_available ())
+  if (sr_backend_find (config.backend_kind) == NULL)
     {
       status = sr_cli_exec_helper (SR_HELPER_FULL);
       goto out;

@@ -14,7 +14,7 @@
 #include "common/util.h"
 #include "mcp/server.h"
 #include "mcp/stdio.h"
-#include "sandbox/docker-run.h"
+#include "sandbox/backend.h"
 
 /* Set by serve_http.c, in sandbox-runner-http and -full.  */
 sr_cli_serve_http_fn sr_cli_serve_http;
@@ -94,7 +94,7 @@ sr_cmd_serve (int argc, char **argv)
    * the libraries HTTP and Docker need (two thirds of its memory);
    * sandbox-runner-http serves HTTP with libmicrohttpd alone, and the
    * Docker backend is sandbox-runner-full's.  */
-  if (config.backend_kind == SR_BACKEND_DOCKER && !sr_code_docker_available ())
+  if (sr_backend_find (config.backend_kind) == NULL)
     {
       sr_config_done (&config);
       return sr_cli_exec_helper (SR_HELPER_FULL);

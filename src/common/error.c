@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "common/xalloc.h"
 
-/* The one constructor: code may be NULL; strerror (errnum) follows the
+/* The one place an error is made: code may be NULL; strerror (errnum) follows the
  * message when with_strerror and errnum is not 0.  */
 static int __attribute__ ((format (printf, 5, 0)))
 error_make (sr_error_t *err, const char *code, int errnum, bool with_strerror, const char *fmt,

@@ -1,6 +1,7 @@
-/* What run_code (code.c), the warm pool and sessions share: the container
- * and command a language runs in, and the private directory that holds
- * the code.  The container's policy is sandbox/policy.h's.  */
+/* What run_code (code.c), the warm pool, sessions and the backends share:
+ * the command a language runs, its stages, and the private directory that
+ * holds the code.  The container's policy is sandbox/policy.h's; where
+ * the containers run, sandbox/backend.h's.  */
 #ifndef SR_SANDBOX_CODE_INTERNAL_H
 #define SR_SANDBOX_CODE_INTERNAL_H
 
@@ -59,12 +60,14 @@ int sr_code_write_source (int dirfd, const char *name, const char *code, size_t 
 int sr_code_use_image (struct sr_store *store, const struct sr_language *l,
                        struct sr_image_use *image, sr_error_t *err);
 
-/* sr_code_run of a validated request on the native runtime, under policy
- * (built for SR_POLICY_NATIVE).  res->language is the caller's to set
- * first.  */
-int sr_code_run_native (const struct sr_config *cfg, struct sr_store *store,
-                        const struct sr_language *l, const struct sr_policy *policy,
-                        const struct sr_code_request *req, struct sr_code_result *res,
-                        sr_error_t *err);
+struct sr_backend;
+
+/* sr_code_run of a validated request for language l on backend be, whose
+ * state (opened for SR_BACKEND_RUNS) may serve several runs at once: the
+ * image, a code directory with the source, then the stages.
+ * res->language is the caller's to set first.  */
+int sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config *cfg,
+                    const struct sr_language *l, const struct sr_code_request *req,
+                    struct sr_code_result *res, sr_error_t *err);
 
 #endif

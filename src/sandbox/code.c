@@ -2,7 +2,7 @@
 
 #include "sandbox/code.h"
 #include "sandbox/code-internal.h"
-#include "sandbox/docker-run.h"
+#include "sandbox/backend.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -246,53 +246,6 @@ sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
   return 0;
 }
 
-/* What a native stage runs on.  */
-struct native_stage
-{
-  const struct sr_config *cfg;
-  const struct sr_image_use *image;
-  const char *scratch;
-  const struct sr_policy *policy;
-};
-
-static int
-run_native_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
-                  sr_error_t *err)
-{
-  const struct native_stage *n = ctx;
-  _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
-  _cleanup_free_ char *state_dir = NULL;
-  struct sr_bind bind = {
-    .source = (char *) n->scratch, .target = (char *) SR_CODE_DIR,
-    .readonly = !st->code_writable,
-  };
-  struct sr_container_config cc;
-  struct sr_exec_spec spec = { 0 };
-  struct sr_run_options opts = {
-    .timeout_ms = st->timeout_ms, .max_output = n->policy->max_output, .stdin_fd = -1,
-    .cancel_fd = st->req->cancel_fd,
-  };
-
-  if (argv[0] == NULL)
-    return sr_error_set (err, 0, "empty command");
-  state_dir = sr_statedir_runtime_sub (n->cfg->runtime_dir, "containers", err);
-  if (state_dir == NULL)
-    return -1;
-  env = sr_policy_env (n->policy, n->image->info.env);
-  sr_policy_to_container (n->policy, n->image->rootfs, &cc);
-  cc.max_cpu_seconds = sr_policy_cpu_seconds (st->timeout_ms);
-  cc.fs.binds = &bind;
-  cc.fs.n_binds = 1;
-  cc.state_dir = state_dir;
-  cc.label = st->command;
-
-  spec.argv = argv;
-  spec.env = env;
-  spec.cwd = SR_DEFAULT_WORKDIR;
-  sr_code_stage_progress (st, &opts);
-  return sr_container_run (&cc, &spec, &opts, res, err);
-}
-
 enum sr_code_status
 sr_code_status_of (const struct sr_run_result *r)
 {
@@ -305,22 +258,6 @@ sr_code_status_of (const struct sr_run_result *r)
     case SR_RUN_CANCELLED: return SR_CODE_CANCELLED;
     }
   return SR_CODE_ERROR;
-}
-
-/* Only sandbox-runner-full sets it (cli/backend_full.c): calling the
- * Docker client from here would link libcurl into every binary.  */
-static sr_code_docker_runner docker_runner;
-
-void
-sr_code_set_docker_runner (sr_code_docker_runner fn)
-{
-  docker_runner = fn;
-}
-
-bool
-sr_code_docker_available (void)
-{
-  return docker_runner != NULL;
 }
 
 int
@@ -344,37 +281,52 @@ sr_code_use_image (struct sr_store *store, const struct sr_language *l,
                              l->name, l->image, sr_store_dir (store), l->image);
 }
 
-int
-sr_code_run_native (const struct sr_config *cfg, struct sr_store *store,
-                    const struct sr_language *l, const struct sr_policy *policy,
-                    const struct sr_code_request *req, struct sr_code_result *res,
-                    sr_error_t *err)
+/* What run_stage needs of a backend's run.  */
+struct backend_stage
 {
-  struct sr_image_use image = { .lock_fd = -1 };
+  const struct sr_backend *be;
+  struct sr_backend_run *run;
+  const char *code_dir;
+};
+
+static int
+run_backend_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
+                   sr_error_t *err)
+{
+  const struct backend_stage *bs = ctx;
+
+  return bs->be->run_stage (bs->run, bs->code_dir, st, res, err);
+}
+
+int
+sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config *cfg,
+                const struct sr_language *l, const struct sr_code_request *req,
+                struct sr_code_result *res, sr_error_t *err)
+{
+  struct sr_backend_run *run = NULL;
   _cleanup_free_ char *scratch = NULL;
   _cleanup_close_ int scratch_fd = -1;
   uid_t uid;
   gid_t gid;
   int r = -1;
 
-  if (sr_code_use_image (store, l, &image, err) < 0)
+  if (be->run_begin (state, l, &run, err) < 0)
     return -1;
-  if (sr_code_make_dir (cfg, &scratch, &scratch_fd, &uid, &gid, err) < 0)
+  if (sr_code_make_dir (cfg, &scratch, &scratch_fd, &uid, &gid, err) < 0
+      || be->code_dir (state, scratch, scratch_fd, &uid, &gid, err) < 0
+      || sr_code_write_source (scratch_fd, l->source, req->code, req->code_len, uid, gid, err)
+         < 0)
     goto out;
-  if (sr_code_write_source (scratch_fd, l->source, req->code, req->code_len, uid, gid, err) < 0)
-    goto out;
-
   {
-    struct native_stage n = { .cfg = cfg, .image = &image, .scratch = scratch,
-                              .policy = policy };
+    struct backend_stage bs = { .be = be, .run = run, .code_dir = scratch };
 
-    r = sr_code_run_stages (cfg, l, req, run_native_stage, &n, res, err);
+    r = sr_code_run_stages (cfg, l, req, run_backend_stage, &bs, res, err);
   }
 
 out:
   if (scratch)
     (void) sr_rm_rf_at (AT_FDCWD, scratch, NULL);
-  sr_image_release (&image);
+  be->run_end (run);
   return r;
 }
 
@@ -383,22 +335,18 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
              const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err)
 {
   const struct sr_language *l = NULL;
-  struct sr_policy *policy = NULL;
-  int r = -1;
+  const struct sr_backend *be;
+  void *state = NULL;
+  int r;
 
   memset (res, 0, sizeof *res);
   if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
-  if (cfg->backend_kind == SR_BACKEND_DOCKER)
-    {
-      if (docker_runner == NULL)
-        return sr_error_set (err, 0, "backend docker: this binary has no Docker client; run "
-                                     "it through sandbox-runner-full");
-      return docker_runner (cfg, l, req, res, err);
-    }
-  if (sr_policy_new (cfg, SR_POLICY_NATIVE, NULL, &policy, err) == 0)
-    r = sr_code_run_native (cfg, store, l, policy, req, res, err);
-  sr_policy_free (policy);
+  be = sr_backend_get (cfg, err);
+  if (be == NULL || be->open (cfg, store, SR_BACKEND_RUNS, &state, err) < 0)
+    return -1;
+  r = sr_code_run_on (be, state, cfg, l, req, res, err);
+  be->close (state);
   return r;
 }

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,113 +47,143 @@ sr_docker_code_image (const char *language)
   return NULL;
 }
 
-/* What a Docker stage runs on.  */
-struct docker_stage
+/* --- the backend's state --- */
+
+/* What a session's container needs beyond a run's (policy.h).  */
+static const struct sr_policy_overrides session_needs = { .session = true };
+
+int
+sr_docker_state_open (const struct sr_config *cfg, struct sr_store *store,
+                      enum sr_backend_use use, void **ret, sr_error_t *err)
 {
-  struct sr_docker *d;
-  const struct sr_policy *policy;
-  struct sr_docker_config dc;
-  const char *scratch;
+  struct sr_docker_state *ds = sr_xcalloc (1, sizeof *ds);
+  const bool sessions = use == SR_BACKEND_SESSIONS;
+  unsigned removed = 0;
+
+  (void) store;
+  if (sr_docker_open (cfg->docker_host && *cfg->docker_host ? cfg->docker_host : NULL, &ds->d,
+                      err)
+      < 0)
+    {
+      free (ds);
+      /* A sessions manager says which backend it opened itself.  */
+      return sessions ? -1 : sr_error_wrap (err, "docker backend");
+    }
+  if (sr_policy_new (cfg, SR_POLICY_DOCKER, sessions ? &session_needs : NULL, &ds->policy, err)
+      < 0)
+    {
+      sr_docker_close (ds->d);
+      free (ds);
+      return -1;
+    }
+  /* The session containers of a runner that crashed are nobody's now.  */
+  if (sessions && sr_docker_reap_orphans (ds->d, &removed, NULL) == 0 && removed)
+    fprintf (stderr, "sandbox-runner: removed %u Docker containers of dead runners\n", removed);
+  *ret = ds;
+  return 0;
+}
+
+void
+sr_docker_state_close (void *state)
+{
+  struct sr_docker_state *ds = state;
+
+  sr_policy_free (ds->policy);
+  sr_docker_close (ds->d);
+  free (ds);
+}
+
+/* The containers run as the policy's user, not as a mapped root: the
+ * directory must be theirs (or, for a runner in the docker group that is
+ * not root, open to all) for the compiler to write its output.  */
+int
+sr_docker_code_dir (void *state, const char *dir, int dirfd, uid_t *uid, gid_t *gid,
+                    sr_error_t *err)
+{
+  const struct sr_docker_state *ds = state;
+
+  if (geteuid () == 0 ? fchown (dirfd, ds->policy->uid, ds->policy->gid) < 0
+                      : fchmod (dirfd, 0777) < 0)
+    return sr_error_set (err, errno, "chown %s", dir);
+  *uid = ds->policy->uid;
+  *gid = ds->policy->gid;
+  return 0;
+}
+
+/* --- run_code: a fresh container per stage --- */
+
+struct sr_backend_run
+{
+  struct sr_docker_state *ds;
+  char *image;
 };
 
-static int
-run_docker_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
-                  sr_error_t *err)
+void
+sr_docker_run_end (struct sr_backend_run *run)
 {
-  const struct docker_stage *ds = ctx;
-  struct sr_docker_config dc = ds->dc;
-  const char *scratch = ds->scratch;
+  if (run == NULL)
+    return;
+  free (run->image);
+  free (run);
+}
+
+int
+sr_docker_run_begin (void *state, const struct sr_language *l, struct sr_backend_run **ret,
+                     sr_error_t *err)
+{
+  struct sr_backend_run *run = sr_xcalloc (1, sizeof *run);
+  sr_error_t e = NULL;
+
+  run->ds = state;
+  run->image = sr_docker_code_image (l->name);
+  if (run->image == NULL)
+    {
+      _cleanup_free_ char *var = image_variable (l->name);
+
+      sr_docker_run_end (run);
+      return sr_error_set_plain (err, "image_missing", ENOENT,
+                                 "language %s has no Docker image: set %s", l->name, var);
+    }
+  if (sr_docker_image_exists (run->ds->d, run->image, &e) < 0)
+    {
+      if (e->errnum == ENOENT)
+        sr_error_recode (&e, "image_missing");
+      sr_error_move (err, &e);
+      sr_docker_run_end (run);
+      return sr_error_wrap (err, "language %s", l->name);
+    }
+  *ret = run;
+  return 0;
+}
+
+int
+sr_docker_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_code_stage *st,
+                     struct sr_run_result *res, sr_error_t *err)
+{
+  const struct sr_policy *policy = run->ds->policy;
   _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
+  struct sr_docker_tmpfs tmpfs[SR_POLICY_DOCKER_TMPFS];
   struct sr_docker_bind bind = {
-    .source = scratch, .target = SR_CODE_DIR, .readonly = !st->code_writable,
+    .source = code_dir, .target = SR_CODE_DIR, .readonly = !st->code_writable,
   };
-  struct sr_exec_spec spec = { 0 };
+  struct sr_docker_config dc;
+  struct sr_exec_spec spec = { .argv = argv, .cwd = SR_DEFAULT_WORKDIR };
   struct sr_run_options opts = {
-    .timeout_ms = st->timeout_ms, .max_output = ds->policy->max_output, .stdin_fd = -1,
+    .timeout_ms = st->timeout_ms, .max_output = policy->max_output, .stdin_fd = -1,
     .cancel_fd = st->req->cancel_fd,
   };
 
   if (argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
   /* What native sets; an imported image may carry no Env at all.  */
-  env = sr_policy_env (ds->policy, NULL);
+  env = sr_policy_env (policy, NULL);
+  spec.env = env;
+  sr_policy_to_docker (policy, tmpfs, &dc);
+  dc.image = run->image;
   dc.binds = &bind;
   dc.n_binds = 1;
   /* As native: the CPU-time rlimit backs the stage's wall-clock timeout.  */
   dc.max_cpu_seconds = sr_policy_cpu_seconds (st->timeout_ms);
-  spec.argv = argv;
-  spec.env = env;
-  spec.cwd = SR_DEFAULT_WORKDIR;
   sr_code_stage_progress (st, &opts);
-  return sr_docker_run (ds->d, &dc, &spec, &opts, res, err);
-}
-
-int
-sr_docker_code_run (const struct sr_config *cfg, const struct sr_language *l,
-                    const struct sr_code_request *req, struct sr_code_result *res,
-                    sr_error_t *err)
-{
-  _cleanup_free_ char *image = sr_docker_code_image (l->name);
-  _cleanup_free_ char *scratch = NULL;
-  _cleanup_close_ int scratch_fd = -1;
-  struct sr_docker *d = NULL;
-  struct sr_docker_tmpfs tmpfs[SR_POLICY_DOCKER_TMPFS];
-  struct sr_policy *policy = NULL;
-  struct sr_docker_config dc;
-  uid_t unused_uid;
-  gid_t unused_gid;
-  sr_error_t e = NULL;
-  int r = -1;
-
-  if (image == NULL)
-    {
-      _cleanup_free_ char *var = image_variable (l->name);
-
-      return sr_error_set_plain (err, "image_missing", ENOENT,
-                                 "language %s has no Docker image: set %s", l->name, var);
-    }
-  if (sr_docker_open (cfg->docker_host && *cfg->docker_host ? cfg->docker_host : NULL, &d, err)
-      < 0)
-    return sr_error_wrap (err, "docker backend");
-  if (sr_docker_image_exists (d, image, &e) < 0)
-    {
-      if (e->errnum == ENOENT)
-        sr_error_recode (&e, "image_missing");
-      sr_error_move (err, &e);
-      sr_error_wrap (err, "language %s", l->name);
-      goto out;
-    }
-  if (sr_policy_new (cfg, SR_POLICY_DOCKER, NULL, &policy, err) < 0)
-    goto out;
-  sr_policy_to_docker (policy, tmpfs, &dc);
-  dc.image = image;
-
-  if (sr_code_make_dir (cfg, &scratch, &scratch_fd, &unused_uid, &unused_gid, err) < 0)
-    goto out;
-  /* The containers run as the policy's user, not as a mapped root: the
-   * directory must be theirs (or, for a non-root runner in the docker
-   * group, open to all) for the compiler to write its output.  */
-  if (geteuid () == 0 ? fchown (scratch_fd, policy->uid, policy->gid) < 0
-                      : fchmod (scratch_fd, 0777) < 0)
-    {
-      sr_error_set (err, errno, "chown %s", scratch);
-      goto out;
-    }
-  if (sr_code_write_source (scratch_fd, l->source, req->code, req->code_len, policy->uid,
-                            policy->gid, err)
-      < 0)
-    goto out;
-
-  {
-    struct docker_stage ds = { .d = d, .policy = policy, .dc = dc, .scratch = scratch };
-
-    r = sr_code_run_stages (cfg, l, req, run_docker_stage, &ds, res, err);
-  }
-
-out:
-  if (scratch)
-    (void) sr_rm_rf_at (AT_FDCWD, scratch, NULL);
-  sr_docker_close (d);
-  sr_policy_free (policy);
-  return r;
+  return sr_docker_run (run->ds->d, &dc, &spec, &opts, res, err);
 }

@@ -1,37 +1,44 @@
-/* run_code on the Docker backend (backend = docker): the same two stages,
- * limits, policy and result as the native path in code.c, through the
- * Docker Engine client (docker/engine.h).
+/* The Docker backend's state and its run_code (sandbox/backend.h): the
+ * same two stages, limits, policy and result as the native backend,
+ * through the Docker Engine client (docker/engine.h).  The backend's
+ * table, its sessions and their files are docker-session.c's.
  *
- * code.c never calls this directly: the Docker client pulls in libcurl,
+ * Only sandbox-runner-full links these files, by registering
+ * sr_docker_backend (cli/main-full.c): the Docker client pulls in libcurl,
  * which the light sandbox-runner binary must not load (see
- * cli/delegate.c), so code.c reaches it through a hook that only
- * sandbox-runner-full registers (cli/backend_full.c).  */
+ * cli/delegate.c).  */
 #ifndef SR_SANDBOX_DOCKER_RUN_H
 #define SR_SANDBOX_DOCKER_RUN_H
 
-#include <stdbool.h>
+#include <sys/types.h>
 
 #include "common/config.h"
 #include "common/error.h"
 #include "docker/engine.h"
-#include "sandbox/code.h"
+#include "sandbox/backend.h"
 
-/* Runs a validated request for language l in Docker containers.  The
- * caller has set res->language; a failure's code is image_missing (no
- * image for the language, or the daemon lacks it: errnum ENOENT), or none
- * (a sandbox_error: the daemon is unreachable, a container could not be
- * set up).  */
-typedef int (*sr_code_docker_runner) (const struct sr_config *cfg, const struct sr_language *l,
-                                      const struct sr_code_request *req,
-                                      struct sr_code_result *res, sr_error_t *err);
-int sr_docker_code_run (const struct sr_config *cfg, const struct sr_language *l,
-                        const struct sr_code_request *req, struct sr_code_result *res,
+/* The state of one manager: the daemon and the policy's Docker
+ * translation.  */
+struct sr_docker_state
+{
+  struct sr_docker *d;
+  struct sr_policy *policy;
+};
+
+/* The ops of struct sr_backend of the same names (backend.h).  Opening
+ * for sessions also removes the containers of dead runners.  */
+int sr_docker_state_open (const struct sr_config *cfg, struct sr_store *store,
+                          enum sr_backend_use use, void **ret, sr_error_t *err);
+void sr_docker_state_close (void *state);
+int sr_docker_code_dir (void *state, const char *dir, int dirfd, uid_t *uid, gid_t *gid,
                         sr_error_t *err);
-
-/* The hook in code.c; NULL unregisters.  */
-void sr_code_set_docker_runner (sr_code_docker_runner fn);
-/* Whether this binary can run code on Docker (a runner is registered).  */
-bool sr_code_docker_available (void);
+/* run_begin fails with image_missing (errnum ENOENT) when the language
+ * has no Docker image or the daemon lacks it.  */
+int sr_docker_run_begin (void *state, const struct sr_language *l, struct sr_backend_run **ret,
+                         sr_error_t *err);
+int sr_docker_run_stage (struct sr_backend_run *run, const char *code_dir,
+                         struct sr_code_stage *st, struct sr_run_result *res, sr_error_t *err);
+void sr_docker_run_end (struct sr_backend_run *run);
 
 /* The Docker image for a language: $SANDBOX_DOCKER_IMAGE_<LANGUAGE> (the
  * name upper-cased, anything but letters and digits as '_') when set and

@@ -1,6 +1,21 @@
+/* Sessions on the Docker backend (backend = docker), and the backend's
+ * table (sandbox/backend.h; its state and run_code are docker-run.c's):
+ * each session is one held container (docker/engine.h sr_docker_hold)
+ * with the policy of a Docker run_code plus a persistent, size-capped
+ * tmpfs at SR_DATA_DIR and the session's code directory bound at
+ * SR_CODE_DIR.  Commands run through the exec API; the files of
+ * sandbox/files.h go through small commands of the image's own shell and
+ * coreutils run in the container as its user (sr_fs_remote), never
+ * through the host's /proc/<pid>/root, which a runner in the docker group
+ * may not open (and which a remote daemon does not have).
+ *
+ * Persistent shells run through an exec with its stdin attached: the
+ * host terminal shell.c hands over is relayed raw to a terminal of the
+ * exec's own (docker/engine.h), so ^C is interpreted in the container.
+ *
+ * Only sandbox-runner-full links this file: it registers
+ * sr_docker_backend (cli/main-full.c).  */
 #include "config.h"
-
-#include "sandbox/docker-session.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +29,7 @@
 #include "common/defaults.h"
 #include "common/util.h"
 #include "docker/engine.h"
+#include "sandbox/backend.h"
 #include "sandbox/code-internal.h"
 #include "sandbox/docker-run.h"
 
@@ -41,63 +57,22 @@ enum
   X_FSIZE = 10,
 };
 
-struct docker_state
-{
-  struct sr_docker *d;
-  struct sr_policy *policy;
-};
-
-/* What a session's container needs beyond a run's (policy.h).  */
-static const struct sr_policy_overrides session_needs = { .session = true };
-
 /* How long the daemon's word that a container runs is taken as still
  * true: the manager asks under its lock, for every session, every
  * second.  */
 #define ALIVE_CACHE_NS 2000000000ull
 
-struct sr_session_box
+struct sr_backend_box
 {
-  struct docker_state *ds;
+  struct sr_docker_state *ds;
   struct sr_docker_container *c;
   char *image;
   struct sr_fs_remote fs;
   uint64_t alive_at;   /* when the daemon last said it runs; 0: never */
 };
 
-static int
-docker_open (const struct sr_config *cfg, struct sr_store *store, void **ret, sr_error_t *err)
-{
-  struct docker_state *ds = sr_xcalloc (1, sizeof *ds);
-  unsigned removed = 0;
-
-  (void) store;
-  if (sr_docker_open (cfg->docker_host && *cfg->docker_host ? cfg->docker_host : NULL, &ds->d,
-                      err) < 0
-      || sr_policy_new (cfg, SR_POLICY_DOCKER, &session_needs, &ds->policy, err) < 0)
-    {
-      sr_docker_close (ds->d);
-      free (ds);
-      return -1;
-    }
-  /* The session containers of a runner that crashed are nobody's now.  */
-  if (sr_docker_reap_orphans (ds->d, &removed, NULL) == 0 && removed)
-    fprintf (stderr, "sandbox-runner: removed %u Docker containers of dead runners\n", removed);
-  *ret = ds;
-  return 0;
-}
-
 static void
-docker_close (void *state)
-{
-  struct docker_state *ds = state;
-
-  sr_policy_free (ds->policy);
-  sr_docker_close (ds->d);
-  free (ds);
-}
-
-static void
-docker_destroy (struct sr_session_box *b)
+docker_destroy (struct sr_backend_box *b)
 {
   if (b == NULL)
     return;
@@ -109,7 +84,7 @@ docker_destroy (struct sr_session_box *b)
 /* The manager calls this under its lock (one call at a time).  A dead
  * container stays dead, so only "alive" is cached.  */
 static bool
-docker_alive (struct sr_session_box *b)
+docker_alive (struct sr_backend_box *b)
 {
   uint64_t now = sr_now_ns ();
 
@@ -122,26 +97,26 @@ docker_alive (struct sr_session_box *b)
 }
 
 static pid_t
-docker_pid (const struct sr_session_box *b)
+docker_pid (const struct sr_backend_box *b)
 {
   return (pid_t) sr_docker_container_pid (b->c);
 }
 
 static const char *
-docker_image (const struct sr_session_box *b)
+docker_image (const struct sr_backend_box *b)
 {
   return b->image;
 }
 
 /* What native sets; an imported image may carry no Env at all.  */
 static char **
-docker_env (const struct sr_session_box *b)
+docker_env (const struct sr_backend_box *b)
 {
   return sr_policy_env (b->ds->policy, NULL);
 }
 
 static int
-docker_exec (struct sr_session_box *b, const struct sr_exec_spec *spec,
+docker_exec (struct sr_backend_box *b, const struct sr_exec_spec *spec,
              const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err)
 {
   return sr_docker_exec (b->c, spec, opts, res, err);
@@ -220,7 +195,7 @@ static const char walk_script[] =
 /* Runs script with args in the session's container, as its user; its
  * stdout kept up to max_out bytes.  */
 static int
-run_script (struct sr_session_box *b, const char *script, char *const *args, size_t max_out,
+run_script (struct sr_backend_box *b, const char *script, char *const *args, size_t max_out,
             struct sr_run_result *res, sr_error_t *err)
 {
   _cleanup_strv_ char **argv = NULL, **env = docker_env (b);
@@ -295,7 +270,7 @@ static int
 fs_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, size_t *ret_len,
          sr_error_t *err)
 {
-  struct sr_session_box *b = ctx;
+  struct sr_backend_box *b = ctx;
   char flags_s[16], max_s[24];
   char *args[] = { (char *) abs, flags_s, max_s, NULL };
   struct sr_run_result res;
@@ -334,7 +309,7 @@ static int
 fs_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
           bool overwrite, sr_error_t *err)
 {
-  struct sr_session_box *b = ctx;
+  struct sr_backend_box *b = ctx;
   const unsigned char *p = buf;
   _cleanup_free_ char *tmp = NULL;
   char flags_s[16];
@@ -403,7 +378,7 @@ static int
 fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
          struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated, sr_error_t *err)
 {
-  struct sr_session_box *b = ctx;
+  struct sr_backend_box *b = ctx;
   char flags_s[16], depth_s[16];
   char *args[] = { (char *) abs, flags_s, depth_s, NULL };
   struct sr_artifact *v = NULL;
@@ -468,11 +443,11 @@ fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
 
 static int
 docker_create (void *state, const char *id, const char *image_ref, const char *code_dir,
-               int code_fd, struct sr_session_box **ret, struct sr_fsroot *fs,
-               sr_error_t *err)
+               uid_t root_uid, gid_t root_gid, struct sr_backend_box **ret,
+               struct sr_fsroot *fs, sr_error_t *err)
 {
-  struct docker_state *ds = state;
-  struct sr_session_box *b = sr_xcalloc (1, sizeof *b);
+  struct sr_docker_state *ds = state;
+  struct sr_backend_box *b = sr_xcalloc (1, sizeof *b);
   struct sr_docker_tmpfs tmpfs[SR_POLICY_DOCKER_TMPFS];
   struct sr_docker_bind bind = { .source = code_dir, .target = SR_CODE_DIR };
   struct sr_docker_label labels[] = { { "org.sandbox-runner.session", id } };
@@ -492,17 +467,9 @@ docker_create (void *state, const char *id, const char *image_ref, const char *c
       sr_error_wrap (err, "session image %s", image_ref);
       goto fail;
     }
-  /* The container runs as the policy's user, not as a mapped root: the
-   * code directory must be its own (or, for a runner in the docker group
-   * that is not root, open to all).  */
-  if (geteuid () == 0 ? fchown (code_fd, ds->policy->uid, ds->policy->gid) < 0
-                      : fchmod (code_fd, 0777) < 0)
-    {
-      sr_error_set (err, errno, "chown %s", code_dir);
-      goto fail;
-    }
-  fs->uid = ds->policy->uid;
-  fs->gid = ds->policy->gid;
+  /* Files are made in the container, as its user: the host's ids of its
+   * root do not matter here.  */
+  (void) root_uid, (void) root_gid;
 
   sr_policy_to_docker (ds->policy, tmpfs, &dc);
   dc.image = b->image;
@@ -518,7 +485,7 @@ docker_create (void *state, const char *id, const char *image_ref, const char *c
   b->fs = (struct sr_fs_remote){
     .read = fs_read, .write = fs_write, .walk = fs_walk, .ctx = b,
   };
-  fs->remote = &b->fs;
+  *fs = (struct sr_fsroot){ .rootfd = -1, .datafd = -1, .remote = &b->fs };
   *ret = b;
   return 0;
 
@@ -527,10 +494,16 @@ fail:
   return -1;
 }
 
-const struct sr_session_backend sr_docker_session_backend = {
-  .name = "docker",
-  .open = docker_open,
-  .close = docker_close,
+const struct sr_backend sr_docker_backend = {
+  .kind = SR_BACKEND_DOCKER,
+  .keeps_warm = false,
+  .shell_one_stream = true,
+  .open = sr_docker_state_open,
+  .close = sr_docker_state_close,
+  .code_dir = sr_docker_code_dir,
+  .run_begin = sr_docker_run_begin,
+  .run_stage = sr_docker_run_stage,
+  .run_end = sr_docker_run_end,
   .create = docker_create,
   .destroy = docker_destroy,
   .alive = docker_alive,
@@ -538,5 +511,4 @@ const struct sr_session_backend sr_docker_session_backend = {
   .image = docker_image,
   .env = docker_env,
   .exec = docker_exec,
-  .shell_one_stream = true,
 };

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "sandbox/pool.h"
+#include "sandbox/backend.h"
 #include "sandbox/code-internal.h"
 
 #include <errno.h>
@@ -11,7 +12,6 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
-#include "common/statedir.h"
 #include "common/util.h"
 
 /* After a warm container could not be made (the image is missing, the
@@ -22,12 +22,11 @@
 struct warm
 {
   const struct sr_language *l;
-  struct sr_image_use image;
   char *scratch;
   int scratch_fd;          /* holds the directory's lock */
-  uid_t uid;
+  uid_t uid;               /* the owner of the code put there */
   gid_t gid;
-  struct sr_container *c;
+  struct sr_backend_warm *bw;
   struct warm *next;
 };
 
@@ -43,8 +42,8 @@ struct sr_code_pool
 {
   const struct sr_config *cfg;
   struct sr_store *store;
-  struct sr_policy *policy; /* its runs', warm or not: the default timeout */
-  char *state_dir;
+  const struct sr_backend *be;
+  void *state;             /* be's, for every run; NULL: be keeps nothing warm */
   struct slot *slots;
   size_t n_slots;
 
@@ -58,17 +57,16 @@ struct sr_code_pool
 };
 
 static void
-warm_free (struct warm *w)
+warm_free (struct sr_code_pool *p, struct warm *w)
 {
   if (w == NULL)
     return;
-  sr_container_destroy (w->c);
+  p->be->warm_free (w->bw);
   if (w->scratch)
     (void) sr_rm_rf_at (AT_FDCWD, w->scratch, NULL);
   if (w->scratch_fd >= 0)
     close (w->scratch_fd);
   free (w->scratch);
-  sr_image_release (&w->image);
   free (w);
 }
 
@@ -78,30 +76,18 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret
           sr_error_t *err)
 {
   struct warm *w = sr_xcalloc (1, sizeof *w);
-  _cleanup_free_ char *label = sr_xasprintf ("warm: %s", l->run);
-  struct sr_container_config cc;
-  struct sr_bind bind = { .target = (char *) SR_CODE_DIR, .readonly = true };
 
   w->l = l;
-  w->image.lock_fd = -1;
   w->scratch_fd = -1;
-  if (sr_code_use_image (p->store, l, &w->image, err) < 0
-      || sr_code_make_dir (p->cfg, &w->scratch, &w->scratch_fd, &w->uid, &w->gid, err) < 0)
-    goto fail;
-  bind.source = w->scratch;
-  sr_policy_to_container (p->policy, w->image.rootfs, &cc);
-  cc.fs.binds = &bind;
-  cc.fs.n_binds = 1;
-  cc.state_dir = p->state_dir;
-  cc.label = label;
-  if (sr_container_create (&cc, &w->c, err) < 0)
-    goto fail;
+  if (sr_code_make_dir (p->cfg, &w->scratch, &w->scratch_fd, &w->uid, &w->gid, err) < 0
+      || p->be->code_dir (p->state, w->scratch, w->scratch_fd, &w->uid, &w->gid, err) < 0
+      || p->be->warm_new (p->state, l, w->scratch, &w->bw, err) < 0)
+    {
+      warm_free (p, w);
+      return -1;
+    }
   *ret = w;
   return 0;
-
-fail:
-  warm_free (w);
-  return -1;
 }
 
 static uint64_t
@@ -134,7 +120,7 @@ pool_main (void *arg)
           w = p->used;
           p->used = w->next;
           pthread_mutex_unlock (&p->lock);
-          warm_free (w);
+          warm_free (p, w);
           pthread_mutex_lock (&p->lock);
           continue;
         }
@@ -190,10 +176,10 @@ sr_code_pool_new (const struct sr_config *cfg, struct sr_store *store,
 
   p->cfg = cfg;
   p->store = store;
-  p->state_dir = sr_statedir_runtime_sub (cfg->runtime_dir, "containers", err);
-  if (p->state_dir == NULL || sr_policy_new (cfg, SR_POLICY_NATIVE, NULL, &p->policy, err) < 0)
+  p->be = sr_backend_get (cfg, err);
+  if (p->be == NULL
+      || (p->be->keeps_warm && p->be->open (cfg, store, SR_BACKEND_RUNS, &p->state, err) < 0))
     {
-      free (p->state_dir);
       free (p);
       return -1;
     }
@@ -203,7 +189,7 @@ sr_code_pool_new (const struct sr_config *cfg, struct sr_store *store,
   pthread_cond_init (&p->wake, &attr);
   pthread_condattr_destroy (&attr);
 
-  if (cfg->warm_containers && cfg->backend_kind == SR_BACKEND_NATIVE)
+  if (cfg->warm_containers && p->state)
     {
       p->slots = sr_xcalloc (cfg->n_languages ? cfg->n_languages : 1, sizeof *p->slots);
       for (size_t i = 0; i < cfg->n_languages; i++)
@@ -239,13 +225,13 @@ sr_code_pool_free (struct sr_code_pool *p)
       struct warm **list = p->ready ? &p->ready : &p->used, *w = *list;
 
       *list = w->next;
-      warm_free (w);
+      warm_free (p, w);
     }
-  sr_policy_free (p->policy);
+  if (p->state)
+    p->be->close (p->state);
   pthread_mutex_destroy (&p->lock);
   pthread_cond_destroy (&p->wake);
   free (p->slots);
-  free (p->state_dir);
   free (p);
 }
 
@@ -275,24 +261,9 @@ take (struct sr_code_pool *p, const struct sr_language *l)
   return w;
 }
 
-/* Whether w still runs the image the store names for its language: one
- * replaced meanwhile serves no run.  */
-static bool
-warm_current (struct sr_code_pool *p, const struct warm *w)
-{
-  struct sr_image_info info = { 0 };
-  bool same;
-
-  if (!sr_container_alive (w->c) || sr_store_lookup (p->store, w->l->image, &info, NULL) < 0)
-    return false;
-  same = strcmp (info.id, w->image.info.id) == 0;
-  sr_image_info_done (&info);
-  return same;
-}
-
 struct warm_stage
 {
-  const struct sr_policy *policy;
+  const struct sr_backend *be;
   struct warm *w;
 };
 
@@ -300,20 +271,8 @@ static int
 run_warm_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res, sr_error_t *err)
 {
   const struct warm_stage *ws = ctx;
-  struct warm *w = ws->w;
-  _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
-  struct sr_exec_spec spec = { .argv = argv, .cwd = SR_DEFAULT_WORKDIR };
-  struct sr_run_options opts = {
-    .timeout_ms = st->timeout_ms, .max_output = ws->policy->max_output, .stdin_fd = -1,
-    .cancel_fd = st->req->cancel_fd,
-  };
 
-  if (argv[0] == NULL)
-    return sr_error_set (err, 0, "empty command");
-  env = sr_policy_env (ws->policy, w->image.info.env);
-  spec.env = env;
-  sr_code_stage_progress (st, &opts);
-  return sr_container_start (w->c, &spec, &opts, res, err);
+  return ws->be->warm_stage (ws->w->bw, st, res, err);
 }
 
 int
@@ -325,7 +284,8 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
   struct warm *w = NULL;
   int r = -1;
 
-  if (cfg->backend_kind == SR_BACKEND_DOCKER)
+  /* Nothing kept warm: each run opens the backend as a one-shot does.  */
+  if (p->state == NULL)
     return sr_code_run (cfg, p->store, req, res, err);
   memset (res, 0, sizeof *res);
   if (sr_code_validate (cfg, req, &l, err) < 0)
@@ -335,21 +295,21 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
   /* A warm container's CPU-seconds backstop is the default timeout's.  */
   if (l->compile[0] == '\0'
       && sr_policy_cpu_seconds (req->timeout_ms ? req->timeout_ms : cfg->timeout_ms)
-         == p->policy->max_cpu_seconds)
+         == sr_policy_cpu_seconds (cfg->timeout_ms))
     w = take (p, l);
-  if (w && !warm_current (p, w))
+  if (w && !p->be->warm_current (p->state, w->bw))
     {
-      warm_free (w);
+      warm_free (p, w);
       w = NULL;
     }
   if (w == NULL)
-    return sr_code_run_native (cfg, p->store, l, p->policy, req, res, err);
+    return sr_code_run_on (p->be, p->state, cfg, l, req, res, err);
 
   if (sr_code_write_source (w->scratch_fd, l->source, req->code, req->code_len, w->uid, w->gid,
                             err)
       == 0)
     {
-      struct warm_stage ws = { .policy = p->policy, .w = w };
+      struct warm_stage ws = { .be = p->be, .w = w };
 
       r = sr_code_run_stages (cfg, l, req, run_warm_stage, &ws, res, err);
     }

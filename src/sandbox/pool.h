@@ -17,8 +17,10 @@
  * the pool: an init dies with the thread that cloned it (PR_SET_PDEATHSIG),
  * and a request's thread ends with the request.
  *
- * The seccomp policy is loaded once, by sr_code_pool_new, for every run of
- * the pool, warm or not.  */
+ * Only a backend that keeps_warm (sandbox/backend.h) has warm containers;
+ * its state, and so the policy with its seccomp filter, is opened once by
+ * sr_code_pool_new for every run of the pool, warm or not.  On any other
+ * backend each run is an sr_code_run.  */
 #ifndef SR_SANDBOX_POOL_H
 #define SR_SANDBOX_POOL_H
 
@@ -29,16 +31,17 @@
 
 struct sr_code_pool;
 
-/* Fails only when the policy cannot be loaded.  cfg and store must
- * outlive the pool.  */
+/* Fails only when this binary has no backend of cfg->backend_kind, or
+ * its state (the policy) cannot be opened.  cfg and store must outlive
+ * the pool.  */
 int sr_code_pool_new (const struct sr_config *cfg, struct sr_store *store,
                       struct sr_code_pool **ret, sr_error_t *err);
 /* Destroys the warm containers.  Accepts NULL.  */
 void sr_code_pool_free (struct sr_code_pool *p);
 
 /* sr_code_run, on a warm container when one fits the request (a language
- * without a compile stage, the default timeout, the native backend, an
- * image the store still names), else on a new container.  Thread-safe.  */
+ * without a compile stage, the default timeout, a backend that
+ * keeps_warm, an image the store still names), else on a new container.  Thread-safe.  */
 int sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
                       struct sr_code_result *res, sr_error_t *err);
 

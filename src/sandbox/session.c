@@ -5,21 +5,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/defaults.h"
-#include "common/statedir.h"
 #include "common/util.h"
 #include "sandbox/code-internal.h"
-#include "sandbox/session-backend.h"
+#include "sandbox/backend.h"
 #include "sandbox/shell.h"
 
 /* How often a call queued for a busy session looks at its cancel_fd.  */
@@ -36,10 +33,12 @@ struct sr_session
 {
   struct sr_sessions *m;
   char id[40];
-  struct sr_session_box *box;
+  struct sr_backend_box *box;
   char *code_dir;
   int code_fd;             /* holds the code dir's lock */
-  struct sr_fsroot fs;
+  uid_t code_uid;          /* the owner of the code put there */
+  gid_t code_gid;
+  struct sr_fsroot fs;     /* the box's */
   int64_t created;
   uint64_t last_used_ns;
   bool busy;
@@ -67,7 +66,7 @@ struct sr_sessions
 {
   const struct sr_config *cfg;
   struct sr_store *store;
-  const struct sr_session_backend *be;
+  const struct sr_backend *be;
   void *be_state;
 
   pthread_mutex_t lock;
@@ -97,10 +96,6 @@ session_destroy (struct sr_session *s)
   free (s->shells);
   if (s->box)
     s->m->be->destroy (s->box);
-  if (s->fs.datafd >= 0)
-    close (s->fs.datafd);
-  if (s->fs.rootfd >= 0)
-    close (s->fs.rootfd);
   if (s->code_dir)
     (void) sr_rm_rf_at (AT_FDCWD, s->code_dir, NULL);
   if (s->code_fd >= 0)
@@ -219,194 +214,6 @@ create_on_manager (struct sr_sessions *m, const char *image, struct sr_session *
   return 0;
 }
 
-/* --- the native backend: runtime/container.h --- */
-
-struct native_state
-{
-  struct sr_store *store;
-  struct sr_policy *policy;
-  char *state_dir;
-};
-
-struct sr_session_box
-{
-  struct sr_image_use image;
-  struct sr_container *c;
-  const struct sr_policy *policy;  /* the manager's */
-};
-
-/* What a session's container needs beyond a run's (policy.h).  */
-static const struct sr_policy_overrides session_needs = { .session = true };
-
-static int
-native_open (const struct sr_config *cfg, struct sr_store *store, void **ret, sr_error_t *err)
-{
-  struct native_state *ns = sr_xcalloc (1, sizeof *ns);
-
-  ns->store = store;
-  ns->state_dir = sr_statedir_runtime_sub (cfg->runtime_dir, "containers", err);
-  if (ns->state_dir == NULL
-      || sr_policy_new (cfg, SR_POLICY_NATIVE, &session_needs, &ns->policy, err) < 0)
-    {
-      free (ns->state_dir);
-      free (ns);
-      return -1;
-    }
-  *ret = ns;
-  return 0;
-}
-
-static void
-native_close (void *state)
-{
-  struct native_state *ns = state;
-
-  sr_policy_free (ns->policy);
-  free (ns->state_dir);
-  free (ns);
-}
-
-static void
-native_destroy (struct sr_session_box *b)
-{
-  if (b == NULL)
-    return;
-  sr_container_destroy (b->c);
-  sr_image_release (&b->image);
-  free (b);
-}
-
-static int
-open_in_root (int rootfd, const char *path, int flags)
-{
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-  };
-
-  return (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
-}
-
-static int
-native_create (void *state, const char *id, const char *image_ref, const char *code_dir,
-               int code_fd, struct sr_session_box **ret, struct sr_fsroot *fs,
-               sr_error_t *err)
-{
-  struct native_state *ns = state;
-  struct sr_session_box *b = sr_xcalloc (1, sizeof *b);
-  _cleanup_free_ char *root = NULL, *label = NULL;
-  struct sr_container_config cc;
-  struct sr_bind bind = { 0 };
-  sr_error_t e = NULL;
-
-  (void) code_fd;
-  b->image.lock_fd = -1;
-  b->policy = ns->policy;
-  if (sr_store_use (ns->store, image_ref, &b->image, &e) < 0)
-    {
-      if (e->errnum != ENOENT)
-        {
-          sr_error_move (err, &e);
-          sr_error_wrap (err, "session image %s", image_ref);
-          goto fail;
-        }
-      sr_error_free (&e);
-      sr_error_set_code (err, "image_missing", 0,
-                         "the session image '%s' is not in the store %s; build the default "
-                         "images with rootfs/build-all.sh --import, or import one with "
-                         "`sandbox-runner image import --name %s PATH`",
-                         image_ref, sr_store_dir (ns->store), image_ref);
-      goto fail;
-    }
-
-  sr_policy_to_container (ns->policy, b->image.rootfs, &cc);
-  bind.source = (char *) code_dir;
-  bind.target = (char *) SR_CODE_DIR;
-  cc.fs.binds = &bind;
-  cc.fs.n_binds = 1;
-  cc.state_dir = ns->state_dir;
-  label = sr_xasprintf ("session %s (%s)", id, image_ref);
-  cc.label = label;
-  if (sr_container_create (&cc, &b->c, err) < 0 || sr_container_hold (b->c, err) < 0)
-    {
-      sr_error_wrap (err, "create the session's container");
-      goto fail;
-    }
-
-  root = sr_xasprintf ("/proc/%ld/root", (long) sr_container_pid (b->c));
-  fs->rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fs->rootfd < 0)
-    {
-      sr_error_set (err, errno, "open %s", root);
-      goto fail;
-    }
-  fs->datafd = open_in_root (fs->rootfd, SR_DATA_DIR, O_PATH | O_DIRECTORY);
-  if (fs->datafd < 0)
-    {
-      sr_error_set (err, errno, "open the session's %s", SR_DATA_DIR);
-      goto fail;
-    }
-  *ret = b;
-  return 0;
-
-fail:
-  native_destroy (b);
-  return -1;
-}
-
-static bool
-native_alive (struct sr_session_box *b)
-{
-  return sr_container_alive (b->c);
-}
-
-static pid_t
-native_pid (const struct sr_session_box *b)
-{
-  return sr_container_pid (b->c);
-}
-
-static const char *
-native_image (const struct sr_session_box *b)
-{
-  return b->image.info.names && b->image.info.names[0] ? b->image.info.names[0]
-                                                       : b->image.info.id;
-}
-
-static char **
-native_env (const struct sr_session_box *b)
-{
-  return sr_policy_env (b->policy, b->image.info.env);
-}
-
-static int
-native_exec (struct sr_session_box *b, const struct sr_exec_spec *spec,
-             const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err)
-{
-  return sr_container_exec (b->c, spec, opts, res, err);
-}
-
-static const struct sr_session_backend native_backend = {
-  .name = "native",
-  .open = native_open,
-  .close = native_close,
-  .create = native_create,
-  .destroy = native_destroy,
-  .alive = native_alive,
-  .pid = native_pid,
-  .image = native_image,
-  .env = native_env,
-  .exec = native_exec,
-};
-
-static const struct sr_session_backend *docker_backend;
-
-void
-sr_session_set_docker_backend (const struct sr_session_backend *be)
-{
-  docker_backend = be;
-}
-
 int
 sr_sessions_new (const struct sr_config *cfg, struct sr_store *store, struct sr_sessions **ret,
                  sr_error_t *err)
@@ -423,18 +230,10 @@ sr_sessions_new (const struct sr_config *cfg, struct sr_store *store, struct sr_
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&m->changed, &ca);
   pthread_condattr_destroy (&ca);
-  if (cfg->backend_kind == SR_BACKEND_DOCKER)
-    {
-      m->be = docker_backend;
-      if (m->be == NULL)
-        {
-          sr_error_set (err, ENOTSUP, "sessions on the Docker backend need sandbox-runner-full");
-          goto fail;
-        }
-    }
-  else
-    m->be = &native_backend;
-  if (m->be->open (cfg, store, &m->be_state, err) < 0)
+  m->be = sr_backend_get (cfg, err);
+  if (m->be == NULL)
+    goto fail;
+  if (m->be->open (cfg, store, SR_BACKEND_SESSIONS, &m->be_state, err) < 0)
     {
       m->be = NULL;
       sr_error_wrap (err, "sessions on the %s backend",
@@ -522,15 +321,22 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
                 sr_error_t *err)
 {
   struct sr_session *s = sr_xcalloc (1, sizeof *s);
+  uid_t root_uid;
+  gid_t root_gid;
 
   s->m = m;
   s->code_fd = -1;
-  s->fs.rootfd = s->fs.datafd = -1;
   make_id (s->id);
-  if (sr_code_make_dir (m->cfg, &s->code_dir, &s->code_fd, &s->fs.uid, &s->fs.gid, err) < 0)
+  if (sr_code_make_dir (m->cfg, &s->code_dir, &s->code_fd, &root_uid, &root_gid, err) < 0)
     goto fail;
-  if (m->be->create (m->be_state, s->id, image_ref, s->code_dir, s->code_fd, &s->box, &s->fs,
-                     err) < 0)
+  s->code_uid = root_uid;
+  s->code_gid = root_gid;
+  if (m->be->code_dir (m->be_state, s->code_dir, s->code_fd, &s->code_uid, &s->code_gid, err)
+      < 0)
+    goto fail;
+  if (m->be->create (m->be_state, s->id, image_ref, s->code_dir, root_uid, root_gid, &s->box,
+                     &s->fs, err)
+      < 0)
     goto fail;
   s->created = (int64_t) time (NULL);
   s->last_used_ns = sr_now_ns ();
@@ -833,8 +639,8 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
   if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
-  if (sr_code_write_source (s->code_fd, l->source, req->code, req->code_len, s->fs.uid,
-                            s->fs.gid, err) < 0)
+  if (sr_code_write_source (s->code_fd, l->source, req->code, req->code_len, s->code_uid,
+                            s->code_gid, err) < 0)
     return -1;
   (void) sr_files_list (&s->fs, false, &before, &n_before, &truncated, NULL);
 

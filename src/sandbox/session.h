@@ -1,8 +1,8 @@
 /* Sessions: containers that stay, for agents that iterate.
  *
- * A session is one held container of one image (on the native runtime,
- * sr_container_hold; on Docker, sr_docker_hold: cfg->backend chooses, and
- * sandbox/session-backend.h is the split, invisible from here),
+ * A session is one held container of one image (the create op of the
+ * backend cfg->backend_kind names, sandbox/backend.h: sr_container_hold
+ * on the native runtime, sr_docker_hold on Docker; invisible from here),
  * with a persistent, size-capped /mnt/data (a tmpfs of session_data_size)
  * and a private code directory bound at SR_CODE_DIR.  Each call runs a
  * fresh process inside it under the same limits and policy as a one-shot

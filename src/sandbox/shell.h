@@ -57,7 +57,8 @@ void sr_shell_output_done (struct sr_shell_output *o);
 /* Starts bash in session s (which must outlive the shell) and waits until
  * it is ready.  one_stream: the backend gives bash a terminal of its own
  * in the container, which carries stdout and stderr as one stream (see
- * sandbox/session-backend.h); the marker then comes on stdout alone.  */
+ * shell_one_stream in sandbox/backend.h); the marker then comes on stdout
+ * alone.  */
 int sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id,
                     size_t max_output, bool one_stream, struct sr_shell **ret,
                     sr_error_t *err);

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "mcp/server.h"
+#include "sandbox/backend.h"
 #include "tests/fuzz/fake-run.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -72,6 +73,8 @@ server_renew (void)
 int
 LLVMFuzzerInitialize (int *argc, char ***argv)
 {
+  /* What a binary's main registers (cli/main-light.c).  */
+  sr_backend_register (&sr_native_backend);
   dir = fuzz_tmpdir ("server");
   fuzz_config (&cfg, dir);
   /* Messages over the limit are refused before parsing: keep the limit

@@ -1,0 +1,387 @@
+/* The native backend (sandbox/backend.h): containers of our own runtime
+ * (runtime/container.h) from images of the store (image/store.h), under
+ * the policy's native translation.  Its file primitives resolve every path
+ * from the host with openat2 below the container's root (files.h).  */
+#include "config.h"
+
+#include "sandbox/backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/defaults.h"
+#include "common/statedir.h"
+#include "common/util.h"
+
+struct native_state
+{
+  struct sr_store *store;
+  struct sr_policy *policy;
+  char *state_dir;         /* the containers' state entries */
+};
+
+/* What a session's container needs beyond a run's (policy.h).  */
+static const struct sr_policy_overrides session_needs = { .session = true };
+
+static int
+native_open (const struct sr_config *cfg, struct sr_store *store, enum sr_backend_use use,
+             void **ret, sr_error_t *err)
+{
+  struct native_state *ns = sr_xcalloc (1, sizeof *ns);
+
+  ns->store = store;
+  ns->state_dir = sr_statedir_runtime_sub (cfg->runtime_dir, "containers", err);
+  if (ns->state_dir == NULL
+      || sr_policy_new (cfg, SR_POLICY_NATIVE, use == SR_BACKEND_SESSIONS ? &session_needs : NULL,
+                        &ns->policy, err)
+         < 0)
+    {
+      free (ns->state_dir);
+      free (ns);
+      return -1;
+    }
+  *ret = ns;
+  return 0;
+}
+
+static void
+native_close (void *state)
+{
+  struct native_state *ns = state;
+
+  sr_policy_free (ns->policy);
+  free (ns->state_dir);
+  free (ns);
+}
+
+/* The directory is already the container root's: nothing to hand over.  */
+static int
+native_code_dir (void *state, const char *dir, int dirfd, uid_t *uid, gid_t *gid,
+                 sr_error_t *err)
+{
+  (void) state, (void) dir, (void) dirfd, (void) uid, (void) gid, (void) err;
+  return 0;
+}
+
+/* --- run_code: a fresh container per stage --- */
+
+struct sr_backend_run
+{
+  struct native_state *ns;
+  struct sr_image_use image;
+};
+
+static int
+native_run_begin (void *state, const struct sr_language *l, struct sr_backend_run **ret,
+                  sr_error_t *err)
+{
+  struct sr_backend_run *run = sr_xcalloc (1, sizeof *run);
+
+  run->ns = state;
+  run->image.lock_fd = -1;
+  if (sr_code_use_image (run->ns->store, l, &run->image, err) < 0)
+    {
+      free (run);
+      return -1;
+    }
+  *ret = run;
+  return 0;
+}
+
+/* The options of a stage's command, and its progress reports.  */
+static void
+stage_options (const struct sr_policy *policy, struct sr_code_stage *st,
+               struct sr_run_options *opts)
+{
+  *opts = (struct sr_run_options){
+    .timeout_ms = st->timeout_ms, .max_output = policy->max_output, .stdin_fd = -1,
+    .cancel_fd = st->req->cancel_fd,
+  };
+  sr_code_stage_progress (st, opts);
+}
+
+static int
+native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_code_stage *st,
+                  struct sr_run_result *res, sr_error_t *err)
+{
+  const struct sr_policy *policy = run->ns->policy;
+  _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
+  struct sr_bind bind = {
+    .source = (char *) code_dir, .target = (char *) SR_CODE_DIR, .readonly = !st->code_writable,
+  };
+  struct sr_container_config cc;
+  struct sr_exec_spec spec = { .argv = argv, .cwd = SR_DEFAULT_WORKDIR };
+  struct sr_run_options opts;
+
+  if (argv[0] == NULL)
+    return sr_error_set (err, 0, "empty command");
+  env = sr_policy_env (policy, run->image.info.env);
+  spec.env = env;
+  sr_policy_to_container (policy, run->image.rootfs, &cc);
+  cc.max_cpu_seconds = sr_policy_cpu_seconds (st->timeout_ms);
+  cc.fs.binds = &bind;
+  cc.fs.n_binds = 1;
+  cc.state_dir = run->ns->state_dir;
+  cc.label = st->command;
+  stage_options (policy, st, &opts);
+  return sr_container_run (&cc, &spec, &opts, res, err);
+}
+
+static void
+native_run_end (struct sr_backend_run *run)
+{
+  if (run == NULL)
+    return;
+  sr_image_release (&run->image);
+  free (run);
+}
+
+/* --- warm containers: created ahead, started once --- */
+
+struct sr_backend_warm
+{
+  struct sr_backend_run run;  /* its image */
+  const struct sr_language *l;
+  struct sr_container *c;
+};
+
+static void
+native_warm_free (struct sr_backend_warm *w)
+{
+  if (w == NULL)
+    return;
+  sr_container_destroy (w->c);
+  sr_image_release (&w->run.image);
+  free (w);
+}
+
+static int
+native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
+                 struct sr_backend_warm **ret, sr_error_t *err)
+{
+  struct native_state *ns = state;
+  struct sr_backend_warm *w = sr_xcalloc (1, sizeof *w);
+  _cleanup_free_ char *label = sr_xasprintf ("warm: %s", l->run);
+  struct sr_bind bind = {
+    .source = (char *) code_dir, .target = (char *) SR_CODE_DIR, .readonly = true,
+  };
+  struct sr_container_config cc;
+
+  w->run.ns = ns;
+  w->run.image.lock_fd = -1;
+  w->l = l;
+  if (sr_code_use_image (ns->store, l, &w->run.image, err) < 0)
+    goto fail;
+  sr_policy_to_container (ns->policy, w->run.image.rootfs, &cc);
+  cc.fs.binds = &bind;
+  cc.fs.n_binds = 1;
+  cc.state_dir = ns->state_dir;
+  cc.label = label;
+  if (sr_container_create (&cc, &w->c, err) < 0)
+    goto fail;
+  *ret = w;
+  return 0;
+
+fail:
+  native_warm_free (w);
+  return -1;
+}
+
+/* A container whose image the store replaced meanwhile serves no run.  */
+static bool
+native_warm_current (void *state, struct sr_backend_warm *w)
+{
+  struct native_state *ns = state;
+  struct sr_image_info info = { 0 };
+  bool same;
+
+  if (!sr_container_alive (w->c) || sr_store_lookup (ns->store, w->l->image, &info, NULL) < 0)
+    return false;
+  same = strcmp (info.id, w->run.image.info.id) == 0;
+  sr_image_info_done (&info);
+  return same;
+}
+
+static int
+native_warm_stage (struct sr_backend_warm *w, struct sr_code_stage *st,
+                   struct sr_run_result *res, sr_error_t *err)
+{
+  const struct sr_policy *policy = w->run.ns->policy;
+  _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
+  struct sr_exec_spec spec = { .argv = argv, .cwd = SR_DEFAULT_WORKDIR };
+  struct sr_run_options opts;
+
+  if (argv[0] == NULL)
+    return sr_error_set (err, 0, "empty command");
+  env = sr_policy_env (policy, w->run.image.info.env);
+  spec.env = env;
+  stage_options (policy, st, &opts);
+  return sr_container_start (w->c, &spec, &opts, res, err);
+}
+
+/* --- sessions: a held container --- */
+
+struct sr_backend_box
+{
+  struct sr_image_use image;
+  struct sr_container *c;
+  const struct sr_policy *policy;  /* the manager's */
+  int rootfd;                      /* for the file primitives */
+  int datafd;
+};
+
+static void
+native_destroy (struct sr_backend_box *b)
+{
+  if (b == NULL)
+    return;
+  if (b->datafd >= 0)
+    close (b->datafd);
+  if (b->rootfd >= 0)
+    close (b->rootfd);
+  sr_container_destroy (b->c);
+  sr_image_release (&b->image);
+  free (b);
+}
+
+static int
+open_in_root (int rootfd, const char *path, int flags)
+{
+  struct open_how how = {
+    .flags = (uint64_t) (flags | O_CLOEXEC),
+    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+  };
+
+  return (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+}
+
+static int
+use_session_image (struct native_state *ns, const char *image_ref, struct sr_image_use *image,
+                   sr_error_t *err)
+{
+  sr_error_t e = NULL;
+
+  if (sr_store_use (ns->store, image_ref, image, &e) == 0)
+    return 0;
+  if (e->errnum != ENOENT)
+    {
+      sr_error_move (err, &e);
+      return sr_error_wrap (err, "session image %s", image_ref);
+    }
+  sr_error_free (&e);
+  return sr_error_set_code (err, "image_missing", 0,
+                            "the session image '%s' is not in the store %s; build the default "
+                            "images with rootfs/build-all.sh --import, or import one with "
+                            "`sandbox-runner image import --name %s PATH`",
+                            image_ref, sr_store_dir (ns->store), image_ref);
+}
+
+static int
+native_create (void *state, const char *id, const char *image_ref, const char *code_dir,
+               uid_t root_uid, gid_t root_gid, struct sr_backend_box **ret,
+               struct sr_fsroot *fs, sr_error_t *err)
+{
+  struct native_state *ns = state;
+  struct sr_backend_box *b = sr_xcalloc (1, sizeof *b);
+  _cleanup_free_ char *root = NULL, *label = NULL;
+  struct sr_container_config cc;
+  struct sr_bind bind = { .source = (char *) code_dir, .target = (char *) SR_CODE_DIR };
+
+  b->image.lock_fd = -1;
+  b->rootfd = b->datafd = -1;
+  b->policy = ns->policy;
+  if (use_session_image (ns, image_ref, &b->image, err) < 0)
+    goto fail;
+  sr_policy_to_container (ns->policy, b->image.rootfs, &cc);
+  cc.fs.binds = &bind;
+  cc.fs.n_binds = 1;
+  cc.state_dir = ns->state_dir;
+  label = sr_xasprintf ("session %s (%s)", id, image_ref);
+  cc.label = label;
+  if (sr_container_create (&cc, &b->c, err) < 0 || sr_container_hold (b->c, err) < 0)
+    {
+      sr_error_wrap (err, "create the session's container");
+      goto fail;
+    }
+
+  root = sr_xasprintf ("/proc/%ld/root", (long) sr_container_pid (b->c));
+  b->rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (b->rootfd < 0)
+    {
+      sr_error_set (err, errno, "open %s", root);
+      goto fail;
+    }
+  b->datafd = open_in_root (b->rootfd, SR_DATA_DIR, O_PATH | O_DIRECTORY);
+  if (b->datafd < 0)
+    {
+      sr_error_set (err, errno, "open the session's %s", SR_DATA_DIR);
+      goto fail;
+    }
+  *fs = (struct sr_fsroot){ .rootfd = b->rootfd, .datafd = b->datafd, .uid = root_uid,
+                            .gid = root_gid };
+  *ret = b;
+  return 0;
+
+fail:
+  native_destroy (b);
+  return -1;
+}
+
+static bool
+native_alive (struct sr_backend_box *b)
+{
+  return sr_container_alive (b->c);
+}
+
+static pid_t
+native_pid (const struct sr_backend_box *b)
+{
+  return sr_container_pid (b->c);
+}
+
+static const char *
+native_image (const struct sr_backend_box *b)
+{
+  return b->image.info.names && b->image.info.names[0] ? b->image.info.names[0]
+                                                       : b->image.info.id;
+}
+
+static char **
+native_env (const struct sr_backend_box *b)
+{
+  return sr_policy_env (b->policy, b->image.info.env);
+}
+
+static int
+native_exec (struct sr_backend_box *b, const struct sr_exec_spec *spec,
+             const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err)
+{
+  return sr_container_exec (b->c, spec, opts, res, err);
+}
+
+const struct sr_backend sr_native_backend = {
+  .kind = SR_BACKEND_NATIVE,
+  .keeps_warm = true,
+  .shell_one_stream = false,
+  .open = native_open,
+  .close = native_close,
+  .code_dir = native_code_dir,
+  .run_begin = native_run_begin,
+  .run_stage = native_run_stage,
+  .run_end = native_run_end,
+  .warm_new = native_warm_new,
+  .warm_current = native_warm_current,
+  .warm_stage = native_warm_stage,
+  .warm_free = native_warm_free,
+  .create = native_create,
+  .destroy = native_destroy,
+  .alive = native_alive,
+  .pid = native_pid,
+  .image = native_image,
+  .env = native_env,
+  .exec = native_exec,
+};
