@@ -5,7 +5,7 @@
  *   run_code (code.c) ──┐                     ┌── native  (native.c: runtime/)
  *   warm pool (pool.c) ─┼─► struct sr_backend ┼── Docker  (docker-*.c: docker/, -full only)
  *   sessions (session.c)┤                     └── (SSH hosts: issue 15)
- *   file tools (files*.c) over a box's file primitives (struct sr_fsroot)
+ *   file tools (files-*.c) over a box's file primitives (struct sr_fs_ops)
  *
  * Callers never test which backend they hold: what differs between
  * backends is either behind an op or a capability field below.
@@ -27,8 +27,9 @@
  *   - with keeps_warm, warm_*: such a container created ahead;
  *   - create/destroy/alive/pid/image/env/exec: a held container (a
  *     session) and commands in it;
- *   - the file primitives of a held container (struct sr_fsroot,
- *     files.h), which must confine every path to that container's tree.
+ *   - the file primitives of a held container (struct sr_fs_ops, files.h:
+ *     read, write, walk, open), which must confine every path to that
+ *     container's tree; the file tools are written once over them.
  * The ops of one state may be called from several threads at once for
  * different runs or boxes; one box serves one thread at a time.  */
 #ifndef SR_SANDBOX_BACKEND_H

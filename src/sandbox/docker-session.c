@@ -5,7 +5,7 @@
  * tmpfs at SR_DATA_DIR and the session's code directory bound at
  * SR_CODE_DIR.  Commands run through the exec API; the files of
  * sandbox/files.h go through small commands of the image's own shell and
- * coreutils run in the container as its user (sr_fs_remote), never
+ * coreutils run in the container as its user (struct sr_fs_ops), never
  * through the host's /proc/<pid>/root, which a runner in the docker group
  * may not open (and which a remote daemon does not have).
  *
@@ -67,7 +67,6 @@ struct sr_backend_box
   struct sr_docker_state *ds;
   struct sr_docker_container *c;
   char *image;
-  struct sr_fs_remote fs;
   uint64_t alive_at;   /* when the daemon last said it runs; 0: never */
 };
 
@@ -122,7 +121,7 @@ docker_exec (struct sr_backend_box *b, const struct sr_exec_spec *spec,
   return sr_docker_exec (b->c, spec, opts, res, err);
 }
 
-/* --- files: sr_fs_remote through commands in the container --- */
+/* --- files: struct sr_fs_ops through commands in the container --- */
 
 /* Shared by every script: check PATH FLAGS refuses a resolved path on a
  * kernel file system, or outside SR_DATA_DIR when FLAGS has SR_FS_DATA.  */
@@ -375,16 +374,14 @@ parse_mtime (const char *s)
 }
 
 static int
-fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
-         struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated, sr_error_t *err)
+fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, sr_fs_visit_fn visit,
+         void *userdata, bool *ret_truncated, sr_error_t *err)
 {
   struct sr_backend_box *b = ctx;
   char flags_s[16], depth_s[16];
   char *args[] = { (char *) abs, flags_s, depth_s, NULL };
-  struct sr_artifact *v = NULL;
   struct sr_run_result res;
-  size_t n = 0;
-  bool truncated = false;
+  bool truncated;
 
   snprintf (flags_s, sizeof flags_s, "%u", flags);
   snprintf (depth_s, sizeof depth_s, "%u", max_depth);
@@ -399,7 +396,7 @@ fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
       return -1;
     }
   truncated = res.out.truncated;
-  for (size_t pos = 0; pos < res.out.len && !truncated;)
+  for (size_t pos = 0; pos < res.out.len;)
     {
       const char *e = res.out.data + pos;
       size_t elen = strnlen (e, res.out.len - pos);
@@ -423,23 +420,32 @@ fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
             truncated = true;
           continue;
         }
-      if (n >= SR_MAX_ARTIFACTS)
-        {
-          truncated = true;
-          break;
-        }
-      v = sr_xrealloc (v, (n + 1) * sizeof *v);
-      v[n] = (struct sr_artifact){
-        .path = sr_xstrdup (e + off), .size = size, .mtime_ns = parse_mtime (mtime),
-      };
-      n++;
+      if (visit (userdata, e + off, size, parse_mtime (mtime)) != 0)
+        break;
     }
   sr_run_result_done (&res);
-  *ret = v;
-  *ret_n = n;
   *ret_truncated = truncated;
   return 0;
 }
+
+/* The host cannot open the container's files: a copy of the file.  */
+static int
+fs_open (void *ctx, const char *abs, unsigned flags, uint64_t *ret_size, sr_error_t *err)
+{
+  _cleanup_free_ char *data = NULL;
+  size_t len;
+
+  if (fs_read (ctx, abs, flags, SR_FS_COPY_MAX, &data, &len, err) < 0)
+    return -1;
+  return sr_files_copy_fd (abs, data, len, ret_size, err);
+}
+
+static const struct sr_fs_ops docker_fs_ops = {
+  .read = fs_read,
+  .write = fs_write,
+  .walk = fs_walk,
+  .open = fs_open,
+};
 
 static int
 docker_create (void *state, const char *id, const char *image_ref, const char *code_dir,
@@ -482,10 +488,7 @@ docker_create (void *state, const char *id, const char *image_ref, const char *c
       sr_error_wrap (err, "create the session's container");
       goto fail;
     }
-  b->fs = (struct sr_fs_remote){
-    .read = fs_read, .write = fs_write, .walk = fs_walk, .ctx = b,
-  };
-  *fs = (struct sr_fsroot){ .rootfd = -1, .datafd = -1, .remote = &b->fs };
+  *fs = (struct sr_fsroot){ .ops = &docker_fs_ops, .ctx = b };
   *ret = b;
   return 0;
 

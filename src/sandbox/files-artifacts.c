@@ -2,7 +2,6 @@
  * read and downloaded, with their MIME types (libmagic).  */
 #include <config.h>
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -121,146 +120,48 @@ sr_artifacts_free (struct sr_artifact *v, size_t n)
   free (v);
 }
 
-struct listing
-{
-  struct sr_artifact *v;
-  size_t n, cap;
-  bool truncated;
-  bool with_mime;
-};
-
 int
 sr_files_compare_artifacts (const void *a, const void *b)
 {
   return strcmp (((const struct sr_artifact *) a)->path, ((const struct sr_artifact *) b)->path);
 }
 
+/* The MIME type of a file, from its first MIME_PEEK bytes.  */
 static char *
-mime_at (int dfd, const char *name)
-{
-  _cleanup_close_ int pathfd = openat (dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  _cleanup_close_ int fd = -1;
-  struct stat st;
-
-  if (pathfd < 0)
-    return sr_xstrdup ("application/octet-stream");
-  fd = sr_files_reopen_regular (pathfd, name, &st, NULL);
-  if (fd < 0)
-    return sr_xstrdup ("application/octet-stream");
-  return sr_files_mime (fd);
-}
-
-/* Lists dfd (taken over) as prefix, depth levels below SR_DATA_DIR.
- * Subdirectories are opened one name at a time with O_NOFOLLOW: symlinks
- * are never followed, so the walk stays in the data directory.  Entries
- * that vanish or cannot be opened meanwhile are left out.  */
-static int
-list_dir (struct listing *l, int dfd, const char *prefix, unsigned depth, sr_error_t *err)
-{
-  DIR *d = fdopendir (dfd);
-  struct dirent *de;
-  int r = 0;
-
-  if (d == NULL)
-    {
-      int e = errno;
-
-      close (dfd);
-      return sr_files_fail_errno (err, e, "read the directory %s/%s", SR_DATA_DIR, prefix);
-    }
-  for (errno = 0; (de = readdir (d)) != NULL && !l->truncated; errno = 0)
-    {
-      _cleanup_free_ char *path = NULL;
-      struct stat st;
-
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0
-          || strncmp (de->d_name, SR_FILES_TMP_PREFIX, sizeof SR_FILES_TMP_PREFIX - 1) == 0)
-        continue;
-      if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        continue;
-      path = *prefix ? sr_xasprintf ("%s/%s", prefix, de->d_name) : sr_xstrdup (de->d_name);
-      if (S_ISREG (st.st_mode))
-        {
-          struct sr_artifact *a;
-
-          if (l->n >= SR_MAX_ARTIFACTS)
-            {
-              l->truncated = true;
-              break;
-            }
-          if (l->n == l->cap)
-            {
-              l->cap = l->cap ? l->cap * 2 : 64;
-              l->v = sr_xrealloc (l->v, l->cap * sizeof *l->v);
-            }
-          a = &l->v[l->n++];
-          a->path = TAKE_PTR (path);
-          a->size = (uint64_t) st.st_size;
-          a->mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-          a->mime_type = l->with_mime ? mime_at (dirfd (d), de->d_name) : NULL;
-        }
-      else if (S_ISDIR (st.st_mode))
-        {
-          int sub;
-
-          if (depth >= SR_MAX_ARTIFACT_DEPTH)
-            {
-              l->truncated = true;
-              continue;
-            }
-          sub = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (sub < 0)
-            continue;
-          if (sr_files_check_fs (sub, false, path, NULL) < 0)
-            {
-              close (sub);
-              continue;
-            }
-          r = list_dir (l, sub, path, depth + 1, err);
-          if (r < 0)
-            break;
-        }
-    }
-  if (r == 0 && de == NULL && errno != 0)
-    r = sr_files_fail_errno (err, errno, "read the directory %s/%s", SR_DATA_DIR, prefix);
-  closedir (d);
-  return r;
-}
-
-/* The MIME type of a remote file, from its first MIME_PEEK bytes.  */
-static char *
-remote_mime (const struct sr_fs_remote *rm, const char *abs)
+mime_at (const struct sr_fsroot *r, const char *abs)
 {
   _cleanup_free_ char *data = NULL;
   size_t len;
 
-  if (rm->read (rm->ctx, abs, SR_FS_DATA | SR_FS_HEAD, MIME_PEEK, &data, &len, NULL) < 0)
+  if (r->ops->read (r->ctx, abs, SR_FS_DATA | SR_FS_HEAD, MIME_PEEK, &data, &len, NULL) < 0)
     return sr_xstrdup ("application/octet-stream");
   return mime_of_buffer (data, len);
 }
 
-static int
-remote_list (const struct sr_fs_remote *rm, bool with_mime, struct sr_artifact **ret,
-             size_t *ret_n, bool *ret_truncated, sr_error_t *err)
+struct listing
 {
-  struct sr_artifact *v = NULL;
-  size_t n = 0;
-  bool truncated = false;
+  struct sr_artifact *v;
+  size_t n, cap;
+  bool truncated;
+};
 
-  if (rm->walk (rm->ctx, SR_DATA_DIR, SR_FS_DATA, SR_MAX_ARTIFACT_DEPTH, &v, &n, &truncated,
-                err) < 0)
-    return -1;
-  if (n)
-    qsort (v, n, sizeof *v, sr_files_compare_artifacts);
-  for (size_t i = 0; with_mime && i < n; i++)
+static int
+list_one (void *userdata, const char *rel, uint64_t size, int64_t mtime_ns)
+{
+  struct listing *l = userdata;
+
+  if (l->n >= SR_MAX_ARTIFACTS)
     {
-      _cleanup_free_ char *abs = sr_xasprintf ("%s/%s", SR_DATA_DIR, v[i].path);
-
-      v[i].mime_type = remote_mime (rm, abs);
+      l->truncated = true;
+      return 1;
     }
-  *ret = v;
-  *ret_n = n;
-  *ret_truncated = truncated;
+  if (l->n == l->cap)
+    {
+      l->cap = l->cap ? l->cap * 2 : 64;
+      l->v = sr_xrealloc (l->v, l->cap * sizeof *l->v);
+    }
+  l->v[l->n++] = (struct sr_artifact){ .path = sr_xstrdup (rel), .size = size,
+                                       .mtime_ns = mtime_ns };
   return 0;
 }
 
@@ -268,24 +169,27 @@ int
 sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **ret,
                size_t *ret_n, bool *ret_truncated, sr_error_t *err)
 {
-  struct listing l = { .with_mime = with_mime };
-  int dfd;
+  struct listing l = { 0 };
+  bool deeper = false;
 
-  if (r->remote)
-    return remote_list (r->remote, with_mime, ret, ret_n, ret_truncated, err);
-  dfd = openat (r->datafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0)
-    return sr_files_fail_errno (err, errno, "open %s", SR_DATA_DIR);
-  if (list_dir (&l, dfd, "", 1, err) < 0)
+  if (r->ops->walk (r->ctx, SR_DATA_DIR, SR_FS_DATA, SR_MAX_ARTIFACT_DEPTH, list_one, &l,
+                    &deeper, err)
+      < 0)
     {
       sr_artifacts_free (l.v, l.n);
       return -1;
     }
   if (l.n)
     qsort (l.v, l.n, sizeof *l.v, sr_files_compare_artifacts);
+  for (size_t i = 0; with_mime && i < l.n; i++)
+    {
+      _cleanup_free_ char *abs = sr_xasprintf ("%s/%s", SR_DATA_DIR, l.v[i].path);
+
+      l.v[i].mime_type = mime_at (r, abs);
+    }
   *ret = l.v;
   *ret_n = l.n;
-  *ret_truncated = l.truncated;
+  *ret_truncated = l.truncated || deeper;
   return 0;
 }
 
@@ -330,12 +234,9 @@ sr_files_upload (const struct sr_fsroot *r, const char *path, const void *data, 
   struct sr_files_where w = { 0 };
   int ret;
 
-  if (sr_files_parse_path (r, path, true, &w, err) < 0)
+  if (sr_files_parse_path (path, true, &w, err) < 0)
     return -1;
-  if (r->remote)
-    ret = r->remote->write (r->remote->ctx, w.abs, SR_FS_DATA, data, len, overwrite, err);
-  else
-    ret = sr_files_write_path (r, &w, data, len, overwrite, err);
+  ret = r->ops->write (r->ctx, w.abs, SR_FS_DATA, data, len, overwrite, err);
   if (ret == 0 && ret_path)
     *ret_path = TAKE_PTR (w.abs);
   sr_files_where_done (&w);
@@ -351,12 +252,9 @@ sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_t ma
   size_t len;
   int ret;
 
-  if (sr_files_parse_path (r, path, true, &w, err) < 0)
+  if (sr_files_parse_path (path, true, &w, err) < 0)
     return -1;
-  if (r->remote)
-    ret = r->remote->read (r->remote->ctx, w.abs, SR_FS_DATA, max_size, &data, &len, err);
-  else
-    ret = sr_files_open_and_read (&w, max_size, &data, &len, err);
+  ret = r->ops->read (r->ctx, w.abs, SR_FS_DATA, max_size, &data, &len, err);
   sr_files_where_done (&w);
   if (ret < 0)
     return -1;
@@ -367,22 +265,16 @@ sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_t ma
   return 0;
 }
 
-/* A memfd with a copy of the remote file: what a caller of
- * sr_files_open_artifact reads and fstats like the file itself.  */
-static int
-remote_open (const struct sr_fs_remote *rm, const char *abs, struct stat *st, sr_error_t *err)
+int
+sr_files_copy_fd (const char *abs, const void *data, size_t len, uint64_t *ret_size,
+                  sr_error_t *err)
 {
-  _cleanup_free_ char *data = NULL;
-  _cleanup_close_ int fd = -1;
-  size_t len;
+  _cleanup_close_ int fd = memfd_create ("sr-artifact", MFD_CLOEXEC);
 
-  if (rm->read (rm->ctx, abs, SR_FS_DATA, SR_FS_REMOTE_MAX_OPEN, &data, &len, err) < 0)
-    return -1;
-  fd = memfd_create ("sr-artifact", MFD_CLOEXEC);
-  if (fd < 0 || sr_write_all (fd, data, len) < 0 || fstat (fd, st) < 0)
+  if (fd < 0 || sr_write_all (fd, data, len) < 0 || lseek (fd, 0, SEEK_SET) < 0)
     return sr_files_fail_errno (err, errno, "copy %s", abs);
-  if (lseek (fd, 0, SEEK_SET) < 0)
-    return sr_files_fail_errno (err, errno, "copy %s", abs);
+  if (ret_size)
+    *ret_size = len;
   return TAKE_FD (fd);
 }
 
@@ -391,17 +283,14 @@ sr_files_open_artifact (const struct sr_fsroot *r, const char *path, uint64_t *r
                         sr_error_t *err)
 {
   struct sr_files_where w = { 0 };
-  struct stat st;
+  uint64_t size = 0;
   int fd;
 
-  if (sr_files_parse_path (r, path, true, &w, err) < 0)
+  if (sr_files_parse_path (path, true, &w, err) < 0)
     return -1;
-  if (r->remote)
-    fd = remote_open (r->remote, w.abs, &st, err);
-  else
-    fd = sr_files_open_regular (&w, &st, err);
+  fd = r->ops->open (r->ctx, w.abs, SR_FS_DATA, &size, err);
   sr_files_where_done (&w);
   if (fd >= 0 && ret_size)
-    *ret_size = (uint64_t) st.st_size;
+    *ret_size = size;
   return fd;
 }

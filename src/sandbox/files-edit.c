@@ -61,13 +61,9 @@ sr_files_read_lines (const struct sr_fsroot *r, const char *path, uint64_t offse
   size_t len;
   int ret;
 
-  if (sr_files_parse_path (r, path, false, &w, err) < 0)
+  if (sr_files_parse_path (path, false, &w, err) < 0)
     return -1;
-  if (r->remote)
-    ret = r->remote->read (r->remote->ctx, w.abs, sr_files_remote_flags (&w), max_size, &data,
-                           &len, err);
-  else
-    ret = sr_files_open_and_read (&w, max_size, &data, &len, err);
+  ret = r->ops->read (r->ctx, w.abs, sr_files_where_flags (&w), max_size, &data, &len, err);
   sr_files_where_done (&w);
   if (ret < 0)
     return -1;
@@ -112,13 +108,9 @@ sr_files_write (const struct sr_fsroot *r, const char *path, const char *content
   struct sr_files_where w = { 0 };
   int ret;
 
-  if (sr_files_parse_path (r, path, false, &w, err) < 0)
+  if (sr_files_parse_path (path, false, &w, err) < 0)
     return -1;
-  if (r->remote)
-    ret = r->remote->write (r->remote->ctx, w.abs, sr_files_remote_flags (&w), content, len, true,
-                            err);
-  else
-    ret = sr_files_write_path (r, &w, content, len, true, err);
+  ret = r->ops->write (r->ctx, w.abs, sr_files_where_flags (&w), content, len, true, err);
   if (ret == 0 && ret_path)
     *ret_path = TAKE_PTR (w.abs);
   sr_files_where_done (&w);
@@ -440,45 +432,17 @@ patch_diff (const char *data, size_t len, const char *diff, const char *abs, str
   return 0;
 }
 
-static int
-remote_patch (const struct sr_fs_remote *rm, const struct sr_files_where *w,
-              const char *old_string, const char *new_string, bool replace_all, const char *diff,
-              uint64_t max_size, unsigned *ret_replacements, sr_error_t *err)
-{
-  _cleanup_free_ char *data = NULL, *out_p = NULL;
-  struct buf out = { 0 };
-  size_t len;
-  unsigned n = 0;
-  int ret;
-
-  if (rm->read (rm->ctx, w->abs, sr_files_remote_flags (w) | SR_FS_NOFOLLOW, max_size, &data,
-                &len, err)
-      < 0)
-    return -1;
-  if (diff)
-    ret = patch_diff (data, len, diff, w->abs, &out, &n, err);
-  else
-    ret = patch_string (data, len, old_string, new_string, replace_all, w->abs, &out, &n, err);
-  out_p = out.p;
-  if (ret == 0)
-    ret = rm->write (rm->ctx, w->abs, sr_files_remote_flags (w), out.p ? out.p : "", out.len, true,
-                     err);
-  if (ret == 0 && ret_replacements)
-    *ret_replacements = n;
-  return ret;
-}
-
+/* Reads the file itself (SR_FS_NOFOLLOW: the result replaces this
+ * directory entry, and replacing a link with its patched target's content
+ * would be a surprise), patches it and writes it back atomically.  */
 int
 sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_string,
                 const char *new_string, bool replace_all, const char *diff, uint64_t max_size,
                 unsigned *ret_replacements, sr_error_t *err)
 {
-  _cleanup_close_ int parentfd = -1, pathfd = -1, fd = -1;
   _cleanup_free_ char *data = NULL, *out_p = NULL;
-  struct buf out = { 0 };
   struct sr_files_where w = { 0 };
-  const char *name;
-  struct stat st;
+  struct buf out = { 0 };
   size_t len;
   unsigned n = 0;
   int ret = -1;
@@ -486,38 +450,11 @@ sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_str
   if (diff == NULL && (old_string == NULL || new_string == NULL))
     return sr_error_set_code (err, "invalid_patch", 0,
                               "give old_string and new_string, or a diff");
-  if (sr_files_parse_path (r, path, false, &w, err) < 0)
+  if (sr_files_parse_path (path, false, &w, err) < 0)
     return -1;
-  if (r->remote)
-    {
-      ret = remote_patch (r->remote, &w, old_string, new_string, replace_all, diff, max_size,
-                          ret_replacements, err);
-      sr_files_where_done (&w);
-      return ret;
-    }
-  if (sr_files_open_parent (&w, false, &parentfd, &name, err) < 0
-      || sr_files_check_fs (parentfd, true, w.abs, err) < 0)
-    goto out;
-  /* The file itself, not a symlink's target: the result replaces this
-   * directory entry, and replacing a link with its patched target's
-   * content would be a surprise.  */
-  pathfd = openat (parentfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  if (pathfd < 0)
-    {
-      sr_files_fail_errno (err, errno, "open %s", w.abs);
-      goto out;
-    }
-  fd = sr_files_reopen_regular (pathfd, w.abs, &st, err);
-  if (fd < 0)
-    goto out;
-  if ((uint64_t) st.st_size > max_size)
-    {
-      sr_error_set_code (err, "file_too_large", 0,
-                         "%s is %lld bytes, over the limit of %" PRIu64 " bytes",
-                         w.abs, (long long) st.st_size, max_size);
-      goto out;
-    }
-  if (sr_files_read_all (fd, max_size, w.abs, &data, &len, err) < 0)
+  if (r->ops->read (r->ctx, w.abs, sr_files_where_flags (&w) | SR_FS_NOFOLLOW, max_size, &data,
+                    &len, err)
+      < 0)
     goto out;
   if (diff)
     ret = patch_diff (data, len, diff, w.abs, &out, &n, err);
@@ -525,13 +462,8 @@ sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_str
     ret = patch_string (data, len, old_string, new_string, replace_all, w.abs, &out, &n, err);
   out_p = out.p;
   if (ret == 0)
-    {
-      struct sr_files_fsid fs;
-
-      sr_files_fsid_enter (r, &fs);
-      ret = sr_files_write_atomic (&fs, parentfd, name, w.abs, out.p, out.len, true, err);
-      sr_files_fsid_leave (&fs);
-    }
+    ret = r->ops->write (r->ctx, w.abs, sr_files_where_flags (&w), out.p ? out.p : "", out.len,
+                         true, err);
   if (ret == 0 && ret_replacements)
     *ret_replacements = n;
 out:

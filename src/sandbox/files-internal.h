@@ -1,8 +1,10 @@
-/* What the parts of sandbox/files.h share: paths confined to a session's
- * container (files-path.c) and atomic writes as its root (files-write.c),
- * on which the artifacts (files-artifacts.c), the file tools that read or
- * change one file (files-edit.c) and file_search (files-search.c) are
- * written.  Failures carry the codes files.h lists.  */
+/* What the parts of sandbox/files.h share.  The artifacts
+ * (files-artifacts.c), the file tools that read or change one file
+ * (files-edit.c) and file_search (files-search.c) are written over a
+ * backend's primitives (struct sr_fs_ops) and validated paths
+ * (files-path.c); the native primitives (files-native.c) over paths
+ * confined to the container's root (files-path.c) and atomic writes as
+ * its root (files-write.c).  Failures carry the codes files.h lists.  */
 #ifndef SR_SANDBOX_FILES_INTERNAL_H
 #define SR_SANDBOX_FILES_INTERNAL_H
 
@@ -20,11 +22,11 @@
 
 /* --- files-path.c --- */
 
-/* A path inside the container, split into the directory fd it is
- * resolved against and the rest.  */
+/* A path inside the container, split into the directory it is resolved
+ * against (the data directory or the root) and the rest.  */
 struct sr_files_where
 {
-  int dirfd;    /* r->rootfd or r->datafd; not owned */
+  int dirfd;    /* native: rootfd or datafd, not owned; -1 elsewhere */
   bool data;    /* dirfd is the data directory */
   char *rel;    /* normalised, relative to dirfd; "" for dirfd itself */
   char *abs;    /* absolute inside the container, for messages and results */
@@ -34,9 +36,14 @@ void sr_files_where_done (struct sr_files_where *w);
 /* Validates path (invalid_path) and decides what it is resolved against:
  * the data directory for a relative path or one under SR_DATA_DIR, else
  * the container's root; artifact refuses the latter
- * (path_outside_sandbox).  Fills *w (sr_files_where_done frees it).  */
-int sr_files_parse_path (const struct sr_fsroot *r, const char *path, bool artifact,
-                         struct sr_files_where *w, sr_error_t *err);
+ * (path_outside_sandbox).  Fills *w but its dirfd (sr_files_where_done
+ * frees it).  */
+int sr_files_parse_path (const char *path, bool artifact, struct sr_files_where *w,
+                         sr_error_t *err);
+
+/* The primitives' flags of w: SR_FS_DATA for a path in the data
+ * directory.  */
+unsigned sr_files_where_flags (const struct sr_files_where *w);
 
 /* The one way a path under rootfd or datafd is opened: openat2 with
  * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, O_CLOEXEC added.  An fd, or -1
@@ -62,6 +69,11 @@ int sr_files_open_regular (const struct sr_files_where *w, struct stat *st, sr_e
 int sr_files_read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *ret_len,
                        sr_error_t *err);
 
+/* sr_files_read_all of fd, the regular file abs whose stat is *st: one
+ * already over max is file_too_large without a read.  */
+int sr_files_read_sized (int fd, const struct stat *st, uint64_t max, const char *abs, char **ret,
+                         size_t *ret_len, sr_error_t *err);
+
 /* The content of the regular file w names, at most max bytes.  */
 int sr_files_open_and_read (const struct sr_files_where *w, uint64_t max, char **ret,
                             size_t *ret_len, sr_error_t *err);
@@ -70,10 +82,6 @@ int sr_files_open_and_read (const struct sr_files_where *w, uint64_t max, char *
  * quota_exceeded, ..., io_error).  Returns -1.  */
 int sr_files_fail_errno (sr_error_t *err, int errnum, const char *fmt, ...)
   __attribute__ ((format (printf, 3, 4)));
-
-/* The sr_fs_remote flags of w: SR_FS_DATA for a path in the data
- * directory.  */
-unsigned sr_files_remote_flags (const struct sr_files_where *w);
 
 /* --- files-write.c --- */
 
@@ -88,12 +96,12 @@ unsigned sr_files_remote_flags (const struct sr_files_where *w);
  * when the runner is not root: its own uid is the container's root.  */
 struct sr_files_fsid
 {
-  const struct sr_fsroot *r;
+  const struct sr_fs_native *r;
   bool switched;
   uid_t uid;    /* what to go back to */
   gid_t gid;
 };
-void sr_files_fsid_enter (const struct sr_fsroot *r, struct sr_files_fsid *s);
+void sr_files_fsid_enter (const struct sr_fs_native *r, struct sr_files_fsid *s);
 void sr_files_fsid_leave (struct sr_files_fsid *s);
 
 /* Opens the directory holding w's last component (*ret_name, pointing
@@ -113,7 +121,7 @@ int sr_files_write_atomic (struct sr_files_fsid *fs, int parentfd, const char *n
 
 /* sr_files_write_atomic of the file w names, parents created, as the
  * container's root.  */
-int sr_files_write_path (const struct sr_fsroot *r, const struct sr_files_where *w,
+int sr_files_write_path (const struct sr_fs_native *r, const struct sr_files_where *w,
                          const void *data, size_t len, bool overwrite, sr_error_t *err);
 
 /* --- files-artifacts.c --- */

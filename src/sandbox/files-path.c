@@ -82,8 +82,8 @@ sr_files_where_done (struct sr_files_where *w)
  * refused rather than interpreted, so the path the caller sees in a
  * result is the path that was opened.  */
 int
-sr_files_parse_path (const struct sr_fsroot *r, const char *path, bool artifact,
-                     struct sr_files_where *w, sr_error_t *err)
+sr_files_parse_path (const char *path, bool artifact, struct sr_files_where *w,
+                     sr_error_t *err)
 {
   const char *data_rel = SR_DATA_DIR + 1;
   const size_t data_len = sizeof SR_DATA_DIR - 2;
@@ -123,16 +123,15 @@ sr_files_parse_path (const struct sr_fsroot *r, const char *path, bool artifact,
     }
   norm[n] = '\0';
 
+  w->dirfd = -1;
   if (path[0] != '/')
     {
-      w->dirfd = r->datafd;
       w->data = true;
       w->rel = TAKE_PTR (norm);
     }
   else if (strncmp (norm, data_rel, data_len) == 0
            && (norm[data_len] == '\0' || norm[data_len] == '/'))
     {
-      w->dirfd = r->datafd;
       w->data = true;
       w->rel = sr_xstrdup (norm + data_len + (norm[data_len] == '/'));
     }
@@ -142,7 +141,6 @@ sr_files_parse_path (const struct sr_fsroot *r, const char *path, bool artifact,
                               path, SR_DATA_DIR);
   else
     {
-      w->dirfd = r->rootfd;
       w->data = false;
       w->rel = TAKE_PTR (norm);
     }
@@ -317,6 +315,17 @@ sr_files_read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *re
 }
 
 int
+sr_files_read_sized (int fd, const struct stat *st, uint64_t max, const char *abs, char **ret,
+                     size_t *ret_len, sr_error_t *err)
+{
+  if ((uint64_t) st->st_size > max)
+    return sr_error_set_code (err, "file_too_large", 0,
+                              "%s is %lld bytes, over the limit of %" PRIu64 " bytes", abs,
+                              (long long) st->st_size, max);
+  return sr_files_read_all (fd, max, abs, ret, ret_len, err);
+}
+
+int
 sr_files_open_and_read (const struct sr_files_where *w, uint64_t max, char **ret, size_t *ret_len,
                         sr_error_t *err)
 {
@@ -326,15 +335,11 @@ sr_files_open_and_read (const struct sr_files_where *w, uint64_t max, char **ret
   fd = sr_files_open_regular (w, &st, err);
   if (fd < 0)
     return -1;
-  if ((uint64_t) st.st_size > max)
-    return sr_error_set_code (err, "file_too_large", 0,
-                              "%s is %lld bytes, over the limit of %" PRIu64 " bytes", w->abs,
-                              (long long) st.st_size, max);
-  return sr_files_read_all (fd, max, w->abs, ret, ret_len, err);
+  return sr_files_read_sized (fd, &st, max, w->abs, ret, ret_len, err);
 }
 
 unsigned
-sr_files_remote_flags (const struct sr_files_where *w)
+sr_files_where_flags (const struct sr_files_where *w)
 {
   return w->data ? SR_FS_DATA : 0;
 }

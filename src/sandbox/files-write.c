@@ -18,7 +18,7 @@
 #include "sandbox/files-internal.h"
 
 void
-sr_files_fsid_enter (const struct sr_fsroot *r, struct sr_files_fsid *s)
+sr_files_fsid_enter (const struct sr_fs_native *r, struct sr_files_fsid *s)
 {
   s->r = r;
   s->switched = geteuid () == 0 && (r->uid != 0 || r->gid != 0);
@@ -219,7 +219,7 @@ fail:
 }
 
 int
-sr_files_write_path (const struct sr_fsroot *r, const struct sr_files_where *w,
+sr_files_write_path (const struct sr_fs_native *r, const struct sr_files_where *w,
                      const void *data, size_t len, bool overwrite, sr_error_t *err)
 {
   _cleanup_close_ int parentfd = -1;

@@ -1,15 +1,20 @@
-/* Files inside a session's container, reached from the host.
+/* Files inside a session's container: the artifacts (upload, list, read,
+ * download) and the file tools (read lines, write, patch, search), written
+ * once over the primitives of struct sr_fs_ops that each backend provides
+ * for its boxes (sandbox/backend.h):
  *
- * A session's filesystem is seen through two directory fds the session
- * holds: its root (/proc/<init>/root, the container's own mount tree) and
- * its data directory (SR_DATA_DIR inside it).  Every path is resolved with
- * openat2 and RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS against one of them,
- * so `..`, absolute symlinks, /proc/<pid>/root links and symlinks swapped
- * while we resolve never reach a host file.  What is opened is checked
- * after opening (fstat, fstatfs): only regular files are read or written,
- * never on procfs or sysfs, and writes only land on the container's tmpfs
- * mounts (/mnt/data, /tmp, /work).  Opens use O_NONBLOCK so a FIFO cannot
- * stall the caller.
+ *   native  (files-native.c)  from the host, through two directory fds of
+ *           the container: its root (/proc/<init>/root) and SR_DATA_DIR.
+ *           Every path is resolved with openat2 and RESOLVE_IN_ROOT |
+ *           RESOLVE_NO_MAGICLINKS against one of them, so `..`, absolute
+ *           symlinks, /proc/<pid>/root links and symlinks swapped while we
+ *           resolve never reach a host file; what is opened is checked on
+ *           the open fd (fstat, fstatfs): only regular files are read or
+ *           written, never on procfs or sysfs, and writes only land on the
+ *           container's tmpfs mounts (/mnt/data, /tmp, /work).  Opens use
+ *           O_NONBLOCK so a FIFO cannot stall the caller.
+ *   Docker  (docker-session.c)  small commands run inside the container as
+ *           its user, whose own mount tree confines them.
  *
  * Paths: a relative path is relative to SR_DATA_DIR.  The artifact
  * functions (sr_files_upload, sr_files_read_artifact, sr_files_list)
@@ -50,52 +55,77 @@
 
 #include "common/error.h"
 
-struct sr_fs_remote;
-
-struct sr_fsroot
-{
-  int rootfd;           /* the container's / (O_PATH directory) */
-  int datafd;           /* SR_DATA_DIR inside it (O_PATH directory) */
-  uid_t uid;            /* owner given to files the host creates: the */
-  gid_t gid;            /* container's root, as the host sees it */
-  /* A container the host cannot open (the Docker backend: its tree may
-   * live in another machine's or user's namespace): when set, the fds
-   * above are unused and every operation goes through it.  */
-  const struct sr_fs_remote *remote;
-};
-
-struct sr_artifact;
-
-/* The primitives of a remote filesystem, all run inside the container as
- * its user, so its own mount tree is what confines them: a path can only
- * ever name a file of the container.  Paths come validated and absolute
- * (parse_path's rules).  flags: SR_FS_DATA, the path was given inside
- * SR_DATA_DIR and must resolve (symlinks followed) inside it, else
- * path_outside_sandbox; SR_FS_NOFOLLOW, a symlink at the path itself is
- * not_a_file; SR_FS_HEAD, read returns the first max bytes of a larger
- * file instead of file_too_large.  Each fails with the codes of the
- * functions below.  */
+/* The primitives a backend gives for one container's files.  Paths come
+ * validated and absolute (no "." or "..", no empty components).  flags:
+ *   SR_FS_DATA      the path was given inside SR_DATA_DIR and must resolve
+ *                   (symlinks followed) inside it, else
+ *                   path_outside_sandbox;
+ *   SR_FS_NOFOLLOW  read the file itself, to replace it: a symlink at the
+ *                   path is not_a_file (and a backend that can tell refuses
+ *                   a file outside the writable areas, path_outside_sandbox);
+ *   SR_FS_HEAD      read returns the first max bytes of a larger file
+ *                   instead of file_too_large.
+ * Each fails with the codes of the functions below.  */
 #define SR_FS_DATA     1u
 #define SR_FS_NOFOLLOW 2u
 #define SR_FS_HEAD     4u
-struct sr_fs_remote
+
+/* What a walk finds: a regular file at rel, relative to the walk's top
+ * ("" when the top is that file), with its size and mtime.  Returns 0 to
+ * go on, 1 to stop the walk.  */
+typedef int (*sr_fs_visit_fn) (void *userdata, const char *rel, uint64_t size,
+                               int64_t mtime_ns);
+
+struct sr_fs_ops
 {
-  /* A regular file's content, at most max bytes (file_too_large).  */
+  /* A regular file's content, at most max bytes (file_too_large),
+   * NUL-terminated past its length.  */
   int (*read) (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret,
                size_t *ret_len, sr_error_t *err);
   /* Writes atomically (a temp file renamed), parents created; a symlink
-   * at abs is replaced, not followed.  */
+   * at abs is replaced, not followed; a replaced file keeps its mode.  */
   int (*write) (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
                 bool overwrite, sr_error_t *err);
-  /* The regular files below the directory abs (or abs itself, as "", when
-   * it is a file), paths relative to it, unsorted; symlinks not followed,
-   * names starting TMP_PREFIX and kernel file systems left out; at most
-   * max_depth levels and SR_MAX_ARTIFACTS entries (*ret_truncated).  */
+  /* Visits the regular files below the directory abs (or abs itself, when
+   * it is a file), in any order; symlinks not followed, names starting
+   * ".sr-tmp-" (temp files of a write) and kernel file systems left out;
+   * at most max_depth levels (*ret_truncated when deeper ones were left
+   * out).  */
   int (*walk) (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
-               struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated,
-               sr_error_t *err);
+               sr_fs_visit_fn visit, void *userdata, bool *ret_truncated, sr_error_t *err);
+  /* A readable fd of a regular file, *ret_size its size: the file itself,
+   * or a copy (sr_files_copy_fd) where the host cannot open it.  */
+  int (*open) (void *ctx, const char *abs, unsigned flags, uint64_t *ret_size, sr_error_t *err);
+};
+
+/* One container's files: its primitives and their context (a backend's
+ * box).  */
+struct sr_fsroot
+{
+  const struct sr_fs_ops *ops;
   void *ctx;
 };
+
+/* The native primitives' context: the container's / and SR_DATA_DIR
+ * inside it (O_PATH directories, the caller's), and the owner given to
+ * files the host creates: the container's root, as the host sees it.  */
+struct sr_fs_native
+{
+  int rootfd;
+  int datafd;
+  uid_t uid;
+  gid_t gid;
+};
+extern const struct sr_fs_ops sr_fs_native_ops;
+
+/* The largest file a backend copies for open (sr_files_copy_fd).  */
+#define SR_FS_COPY_MAX (256ull << 20)
+/* An fd (a memfd) holding data, positioned at its start, for the open of
+ * a backend that cannot hand out the file itself; *ret_size gets len.  */
+int sr_files_copy_fd (const char *abs, const void *data, size_t len, uint64_t *ret_size,
+                      sr_error_t *err);
+
+struct sr_artifact;
 
 /* One entry of the data directory, path relative to SR_DATA_DIR.  */
 struct sr_artifact
@@ -140,9 +170,9 @@ int sr_files_read_artifact (const struct sr_fsroot *r, const char *path, uint64_
                             sr_error_t *err);
 
 /* Opens a regular file inside SR_DATA_DIR for reading (HTTP download);
- * *ret_size gets its size.  On a remote filesystem the fd is a copy (a
- * memfd) of the file, at most SR_FS_REMOTE_MAX_OPEN bytes.  */
-#define SR_FS_REMOTE_MAX_OPEN (256ull << 20)
+ * *ret_size gets its size.  Where the host cannot open the container's
+ * files (Docker) the fd is a copy of the file, at most SR_FS_COPY_MAX
+ * bytes.  */
 int sr_files_open_artifact (const struct sr_fsroot *r, const char *path, uint64_t *ret_size,
                             sr_error_t *err);
 

@@ -230,8 +230,7 @@ struct sr_backend_box
   struct sr_image_use image;
   struct sr_container *c;
   const struct sr_policy *policy;  /* the manager's */
-  int rootfd;                      /* for the file primitives */
-  int datafd;
+  struct sr_fs_native files;       /* its fds are the box's */
 };
 
 static void
@@ -239,10 +238,10 @@ native_destroy (struct sr_backend_box *b)
 {
   if (b == NULL)
     return;
-  if (b->datafd >= 0)
-    close (b->datafd);
-  if (b->rootfd >= 0)
-    close (b->rootfd);
+  if (b->files.datafd >= 0)
+    close (b->files.datafd);
+  if (b->files.rootfd >= 0)
+    close (b->files.rootfd);
   sr_container_destroy (b->c);
   sr_image_release (&b->image);
   free (b);
@@ -292,7 +291,8 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
   struct sr_bind bind = { .source = (char *) code_dir, .target = (char *) SR_CODE_DIR };
 
   b->image.lock_fd = -1;
-  b->rootfd = b->datafd = -1;
+  b->files = (struct sr_fs_native){ .rootfd = -1, .datafd = -1, .uid = root_uid,
+                                     .gid = root_gid };
   b->policy = ns->policy;
   if (use_session_image (ns, image_ref, &b->image, err) < 0)
     goto fail;
@@ -309,20 +309,19 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
     }
 
   root = sr_xasprintf ("/proc/%ld/root", (long) sr_container_pid (b->c));
-  b->rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (b->rootfd < 0)
+  b->files.rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (b->files.rootfd < 0)
     {
       sr_error_set (err, errno, "open %s", root);
       goto fail;
     }
-  b->datafd = open_in_root (b->rootfd, SR_DATA_DIR, O_PATH | O_DIRECTORY);
-  if (b->datafd < 0)
+  b->files.datafd = open_in_root (b->files.rootfd, SR_DATA_DIR, O_PATH | O_DIRECTORY);
+  if (b->files.datafd < 0)
     {
       sr_error_set (err, errno, "open the session's %s", SR_DATA_DIR);
       goto fail;
     }
-  *fs = (struct sr_fsroot){ .rootfd = b->rootfd, .datafd = b->datafd, .uid = root_uid,
-                            .gid = root_gid };
+  *fs = (struct sr_fsroot){ .ops = &sr_fs_native_ops, .ctx = &b->files };
   *ret = b;
   return 0;
 

@@ -6,7 +6,7 @@
  * proc and sys, all in a private mount namespace: as root one of its own,
  * otherwise inside a user namespace.  As root, the tmpfs mounts on mnt and
  * tmp are made as a session's are: from a user namespace whose root is
- * fs.uid, so their superblocks belong to it and the host's root cannot
+ * fsn.uid, so their superblocks belong to it and the host's root cannot
  * create anything there as itself.  A second root has a 64 KiB data
  * tmpfs, to run out of.  The host
  * holds a file "host-secret" next to the fake root: no read may return
@@ -45,11 +45,14 @@
 static char base[64];       /* host temp dir */
 static char root[96];       /* base/root: the fake container's / */
 static char qroot[96];      /* base/qroot: a second one, for the quota */
-static struct sr_fsroot fs = { .rootfd = -1, .datafd = -1 };
-static struct sr_fsroot qfs = { .rootfd = -1, .datafd = -1 };
+/* The native primitives of each: its fds and owner.  */
+static struct sr_fs_native fsn = { .rootfd = -1, .datafd = -1 };
+static struct sr_fs_native qfsn = { .rootfd = -1, .datafd = -1 };
+static struct sr_fsroot fs = { .ops = &sr_fs_native_ops, .ctx = &fsn };
+static struct sr_fsroot qfs = { .ops = &sr_fs_native_ops, .ctx = &qfsn };
 static bool in_userns, have_proc, have_ramfs;
-/* mnt and tmp belong to a user namespace mapping 0 and 1 to fs.uid and
- * fs.uid + 1 (gids fs.gid, fs.gid + 1): the test writes there as fs.uid.  */
+/* mnt and tmp belong to a user namespace mapping 0 and 1 to fsn.uid and
+ * fsn.uid + 1 (gids fsn.gid, fsn.gid + 1): the test writes there as fsn.uid.  */
 static bool userns_tmpfs_ok;
 
 static void
@@ -57,8 +60,8 @@ croot_begin (void)
 {
   if (userns_tmpfs_ok)
     {
-      setfsgid (fs.gid);
-      setfsuid (fs.uid);
+      setfsgid (fsn.gid);
+      setfsuid (fsn.uid);
     }
 }
 
@@ -290,7 +293,7 @@ recv_fd (int sock)
 }
 
 /* Mounts on target a tmpfs made, as a session's is, by the root of a user
- * namespace mapping 0-1 to fs.uid-fs.uid+1: a child enters it, makes the
+ * namespace mapping 0-1 to fsn.uid-fsn.uid+1: a child enters it, makes the
  * tmpfs with fsopen/fsmount (and subdir in it, as its root) and hands the
  * detached mount back.  */
 static bool
@@ -339,11 +342,11 @@ userns_tmpfs (const char *target, const char *options, const char *subdir)
   {
     char ids[64];
 
-    snprintf (ids, sizeof ids, "0 %u 2\n", (unsigned) fs.uid);
+    snprintf (ids, sizeof ids, "0 %u 2\n", (unsigned) fsn.uid);
     if (!write_map (map, ids))
       goto fail;
     snprintf (map, sizeof map, "/proc/%d/gid_map", (int) pid);
-    snprintf (ids, sizeof ids, "0 %u 2\n", (unsigned) fs.gid);
+    snprintf (ids, sizeof ids, "0 %u 2\n", (unsigned) fsn.gid);
     if (!write_map (map, ids))
       goto fail;
   }
@@ -396,8 +399,8 @@ setup (void)
     host_write (m, FAKE_MARKER "\n");
   }
   /* In a user namespace only 0 is mapped.  */
-  fs.uid = in_userns ? 0 : 4242;
-  fs.gid = in_userns ? 0 : 4243;
+  fsn.uid = in_userns ? 0 : 4242;
+  fsn.gid = in_userns ? 0 : 4243;
   {
     static char why_mnt[128];
     _cleanup_free_ char *p = under ("mnt"), *t = under ("tmp");
@@ -428,7 +431,7 @@ setup (void)
         {
           _cleanup_free_ char *d = under ("mnt/data");
 
-          if (chown (d, fs.uid, fs.gid) < 0)
+          if (chown (d, fsn.uid, fsn.gid) < 0)
             die (d);
         }
       }
@@ -446,17 +449,17 @@ setup (void)
     (void) mount ("/sys", s, NULL, MS_BIND | MS_REC, NULL);
   }
 
-  fs.rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fs.rootfd < 0)
+  fsn.rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fsn.rootfd < 0)
     die (root);
   {
     struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                             .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 
-    fs.datafd = (int) syscall (SYS_openat2, fs.rootfd, SR_DATA_DIR, &how, sizeof how);
-    if (fs.datafd < 0 && errno == ENOSYS)
+    fsn.datafd = (int) syscall (SYS_openat2, fsn.rootfd, SR_DATA_DIR, &how, sizeof how);
+    if (fsn.datafd < 0 && errno == ENOSYS)
       return "no openat2 (Linux < 5.6, or under valgrind): sr_files needs it";
-    if (fs.datafd < 0)
+    if (fsn.datafd < 0)
       die ("open the data dir");
   }
   /* A second session whose data tmpfs is 64 KiB, to run out of.  */
@@ -475,12 +478,12 @@ setup (void)
           die (mnt);
       }
     else if (mount ("tmpfs", mnt, "tmpfs", 0, "size=64k,mode=0755") < 0 || mkdir (data, 0755) < 0
-             || chown (data, fs.uid, fs.gid) < 0)
+             || chown (data, fsn.uid, fsn.gid) < 0)
       die (mnt);
-    qfs = fs;
-    qfs.rootfd = open (qroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    qfs.datafd = (int) syscall (SYS_openat2, qfs.rootfd, SR_DATA_DIR, &how, sizeof how);
-    if (qfs.rootfd < 0 || qfs.datafd < 0)
+    qfsn = fsn;
+    qfsn.rootfd = open (qroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    qfsn.datafd = (int) syscall (SYS_openat2, qfsn.rootfd, SR_DATA_DIR, &how, sizeof how);
+    if (qfsn.rootfd < 0 || qfsn.datafd < 0)
       die (qroot);
   }
   return NULL;
@@ -635,10 +638,10 @@ test_upload (void)
         "a created parent is a 0755 directory");
     if (geteuid () == 0)
       {
-        ok (st.st_uid == fs.uid && st.st_gid == fs.gid,
+        ok (st.st_uid == fsn.uid && st.st_gid == fsn.gid,
             "a created parent belongs to the container's root (%u:%u)", (unsigned) st.st_uid,
             (unsigned) st.st_gid);
-        ok (stat (f, &st) == 0 && st.st_uid == fs.uid && st.st_gid == fs.gid
+        ok (stat (f, &st) == 0 && st.st_uid == fsn.uid && st.st_gid == fsn.gid
                 && (st.st_mode & 0777) == 0644,
             "an uploaded file belongs to the container's root, mode 0644");
       }
@@ -1133,10 +1136,10 @@ test_write (void)
   if (!in_userns)
     {
       /* The container's uid 1, as the host sees it.  */
-      if (chown (p, fs.uid + 1, fs.gid + 1) < 0)
+      if (chown (p, fsn.uid + 1, fsn.gid + 1) < 0)
         die (p);
       write_ok ("/tmp/w/deeper/x.txt", "third\n", "file_write over a file of another owner");
-      ok (stat (p, &st2) == 0 && st2.st_uid == fs.uid + 1 && st2.st_gid == fs.gid + 1,
+      ok (stat (p, &st2) == 0 && st2.st_uid == fsn.uid + 1 && st2.st_gid == fsn.gid + 1,
           "keeps that owner (%u:%u)", (unsigned) st2.st_uid, (unsigned) st2.st_gid);
       write_ok ("/tmp/w/deeper/x.txt", "second, longer\n", "and back");
     }
@@ -1467,14 +1470,14 @@ cleanup (void)
   _cleanup_free_ char *db = sr_xasprintf ("%s/diff-b", base);
   _cleanup_free_ char *qm = sr_xasprintf ("%s/mnt", qroot);
 
-  if (fs.datafd >= 0)
-    close (fs.datafd);
-  if (fs.rootfd >= 0)
-    close (fs.rootfd);
-  if (qfs.datafd >= 0)
-    close (qfs.datafd);
-  if (qfs.rootfd >= 0)
-    close (qfs.rootfd);
+  if (fsn.datafd >= 0)
+    close (fsn.datafd);
+  if (fsn.rootfd >= 0)
+    close (fsn.rootfd);
+  if (qfsn.datafd >= 0)
+    close (qfsn.datafd);
+  if (qfsn.rootfd >= 0)
+    close (qfsn.rootfd);
   if (qroot[0])
     {
       umount2 (qm, MNT_DETACH);
@@ -1498,7 +1501,7 @@ cleanup (void)
   rmdir (base);
 }
 
-/* --- a remote filesystem (sr_fs_remote): what the Docker backend uses --- */
+/* --- the file tools over a backend's primitives (struct sr_fs_ops), as Docker's --- */
 
 /* A fake remote: files in memory, each call recorded.  */
 struct fake_file
@@ -1580,37 +1583,41 @@ fake_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t 
 }
 
 static int
-fake_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
-           struct sr_artifact **ret, size_t *ret_n, bool *ret_truncated, sr_error_t *err)
+fake_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, sr_fs_visit_fn visit,
+           void *userdata, bool *ret_truncated, sr_error_t *err)
 {
   size_t dlen = strlen (abs);
-  struct sr_artifact *v = sr_xcalloc (n_fake + 1, sizeof *v);
-  size_t n = 0;
 
   (void) ctx, (void) max_depth, (void) err;
   fake_note (abs, flags);
   /* Backwards: the caller must sort.  */
   for (size_t i = n_fake; i-- > 0;)
-    if (strncmp (fake[i].abs, abs, dlen) == 0 && fake[i].abs[dlen] == '/')
-      {
-        v[n].path = sr_xstrdup (fake[i].abs + dlen + 1);
-        v[n].size = fake[i].len;
-        v[n].mtime_ns = 1;
-        n++;
-      }
-  *ret = v;
-  *ret_n = n;
+    if (strncmp (fake[i].abs, abs, dlen) == 0 && fake[i].abs[dlen] == '/'
+        && visit (userdata, fake[i].abs + dlen + 1, fake[i].len, 1) != 0)
+      break;
   *ret_truncated = false;
   return 0;
+}
+
+/* A copy, as a backend that cannot open the file itself gives.  */
+static int
+fake_open (void *ctx, const char *abs, unsigned flags, uint64_t *ret_size, sr_error_t *err)
+{
+  _cleanup_free_ char *data = NULL;
+  size_t len;
+
+  if (fake_read (ctx, abs, flags, SR_FS_COPY_MAX, &data, &len, err) < 0)
+    return -1;
+  return sr_files_copy_fd (abs, data, len, ret_size, err);
 }
 
 static void
 test_remote (void)
 {
-  static const struct sr_fs_remote rm = {
-    .read = fake_read, .write = fake_write, .walk = fake_walk,
+  static const struct sr_fs_ops rm = {
+    .read = fake_read, .write = fake_write, .walk = fake_walk, .open = fake_open,
   };
-  struct sr_fsroot r = { .rootfd = -1, .datafd = -1, .remote = &rm };
+  struct sr_fsroot r = { .ops = &rm };
   sr_error_t err = NULL;
   char *path = NULL, *data = NULL, *mime = NULL, *text = NULL;
   size_t len = 0, n = 0;
@@ -1731,8 +1738,8 @@ main (void)
       return 0;
     }
   printf ("# fake root %s, running as %s, owner %u:%u\n", root,
-          geteuid () == 0 && fs.uid ? "root" : "root of a user namespace", (unsigned) fs.uid,
-          (unsigned) fs.gid);
+          geteuid () == 0 && fsn.uid ? "root" : "root of a user namespace", (unsigned) fsn.uid,
+          (unsigned) fsn.gid);
   test_upload ();
   test_limits ();
   test_list ();
