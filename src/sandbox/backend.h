@@ -40,10 +40,11 @@
 
 #include "common/config.h"
 #include "common/error.h"
-#include "image/store.h"
-#include "runtime/container.h"
-#include "sandbox/code-internal.h"
+#include "common/run-result.h"
 #include "sandbox/files.h"
+
+struct sr_store;
+struct sr_code_stage;           /* sandbox/code-internal.h */
 
 /* One run_code's image, as a backend keeps it between its stages.  */
 struct sr_backend_run;

@@ -16,6 +16,10 @@
 #include "common/defaults.h"
 #include "common/statedir.h"
 #include "common/util.h"
+#include "image/store.h"
+#include "runtime/container.h"
+#include "sandbox/code-internal.h"
+#include "sandbox/policy.h"
 
 struct native_state
 {
