@@ -575,6 +575,14 @@ sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
   return s->m->be->exec (s->box, &full, opts, res, err);
 }
 
+/* A shell's way into its session (sr_shell_exec_fn).  */
+static int
+session_exec (void *ctx, const struct sr_exec_spec *spec, const struct sr_run_options *opts,
+              struct sr_run_result *res, sr_error_t *err)
+{
+  return sr_session_exec (ctx, spec, opts, res, err);
+}
+
 static int
 run_session_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
                    sr_error_t *err)
@@ -705,8 +713,8 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
     }
   pthread_mutex_unlock (&m->lock);
   if (r == 0
-      && sr_shell_start (s, &s->fs, id, m->cfg->max_output, m->be->shell_one_stream, &sh, err)
-             < 0)
+      && sr_shell_start (session_exec, s, &s->fs, id, m->cfg->max_output,
+                         m->be->shell_one_stream, &sh, err) < 0)
     {
       /* A shell that does not start is the service's failure, whatever
        * the write of its rc file said.  */

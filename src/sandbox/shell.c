@@ -17,7 +17,6 @@
 
 #include "common/util.h"
 #include "runtime/container.h"
-#include "sandbox/session.h"
 
 /* How long a new shell may take to print its first prompt.  */
 #define SHELL_START_MS 10000u
@@ -40,7 +39,8 @@ struct carry
 struct sr_shell
 {
   char id[48];
-  struct sr_session *session;
+  sr_shell_exec_fn exec;
+  void *exec_ctx;
   const struct sr_fsroot *fs;
   char nonce[NONCE_CHARS + 1];
   char marker[32];          /* "\036sr:<nonce>:" */
@@ -227,7 +227,7 @@ shell_main (void *arg)
   };
   struct sr_run_result res;
   sr_error_t err = NULL;
-  int r = sr_session_exec (sh->session, &spec, &opts, &res, &err);
+  int r = sh->exec (sh->exec_ctx, &spec, &opts, &res, &err);
 
   pthread_mutex_lock (&sh->lock);
   sh->state = SR_SHELL_TERMINATED;
@@ -338,8 +338,9 @@ take_output_locked (struct sr_shell *sh, struct sr_shell_output *out)
 }
 
 int
-sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id,
-                size_t max_output, bool one_stream, struct sr_shell **ret, sr_error_t *err)
+sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroot *fs,
+                const char *id, size_t max_output, bool one_stream, struct sr_shell **ret,
+                sr_error_t *err)
 {
   struct sr_shell *sh = sr_xcalloc (1, sizeof *sh);
   _cleanup_free_ char *rc_path = NULL, *rc = NULL, *marker = NULL, *also_stderr = NULL;
@@ -349,7 +350,8 @@ sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id
   int r;
 
   snprintf (sh->id, sizeof sh->id, "%s", id);
-  sh->session = s;
+  sh->exec = exec;
+  sh->exec_ctx = exec_ctx;
   sh->fs = fs;
   sh->one_stream = one_stream;
   sh->master = sh->slave = sh->cancel_fd = -1;

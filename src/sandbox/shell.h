@@ -28,9 +28,9 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/run-result.h"
 #include "sandbox/files.h"
 
-struct sr_session;
 struct sr_shell;
 
 enum sr_shell_state
@@ -54,14 +54,22 @@ struct sr_shell_output
 };
 void sr_shell_output_done (struct sr_shell_output *o);
 
-/* Starts bash in session s (which must outlive the shell) and waits until
- * it is ready.  one_stream: the backend gives bash a terminal of its own
- * in the container, which carries stdout and stderr as one stream (see
- * shell_one_stream in sandbox/backend.h); the marker then comes on stdout
- * alone.  */
-int sr_shell_start (struct sr_session *s, const struct sr_fsroot *fs, const char *id,
-                    size_t max_output, bool one_stream, struct sr_shell **ret,
-                    sr_error_t *err);
+/* How a shell runs bash where it lives: one command, as sr_session_exec
+ * runs it in a session.  The shell knows its container only through
+ * this, so sessions may own shells without the two depending on each
+ * other.  */
+typedef int (*sr_shell_exec_fn) (void *ctx, const struct sr_exec_spec *spec,
+                                 const struct sr_run_options *opts,
+                                 struct sr_run_result *res, sr_error_t *err);
+
+/* Starts bash through exec (exec_ctx, which must outlive the shell, is
+ * its first argument) and waits until it is ready.  one_stream: the
+ * backend gives bash a terminal of its own in the container, which
+ * carries stdout and stderr as one stream (see shell_one_stream in
+ * sandbox/backend.h); the marker then comes on stdout alone.  */
+int sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroot *fs,
+                    const char *id, size_t max_output, bool one_stream,
+                    struct sr_shell **ret, sr_error_t *err);
 
 /* Runs command.  The output buffer starts empty.  With wait, returns when
  * the command ends or after timeout_ms (then it interrupts the command
