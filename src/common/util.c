@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -406,4 +407,39 @@ sr_base64_encode (const void *buf, size_t len)
     }
   *o = '\0';
   return out;
+}
+
+int
+sr_random_bytes (void *buf, size_t len, sr_error_t *err)
+{
+  size_t got = 0;
+
+  while (got < len)
+    {
+      ssize_t n = getrandom ((unsigned char *) buf + got, len - got, 0);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return sr_error_set (err, errno, "getrandom");
+      got += (size_t) n;
+    }
+  return 0;
+}
+
+int
+sr_random_hex (char *out, size_t n, sr_error_t *err)
+{
+  static const char digits[] = "0123456789abcdef";
+  _cleanup_free_ unsigned char *raw = sr_xmalloc (n);
+
+  if (sr_random_bytes (raw, n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    {
+      out[2 * i] = digits[raw[i] >> 4];
+      out[2 * i + 1] = digits[raw[i] & 0xf];
+    }
+  out[2 * n] = '\0';
+  return 0;
 }

@@ -69,6 +69,12 @@ uint64_t sr_now_ns (void);
  * (CLOCK_REALTIME unless its attribute says otherwise).  */
 void sr_deadline_after (clockid_t clock, uint64_t ms, struct timespec *ret);
 
+/* Fills buf with len bytes from the kernel's random source, retrying
+ * EINTR and short reads.  */
+int sr_random_bytes (void *buf, size_t len, sr_error_t *err);
+/* An id of n random bytes as 2n lowercase hex digits and a NUL in out.  */
+int sr_random_hex (char *out, size_t n, sr_error_t *err);
+
 /* Parses a size such as 512, 64k, 256M, 1G (binary units) into bytes.  */
 int sr_parse_size (const char *s, uint64_t *ret);
 /* Parses a duration in seconds ("10", "2.5") into milliseconds.  */

@@ -5,7 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <sys/random.h>
+#include <string.h>
 
 #include "common/util.h"
 #include "mcp/http-internal.h"
@@ -16,28 +16,15 @@
 struct session *
 sr_http_session_new (struct http *h, sr_error_t *err)
 {
-  unsigned char raw[HTTP_SESSION_ID_BYTES];
+  char id[2 * HTTP_SESSION_ID_BYTES + 1];
   struct session *se;
-  size_t got = 0;
 
-  while (got < sizeof raw)
-    {
-      ssize_t n = getrandom (raw + got, sizeof raw - got, 0);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          sr_error_set (err, errno, "getrandom");
-          return NULL;
-        }
-      got += (size_t) n;
-    }
+  if (sr_random_hex (id, HTTP_SESSION_ID_BYTES, err) < 0)
+    return NULL;
   se = sr_xcalloc (1, sizeof *se);
   se->h = h;
   se->refs = 1;
-  for (size_t i = 0; i < sizeof raw; i++)
-    snprintf (se->id + 2 * i, 3, "%02x", raw[i]);
+  memcpy (se->id, id, sizeof id);
   pthread_mutex_init (&se->conn_lock, NULL);
   pthread_mutex_init (&se->lock, NULL);
   se->conn = sr_mcp_conn_new (h->mcp, sr_http_on_send, se);

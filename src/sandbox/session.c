@@ -300,20 +300,10 @@ sr_sessions_free (struct sr_sessions *m)
 static void
 make_id (char id[static 40])
 {
-  unsigned char raw[16];
-  size_t got = 0;
-
-  while (got < sizeof raw)
-    {
-      ssize_t n = getrandom (raw + got, sizeof raw - got, 0);
-
-      if (n < 0 && errno != EINTR)
-        sr_oom ();
-      if (n > 0)
-        got += (size_t) n;
-    }
-  for (size_t i = 0; i < sizeof raw; i++)
-    snprintf (id + 2 * i, 3, "%02x", raw[i]);
+  /* getrandom fails only without a kernel source, which no run could
+   * survive either.  */
+  if (sr_random_hex (id, 16, NULL) < 0)
+    abort ();
 }
 
 static int

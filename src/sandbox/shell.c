@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <sys/random.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -345,7 +344,6 @@ sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroot *f
   struct sr_shell *sh = sr_xcalloc (1, sizeof *sh);
   _cleanup_free_ char *rc_path = NULL, *rc = NULL, *marker = NULL, *also_stderr = NULL;
   pthread_condattr_t ca;
-  unsigned char raw[NONCE_CHARS / 2];
   struct timespec deadline;
   int r;
 
@@ -364,13 +362,8 @@ sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroot *f
   pthread_cond_init (&sh->changed, &ca);
   pthread_condattr_destroy (&ca);
 
-  if (getrandom (raw, sizeof raw, 0) != (ssize_t) sizeof raw)
-    {
-      sr_error_set (err, errno, "getrandom");
-      goto fail;
-    }
-  for (size_t i = 0; i < sizeof raw; i++)
-    snprintf (sh->nonce + 2 * i, 3, "%02x", raw[i]);
+  if (sr_random_hex (sh->nonce, NONCE_CHARS / 2, err) < 0)
+    goto fail;
   sh->marker_len = (size_t) snprintf (sh->marker, sizeof sh->marker, "\036sr:%s:", sh->nonce);
 
   if (open_terminal (sh, err) < 0)

@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -343,18 +342,9 @@ static int
 make_uuid (char out[37], sr_error_t *err)
 {
   unsigned char b[16];
-  size_t got = 0;
 
-  while (got < sizeof b)
-    {
-      ssize_t n = getrandom (b + got, sizeof b - got, 0);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return sr_error_set (err, errno, "getrandom");
-      got += (size_t) n;
-    }
+  if (sr_random_bytes (b, sizeof b, err) < 0)
+    return -1;
   b[6] = (b[6] & 0x0f) | 0x40;  /* version 4 */
   b[8] = (b[8] & 0x3f) | 0x80;  /* variant 10 */
   snprintf (out, 37,

@@ -1,6 +1,8 @@
 #include <config.h>
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/util.h"
 #include "tap.h"
@@ -30,6 +32,22 @@ seconds_ok (const char *s, uint64_t want_ms)
       (unsigned long long) want_ms);
 }
 
+/* Two ids are hex of the asked length, ended, and (2^-128 aside) differ.  */
+static void
+random_hex_is_fresh_hex (void)
+{
+  char a[33], b[33];
+  bool hex = true;
+
+  memset (a, 'x', sizeof a);
+  ok (sr_random_hex (a, 16, NULL) == 0 && sr_random_hex (b, 16, NULL) == 0,
+      "random ids are made");
+  for (size_t i = 0; i < 32; i++)
+    hex = hex && strchr ("0123456789abcdef", a[i]) != NULL && a[i] != '\0';
+  ok (hex && a[32] == '\0', "a random id is 32 lowercase hex digits and a NUL");
+  ok (strcmp (a, b) != 0, "two random ids differ");
+}
+
 int
 main (void)
 {
@@ -56,5 +74,6 @@ main (void)
     ok (sr_parse_seconds ("nan", &v) < 0, "nan is rejected");
     ok (sr_parse_seconds ("inf", &v) < 0, "inf is rejected");
   }
+  random_hex_is_fresh_hex ();
   return done_testing ();
 }
