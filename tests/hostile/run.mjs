@@ -128,9 +128,14 @@ try {
 }
 const holds = (cond) => !cond || mechanisms[cond.key] === cond.value;
 
-// Docker's own mounts come and go when the Docker tests run beside this one.
+// Other suites' mounts come and go when they run beside this one (make
+// -j): Docker's state directories (dockerd binds /var/lib/docker onto
+// itself) and what is below them, and faults.sh's small tmpfs (source
+// sr-faults) that it fills to test a full disk.
+const othersMount = (l) => / \/(var\/lib|run)\/(docker|containerd)[/ ]/.test(l)
+  || / - tmpfs sr-faults /.test(l);
 const mountinfo = () => new Set(fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n")
-  .filter((l) => l && !/ \/(var\/lib|run)\/docker\//.test(l)));
+  .filter((l) => l && !othersMount(l)));
 const mountsBefore = mountinfo();
 
 // Every process descended from pid, by the children lists of its threads.
