@@ -146,32 +146,23 @@ warn (struct extract *x, const char *fmt, ...)
   x->o->warn (msg, x->o->userdata);
 }
 
-/* Counts n bytes of file data that entry is about to write.  */
+/* Counts n bytes of file data (or, with !data, n names) that entry is
+ * about to write.  */
 static int
-take_bytes (struct extract *x, const char *entry, uint64_t n, sr_error_t *err)
+take (struct extract *x, const char *entry, bool data, uint64_t n, sr_error_t *err)
 {
   struct sr_layer_budget *b = x->o->budget;
 
-  if (b == NULL || sr_layer_budget_take (&b->bytes, b->max_bytes, n) == 0)
+  if (b == NULL
+      || sr_layer_budget_take (data ? &b->bytes : &b->entries,
+                               data ? b->max_bytes : b->max_entries, n) == 0)
     return 0;
   return sr_error_set_plain (err, NULL, EFBIG,
-                             "entry %s: the image expands past max_image_size (%llu bytes); "
-                             "raise that setting to allow it",
-                             entry, (unsigned long long) b->max_bytes);
-}
-
-/* Counts one name that entry is about to make.  */
-static int
-take_entry (struct extract *x, const char *entry, sr_error_t *err)
-{
-  struct sr_layer_budget *b = x->o->budget;
-
-  if (b == NULL || sr_layer_budget_take (&b->entries, b->max_entries, 1) == 0)
-    return 0;
-  return sr_error_set_plain (err, NULL, EFBIG,
-                             "entry %s: the image makes more than max_image_entries (%llu "
-                             "entries); raise that setting to allow it",
-                             entry, (unsigned long long) b->max_entries);
+                             "entry %s: the image passes %s (%llu %s); raise that setting to "
+                             "allow it",
+                             entry, data ? "max_image_size" : "max_image_entries",
+                             (unsigned long long) (data ? b->max_bytes : b->max_entries),
+                             data ? "bytes of file data" : "files, directories and links");
 }
 
 static void
@@ -247,7 +238,7 @@ ensure_dir (struct extract *x, const char *path, const char *entry, sr_error_t *
   if (pfd < 0)
     return -1;
   make_writable (x, pfd, parent);
-  if (take_entry (x, entry, err) < 0)
+  if (take (x, entry, false, 1, err) < 0)
     {
       close (pfd);
       return -1;
@@ -346,7 +337,7 @@ write_data (struct extract *x, struct archive *a, int fd, const char *entry, uin
     {
       const char *p = buf;
 
-      if (take_bytes (x, entry, len, err) < 0)
+      if (take (x, entry, true, len, err) < 0)
         return -1;
       while (len > 0)
         {
@@ -553,7 +544,7 @@ extract_entry (struct extract *x, struct archive *a, struct archive_entry *e,
   if (pfd < 0)
     return sr_error_wrap (err, "layer %s", x->layer);
 
-  if (!is_skipped (e) && take_entry (x, path, err) < 0)
+  if (!is_skipped (e) && take (x, path, false, 1, err) < 0)
     return -1;
   if (archive_entry_hardlink (e))
     return extract_hardlink (x, e, pfd, base, path, err);
