@@ -198,7 +198,8 @@ nothing_left sizebomb; ok $? "and leaves no image, name or extraction behind"
 SANDBOX_MAX_IMAGE_SIZE=4M run_sr image import --name sizebomb "$sr_tmp/sizebomb"
 is "$rc" 0 "a layer that expands to exactly max_image_size imports"
 run_sr image rm sizebomb
-mkdir -p "$sr_tmp/outerbomb"
+# A small valid layout, padded with 4 MiB of zeros that compress away.
+bomb outerbomb "f:etc/motd=small"
 head -c 4194304 /dev/zero > "$sr_tmp/outerbomb/zeros"
 tar -C "$sr_tmp/outerbomb" -czf "$sr_tmp/outerbomb.tar.gz" .
 SANDBOX_MAX_IMAGE_SIZE=1M run_sr image import --name outerbomb "$sr_tmp/outerbomb.tar.gz"
