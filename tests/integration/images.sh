@@ -177,9 +177,11 @@ like "$err" "neither an OCI image layout \(no index.json\) nor a docker-save arc
 # --- caps on what an image expands to (max_image_size, max_image_entries) ---
 # bomb NAME ENTRY...: a one-layer layout (gzipped), without the base.
 bomb () {
-  fixture tar "$sr_tmp/$1.tar" "$2"
-  rm -rf "$sr_tmp/$1"
-  fixture layout "$sr_tmp/$1" "$sr_tmp/$1.tar"
+  bomb_name=$1
+  shift
+  fixture tar "$sr_tmp/$bomb_name.tar" "$@"
+  rm -rf "$sr_tmp/$bomb_name"
+  fixture layout "$sr_tmp/$bomb_name" "$sr_tmp/$bomb_name.tar"
 }
 # nothing_left NAME: no image, name or extraction of a refused import.
 nothing_left () {
@@ -206,6 +208,23 @@ SANDBOX_MAX_IMAGE_SIZE=1M run_sr image import --name outerbomb "$sr_tmp/outerbom
 is "$rc" 125 "an image archive that unpacks past max_image_size is refused"
 like "$err" "unpack .*outerbomb.tar.gz: entry zeros: the image passes max_image_size" "naming the archive"
 nothing_left outerbomb; ok $? "and leaves nothing behind"
+
+# What a file costs on disk counts: a sparse file's holes and a hard link's
+# second name add no bytes.
+mkdir -p "$sr_tmp/sparse-src"
+truncate -s 1G "$sr_tmp/sparse-src/sparse"
+echo data >> "$sr_tmp/sparse-src/sparse"
+tar --sparse -C "$sr_tmp/sparse-src" -cf "$sr_tmp/sparse.tar" sparse
+fixture layout "$sr_tmp/sparse" "$sr_tmp/sparse.tar"
+SANDBOX_MAX_IMAGE_SIZE=1M run_sr image import --name sparse "$sr_tmp/sparse"
+is "$rc" 0 "a sparse file of 1 GiB with 5 bytes of data fits in a cap of 1M"
+is "$(stat -c %s "$store/images/$(printf '%s' "$out" | cut -d' ' -f2)/rootfs/sparse")" 1073741829 \
+  "and keeps its apparent size"
+run_sr image rm sparse
+bomb links "z:file=614400" "h:second>file" "h:third>file"
+SANDBOX_MAX_IMAGE_SIZE=1M run_sr image import --name links "$sr_tmp/links"
+is "$rc" 0 "a file of 600 KiB with two more hard links fits in a cap of 1M"
+run_sr image rm links
 
 bomb inodebomb "n:many=100"
 SANDBOX_MAX_IMAGE_ENTRIES=100 run_sr image import --name inodebomb "$sr_tmp/inodebomb"
