@@ -22,10 +22,12 @@
  * share it, and checked before each write: a layer stops at the cap, not
  * after.  Bytes are file data as written (what it costs on disk): a
  * sparse file's holes are free, whatever its apparent size; a hard link
- * costs an entry and no bytes.  Entries are every name made (files,
- * directories, the missing parents of a name among them, symlinks, hard
- * links, fifos).  What a later layer removes or replaces stays counted:
- * the cap bounds the work and the peak, not the result.  The caps are
+ * costs an entry and no bytes.  Entries are every entry applied (a
+ * file, directory, symlink, hard link or fifo, even one that replaces or
+ * repeats a name already there) and every missing parent directory made
+ * for one; skipped device nodes and whiteouts are free.  What a later
+ * layer removes stays counted: the caps bound the work and the peak, not
+ * the result.  The caps are
  * the settings max_image_size and max_image_entries, which a refusal
  * names.  */
 struct sr_layer_budget
