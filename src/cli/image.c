@@ -103,6 +103,7 @@ sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret)
       sr_error_free (&err);
       return -1;
     }
+  sr_store_set_caps (*ret, cfg->max_image_size, cfg->max_image_entries);
   return 0;
 }
 

@@ -71,6 +71,8 @@ struct sr_config
   char *cap_keep;          /* comma-separated capability names */
   /* where things live */
   char *image_store;
+  uint64_t max_image_size;    /* file data one image's layers may write */
+  uint64_t max_image_entries; /* names they may make */
   char *history_db;
   char *runtime_dir;
   /* server */

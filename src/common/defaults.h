@@ -68,6 +68,10 @@
 
 /* The largest image manifest, index or config we read.  */
 #define SR_MAX_IMAGE_DOCUMENT       (4u << 20)
+/* What installing one image may write, well above the largest default
+ * image (python-data: 643 MiB and 25,000 entries extracted).  */
+#define SR_DEFAULT_MAX_IMAGE_SIZE    (4ull << 30)
+#define SR_DEFAULT_MAX_IMAGE_ENTRIES 1000000u
 
 #define SR_DEFAULT_HOSTNAME         "sandbox"
 #define SR_DEFAULT_PATH             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -344,9 +344,14 @@ static int
 unpack (struct sr_store *s, const char *path, char **ret_dir, int *ret_lock, sr_error_t *err)
 {
   _cleanup_free_ char *dir = sr_xasprintf ("%s/tmp/x-import-XXXXXX", sr_store_dir (s));
-  struct sr_layer_options o = { .chown = false };
+  struct sr_layer_budget budget = { 0 };
+  struct sr_layer_options o = { .chown = false, .budget = &budget };
   struct sr_layer_stats stats;
   _cleanup_close_ int fd = -1;
+
+  /* The archive holds the image's layers (compressed or not), so the
+   * image's caps bound it too.  */
+  sr_store_get_caps (s, &budget.max_bytes, &budget.max_entries);
 
   if (sr_workdir_make (dir, &fd, err) < 0)
     return -1;
@@ -439,6 +444,8 @@ sr_image_import (struct sr_store *s, const char *path, const char *name, char **
       goto out;
     }
   r = sr_store_install (s, manifest, chosen, path, ret_id, err);
+  if (r < 0)
+    sr_error_wrap (err, "import %s", path);
   if (r == 0 && ret_name)
     *ret_name = TAKE_PTR (chosen);
 

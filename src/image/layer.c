@@ -54,6 +54,15 @@ sr_layer_clean_path (const char *name, char *out, size_t out_len, bool *ret_abso
   return 0;
 }
 
+int
+sr_layer_budget_take (uint64_t *used, uint64_t max, uint64_t n)
+{
+  if (max && (n > max || *used > max - n))
+    return -1;
+  *used += n;
+  return 0;
+}
+
 /* Opens path (relative, "" for the root) as resolved inside the rootfs:
  * symlinks on the way are followed as the container will follow them,
  * never out of it.  */
@@ -137,6 +146,25 @@ warn (struct extract *x, const char *fmt, ...)
   x->o->warn (msg, x->o->userdata);
 }
 
+/* Counts n bytes of file data (or, with !data, n names) that entry is
+ * about to write.  */
+static int
+take (struct extract *x, const char *entry, bool data, uint64_t n, sr_error_t *err)
+{
+  struct sr_layer_budget *b = x->o->budget;
+
+  if (b == NULL
+      || sr_layer_budget_take (data ? &b->bytes : &b->entries,
+                               data ? b->max_bytes : b->max_entries, n) == 0)
+    return 0;
+  return sr_error_set_plain (err, NULL, EFBIG,
+                             "entry %s: the image passes %s (%llu %s); raise that setting to "
+                             "allow it",
+                             entry, data ? "max_image_size" : "max_image_entries",
+                             (unsigned long long) (data ? b->max_bytes : b->max_entries),
+                             data ? "bytes of file data" : "files, directories and links");
+}
+
 static void
 drop_parent_cache (struct extract *x)
 {
@@ -210,6 +238,11 @@ ensure_dir (struct extract *x, const char *path, const char *entry, sr_error_t *
   if (pfd < 0)
     return -1;
   make_writable (x, pfd, parent);
+  if (take (x, entry, false, 1, err) < 0)
+    {
+      close (pfd);
+      return -1;
+    }
   if (mkdirat (pfd, base, 0755) < 0)
     {
       int e = errno;
@@ -292,7 +325,8 @@ is_whiteout (const char *path)
 /* --- pass 2: entries --- */
 
 static int
-write_data (struct archive *a, int fd, const char *entry, uint64_t size, sr_error_t *err)
+write_data (struct extract *x, struct archive *a, int fd, const char *entry, uint64_t size,
+            sr_error_t *err)
 {
   const void *buf;
   size_t len;
@@ -303,6 +337,8 @@ write_data (struct archive *a, int fd, const char *entry, uint64_t size, sr_erro
     {
       const char *p = buf;
 
+      if (take (x, entry, true, len, err) < 0)
+        return -1;
       while (len > 0)
         {
           ssize_t n = pwrite (fd, p, len, (off_t) offset);
@@ -392,7 +428,7 @@ extract_file (struct extract *x, struct archive *a, struct archive_entry *e, int
   fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return sr_error_set (err, errno, "entry %s: create", entry);
-  if (write_data (a, fd, entry, (uint64_t) archive_entry_size (e), err) < 0)
+  if (write_data (x, a, fd, entry, (uint64_t) archive_entry_size (e), err) < 0)
     return -1;
   if (x->o->chown
       && fchown (fd, (uid_t) archive_entry_uid (e), (gid_t) archive_entry_gid (e)) < 0)
@@ -484,6 +520,16 @@ extract_hardlink (struct extract *x, struct archive_entry *e, int pfd, const cha
   return 0;
 }
 
+/* Devices and sockets: a container gets its own /dev.  */
+static bool
+is_skipped (struct archive_entry *e)
+{
+  mode_t type = archive_entry_filetype (e);
+
+  return archive_entry_hardlink (e) == NULL && type != AE_IFREG && type != AE_IFDIR
+         && type != AE_IFLNK && type != AE_IFIFO;
+}
+
 static int
 extract_entry (struct extract *x, struct archive *a, struct archive_entry *e,
                const char *path, sr_error_t *err)
@@ -498,6 +544,8 @@ extract_entry (struct extract *x, struct archive *a, struct archive_entry *e,
   if (pfd < 0)
     return sr_error_wrap (err, "layer %s", x->layer);
 
+  if (!is_skipped (e) && take (x, path, false, 1, err) < 0)
+    return -1;
   if (archive_entry_hardlink (e))
     return extract_hardlink (x, e, pfd, base, path, err);
   switch (archive_entry_filetype (e))
@@ -514,8 +562,7 @@ extract_entry (struct extract *x, struct archive *a, struct archive_entry *e,
       if (mknodat (pfd, base, S_IFIFO | (archive_entry_perm (e) & 0777), 0) < 0)
         return sr_error_set (err, errno, "entry %s: mkfifo", path);
       return set_owner (x, pfd, base, e, path, err);
-    default:
-      /* Devices and sockets: a container gets its own /dev.  */
+    default: /* is_skipped */
       x->stats->skipped++;
       return 0;
     }

@@ -18,6 +18,31 @@
 
 #include "common/error.h"
 
+/* What the layers of one image may write, counted across the calls that
+ * share it, and checked before each write: a layer stops at the cap, not
+ * after.  Bytes are file data as written (what it costs on disk): a
+ * sparse file's holes are free, whatever its apparent size; a hard link
+ * costs an entry and no bytes.  Entries are every entry applied (a
+ * file, directory, symlink, hard link or fifo, even one that replaces or
+ * repeats a name already there) and every missing parent directory made
+ * for one; skipped device nodes and whiteouts are free.  What a later
+ * layer removes stays counted: the caps bound the work and the peak, not
+ * the result.  The caps are
+ * the settings max_image_size and max_image_entries, which a refusal
+ * names.  */
+struct sr_layer_budget
+{
+  uint64_t max_bytes;   /* 0: no cap */
+  uint64_t max_entries; /* 0: no cap */
+  uint64_t bytes;       /* written so far */
+  uint64_t entries;     /* made so far */
+};
+
+/* Counts n more bytes (or entries) against the budget: -1, used
+ * unchanged, when that would pass max (0: no cap).  Exported for the unit
+ * tests.  */
+int sr_layer_budget_take (uint64_t *used, uint64_t max, uint64_t n);
+
 struct sr_layer_options
 {
   bool chown;        /* apply the entries' owners; false: files are the caller's */
@@ -25,6 +50,7 @@ struct sr_layer_options
   void (*warn) (const char *msg, void *userdata);
   void (*progress) (uint64_t bytes_read, void *userdata); /* compressed bytes */
   void *userdata;
+  struct sr_layer_budget *budget; /* NULL: no cap */
 };
 
 struct sr_layer_stats
@@ -36,6 +62,9 @@ struct sr_layer_stats
   uint64_t made_relative; /* absolute names */
 };
 
+/* Applies the layer at layer_path onto rootfd.  At a cap of o->budget it
+ * stops before the write or the name that would pass it, and fails with
+ * errnum EFBIG; what it made so far is left for the caller to remove.  */
 int sr_layer_apply (int rootfd, const char *layer_path, const struct sr_layer_options *o,
                     struct sr_layer_stats *stats, sr_error_t *err);
 

@@ -55,6 +55,10 @@ static int
 extract_layers (struct sr_store *s, const struct sr_oci_manifest *m, int rootfd,
                 sr_error_t *err)
 {
+  /* The caps are the image's: one budget across its layers.  */
+  struct sr_layer_budget budget = { .max_bytes = s->max_image_size,
+                                    .max_entries = s->max_image_entries };
+
   for (size_t i = 0; i < m->n_layers; i++)
     {
       _cleanup_free_ char *path = sr_store_blob_path (s, m->layers[i].digest);
@@ -64,7 +68,7 @@ extract_layers (struct sr_store *s, const struct sr_oci_manifest *m, int rootfd,
       };
       struct sr_layer_options o = {
         .chown = geteuid () == 0, .warn = layer_warn, .progress = layer_progress,
-        .userdata = &ep,
+        .userdata = &ep, .budget = &budget,
       };
       struct sr_layer_stats stats;
 
@@ -73,9 +77,9 @@ extract_layers (struct sr_store *s, const struct sr_oci_manifest *m, int rootfd,
         {
           /* Not the layer's fault: say which file system to make room on.  */
           if (err && *err && ((*err)->errnum == ENOSPC || (*err)->errnum == EDQUOT))
-            return sr_error_wrap (err, "layer %zu of %zu: the file system of the image store %s "
-                                  "is full", i + 1, m->n_layers, s->dir);
-          return sr_error_wrap (err, "layer %zu of %zu", i + 1, m->n_layers);
+            return sr_error_wrap (err, "layer %zu of %zu (%s): the file system of the image "
+                                  "store %s is full", i + 1, m->n_layers, ep.digest, s->dir);
+          return sr_error_wrap (err, "layer %zu of %zu (%s)", i + 1, m->n_layers, ep.digest);
         }
       if (stats.skipped && s->warn)
         {

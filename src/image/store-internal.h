@@ -3,6 +3,7 @@
 #define SR_IMAGE_STORE_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "image/store.h"
 
@@ -16,6 +17,7 @@ struct sr_store
   void *progress_data;
   void (*warn) (const char *msg, void *userdata);
   void *warn_data;
+  uint64_t max_image_size, max_image_entries;
 };
 
 void sr_store_report_ (struct sr_store *s, enum sr_progress_stage stage, const char *digest,

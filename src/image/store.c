@@ -47,6 +47,20 @@ sr_store_set_warn (struct sr_store *s, void (*fn) (const char *msg, void *userda
 }
 
 void
+sr_store_set_caps (struct sr_store *s, uint64_t max_size, uint64_t max_entries)
+{
+  s->max_image_size = max_size;
+  s->max_image_entries = max_entries;
+}
+
+void
+sr_store_get_caps (const struct sr_store *s, uint64_t *ret_max_size, uint64_t *ret_max_entries)
+{
+  *ret_max_size = s->max_image_size;
+  *ret_max_entries = s->max_image_entries;
+}
+
+void
 sr_store_report_ (struct sr_store *s, enum sr_progress_stage stage, const char *digest, size_t layer,
         size_t n_layers, uint64_t current, uint64_t total)
 {
@@ -97,6 +111,8 @@ sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err)
     return sr_error_set (err, 0, "image store %s: not an absolute path", dir ? dir : "(unset)");
   s = sr_xcalloc (1, sizeof *s);
   s->dir = sr_xstrdup (dir);
+  s->max_image_size = SR_DEFAULT_MAX_IMAGE_SIZE;
+  s->max_image_entries = SR_DEFAULT_MAX_IMAGE_ENTRIES;
   s->dirfd = sr_statedir_open (dir, "image_store", 0, err);
   if (s->dirfd < 0)
     {

@@ -54,6 +54,13 @@ void sr_store_set_progress (struct sr_store *s, sr_progress_fn fn, void *userdat
  * skipped); NULL drops them.  */
 void sr_store_set_warn (struct sr_store *s, void (*fn) (const char *msg, void *userdata),
                         void *userdata);
+/* Caps on what installing one image may write (the settings
+ * max_image_size, in bytes of file data, and max_image_entries; 0: no
+ * cap), enforced while its layers are extracted.  A store opens with the
+ * built-in defaults.  */
+void sr_store_set_caps (struct sr_store *s, uint64_t max_size, uint64_t max_entries);
+void sr_store_get_caps (const struct sr_store *s, uint64_t *ret_max_size,
+                        uint64_t *ret_max_entries);
 
 /* --- blobs --- */
 bool sr_store_has_blob (struct sr_store *s, const char *digest);

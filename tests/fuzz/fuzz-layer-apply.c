@@ -15,12 +15,17 @@
  * rootfs, and the sentinel file may have gained no hardlink.  run.sh runs
  * this harness in bubblewrap with the host read-only, so a write that
  * escapes elsewhere fails with EROFS, which no extraction inside the
- * writable rootfs can see: that error is a finding too.  */
+ * writable rootfs can see: that error is a finding too.
+ *
+ * The layers share one budget with small caps, so inputs reach them: a
+ * refusal at a cap names the setting, and the rootfs may never hold more
+ * bytes of file data or names than the budget counted.  */
 #include "config.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -32,6 +37,8 @@
 #define MAX_LAYERS 4
 #define MAX_ENTRIES 64
 #define SENTINEL "sentinel-content"
+#define MAX_BYTES 2048
+#define MAX_NAMES 48
 
 static char *dir;        /* the private directory */
 static int dirfd_ = -1;
@@ -184,6 +191,66 @@ check_outside (int n_layers)
   fuzz_check (n == 1, "the sentinel directory outside the rootfs gained entries");
 }
 
+/* Adds up the names below the directory fd (which it closes) and the
+ * sizes of its regular files, a hard link's file once.  */
+static void
+measure (int fd, uint64_t *names, uint64_t *bytes, ino_t *seen, size_t *n_seen, size_t max_seen)
+{
+  DIR *d = fdopendir (fd);
+  struct dirent *de;
+
+  if (d == NULL)
+    {
+      close (fd);
+      return;
+    }
+  while ((de = readdir (d)))
+    {
+      struct stat sb;
+      bool known = false;
+
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0
+          || fstatat (dirfd (d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+        continue;
+      (*names)++;
+      if (S_ISDIR (sb.st_mode))
+        {
+          int sub = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+          if (sub >= 0)
+            measure (sub, names, bytes, seen, n_seen, max_seen);
+          continue;
+        }
+      if (!S_ISREG (sb.st_mode))
+        continue;
+      for (size_t i = 0; i < *n_seen; i++)
+        known = known || seen[i] == sb.st_ino;
+      if (known)
+        continue;
+      if (*n_seen < max_seen)
+        seen[(*n_seen)++] = sb.st_ino;
+      *bytes += (uint64_t) sb.st_size;
+    }
+  closedir (d);
+}
+
+/* The rootfs holds no more than the budget counted.  */
+static void
+check_budget (int rootfd, const struct sr_layer_budget *b)
+{
+  ino_t seen[4 * MAX_NAMES];
+  size_t n_seen = 0;
+  uint64_t names = 0, bytes = 0;
+
+  fuzz_check (b->bytes <= b->max_bytes && b->entries <= b->max_entries,
+              "the budget counted past its caps");
+  measure (dup (rootfd), &names, &bytes, seen, &n_seen, SR_ARRAY_SIZE (seen));
+  fuzz_check (names <= b->entries, "the rootfs holds %llu names, the budget counted %llu",
+              (unsigned long long) names, (unsigned long long) b->entries);
+  fuzz_check (bytes <= b->bytes, "the rootfs holds %llu bytes, the budget counted %llu",
+              (unsigned long long) bytes, (unsigned long long) b->bytes);
+}
+
 int
 LLVMFuzzerInitialize (int *argc, char ***argv)
 {
@@ -198,7 +265,8 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   _cleanup_free_ char *text = fuzz_strndup (data, size);
-  struct sr_layer_options o = { .chown = geteuid () == 0 };
+  struct sr_layer_budget budget = { .max_bytes = MAX_BYTES, .max_entries = MAX_NAMES };
+  struct sr_layer_options o = { .chown = geteuid () == 0, .budget = &budget };
   int n, rootfd;
 
   setup_dir ();
@@ -216,10 +284,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         {
           fuzz_check (err && err->msg, "a failed layer without an error");
           fuzz_check (err->errnum != EROFS, "extraction wrote outside the rootfs: %s", err->msg);
+          fuzz_check (err->errnum != EFBIG || strstr (err->msg, "the image passes max_image_"),
+                      "EFBIG that does not name the cap: %s", err->msg);
           sr_error_free (&err);
           break;
         }
     }
+  check_budget (rootfd, &budget);
   close (rootfd);
   check_outside (n);
   /* Afresh for the next input.  */

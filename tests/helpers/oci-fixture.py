@@ -10,6 +10,8 @@ archives made of them.
       h:NAME>TARGET        hardlink
       c:NAME               character device 1,3
       p:NAME               fifo
+      z:NAME=SIZE          regular file of SIZE zero bytes (a layer bomb, gzipped)
+      n:DIR=COUNT          COUNT empty files DIR/0 ... (an inode bomb)
   oci-fixture.py layout OUT_DIR [--env K=V]... [--cmd ARG]... [--workdir D]
                         [--ref NAME] [--plain|--zstd] LAYER.tar...
   oci-fixture.py docker OUT.tar [--tag NAME] LAYER.tar...
@@ -43,6 +45,17 @@ def cmd_tar(args):
                 ti = tarfile.TarInfo(name)
                 ti.size, ti.mode = len(data), mode
                 t.addfile(ti, io.BytesIO(data))
+                continue
+            if kind == "z":
+                name, _, size = rest.partition("=")
+                ti = tarfile.TarInfo(name)
+                ti.size = int(size)
+                t.addfile(ti, io.BytesIO(bytes(ti.size)))
+                continue
+            if kind == "n":
+                name, _, count = rest.partition("=")
+                for i in range(int(count)):
+                    t.addfile(tarfile.TarInfo("%s/%d" % (name, i)))
                 continue
             ti = tarfile.TarInfo()
             if kind == "d":

@@ -185,6 +185,46 @@ is "$rc" 125 "a registry that is not there fails"
 like "$err" "pull 127.0.0.1:1/test/busybox:1: GET http://127.0.0.1:1/v2/test/busybox/manifests/1: .*(refused|connect)" "naming the URL and curl's reason"
 printf '#   %s\n' "$err"
 
+# A pulled layer is held to max_image_size and max_image_entries as an
+# imported one: a small gzip layer of 4 MiB of zeros, a layer of 100 empty
+# files.  Refused, neither leaves an image or an extraction; their
+# verified blobs stay (a retry with a raised cap downloads nothing) until
+# image prune.
+push_bomb () {  # push_bomb NAME ENTRY
+  python3 "$SR_SRCDIR/tests/helpers/oci-fixture.py" tar "$sr_tmp/$1.tar" "$2"
+  python3 "$SR_SRCDIR/tests/helpers/oci-fixture.py" layout "$sr_tmp/$1" --ref latest "$sr_tmp/$1.tar"
+  skopeo --policy "$sr_tmp/policy.json" copy -q --dest-tls-verify=false \
+    "oci:$sr_tmp/$1:latest" "docker://$reg/test/$1:1" > "$sr_tmp/push.log" 2>&1 \
+    || { sed 's/^/# skopeo: /' "$sr_tmp/push.log"; return 1; }
+}
+nothing_installed () {  # nothing_installed STORE
+  [ -z "$(ls "$1/images")" ] && [ -z "$(ls "$1/tmp")" ] \
+    && ! grep -q bomb "$1/names.json" 2>/dev/null
+}
+push_bomb sizebomb "z:zeros=4194304"
+ok $? "skopeo pushes a gzip bomb"
+store=$sr_tmp/store-sizebomb
+SANDBOX_IMAGE_STORE=$store SANDBOX_MAX_IMAGE_SIZE=1M run_sr image pull "$reg/test/sizebomb:1"
+is "$rc" 125 "a pulled layer that expands past max_image_size is refused"
+like "$err" "pull $reg/test/sizebomb:1: layer 1 of 1 \(sha256:[0-9a-f]{64}\): entry zeros: the image passes max_image_size \(1048576 bytes of file data\); raise that setting" \
+  "naming the reference, the layer, the entry, the cap and the setting"
+printf '#   %s\n' "$err"
+nothing_installed "$store"; ok $? "and leaves no image, name, download or extraction"
+before=$(blob_gets open)
+SANDBOX_IMAGE_STORE=$store SANDBOX_MAX_IMAGE_SIZE=4M run_sr image pull "$reg/test/sizebomb:1"
+is "$rc" 0 "with the cap raised to its size it installs"
+is "$(blob_gets open)" "$before" "from the blobs the refused pull kept"
+push_bomb inodebomb "n:many=100"
+ok $? "skopeo pushes an inode bomb"
+store=$sr_tmp/store-inodebomb
+SANDBOX_IMAGE_STORE=$store SANDBOX_MAX_IMAGE_ENTRIES=100 run_sr image pull "$reg/test/inodebomb:1"
+is "$rc" 125 "a pulled layer that makes more than max_image_entries names is refused"
+like "$err" "pull $reg/test/inodebomb:1: layer 1 of 1 \(sha256:[0-9a-f]{64}\): entry many/99: the image passes max_image_entries \(100 files, directories and links\); raise that setting" \
+  "naming the reference, the layer, the entry, the cap and the setting"
+nothing_installed "$store"; ok $? "and leaves no image, name, download or extraction"
+SANDBOX_IMAGE_STORE=$store run_sr image prune
+[ -z "$(ls "$store/blobs/sha256")" ]; ok $? "image prune removes the refused image's blobs"
+
 # An interrupted download resumes from what tmp/ holds; a partial that
 # does not fit is thrown away and the blob fetched again.
 store=$sr_tmp/store-resume

@@ -174,6 +174,68 @@ run_sr image import "$sr_tmp/empty"
 like "$err" "neither an OCI image layout \(no index.json\) nor a docker-save archive" \
   "a directory that is no image says what it lacks"
 
+# --- caps on what an image expands to (max_image_size, max_image_entries) ---
+# bomb NAME ENTRY...: a one-layer layout (gzipped), without the base.
+bomb () {
+  bomb_name=$1
+  shift
+  fixture tar "$sr_tmp/$bomb_name.tar" "$@"
+  rm -rf "$sr_tmp/$bomb_name"
+  fixture layout "$sr_tmp/$bomb_name" "$sr_tmp/$bomb_name.tar"
+}
+# nothing_left NAME: no image, name or extraction of a refused import.
+nothing_left () {
+  ! "$SR_BIN" image inspect "$1" >/dev/null 2>&1 \
+    && [ "$(ls "$store/images" | grep -vc '\.lock$')" -eq "$images_before" ] \
+    && [ -z "$(ls "$store/tmp" | grep '^x-')" ]
+}
+images_before=$(ls "$store/images" | grep -vc '\.lock$')
+bomb sizebomb "z:zeros=4194304"
+[ "$(du -k "$sr_tmp/sizebomb" | tail -1 | cut -f1)" -lt 100 ]; ok $? "4 MiB of zeros gzip to a small layer"
+SANDBOX_MAX_IMAGE_SIZE=1M run_sr image import --name sizebomb "$sr_tmp/sizebomb"
+is "$rc" 125 "a layer that expands past max_image_size is refused"
+like "$err" "import .*sizebomb: layer 1 of 1 \(sha256:[0-9a-f]{64}\): entry zeros: the image passes max_image_size \(1048576 bytes of file data\); raise that setting" \
+  "the error names the image, the layer, the entry, the cap and the setting"
+nothing_left sizebomb; ok $? "and leaves no image, name or extraction behind"
+SANDBOX_MAX_IMAGE_SIZE=4M run_sr image import --name sizebomb "$sr_tmp/sizebomb"
+is "$rc" 0 "a layer that expands to exactly max_image_size imports"
+run_sr image rm sizebomb
+# A small valid layout, padded with 4 MiB of zeros that compress away.
+bomb outerbomb "f:etc/motd=small"
+head -c 4194304 /dev/zero > "$sr_tmp/outerbomb/zeros"
+tar -C "$sr_tmp/outerbomb" -czf "$sr_tmp/outerbomb.tar.gz" .
+SANDBOX_MAX_IMAGE_SIZE=1M run_sr image import --name outerbomb "$sr_tmp/outerbomb.tar.gz"
+is "$rc" 125 "an image archive that unpacks past max_image_size is refused"
+like "$err" "unpack .*outerbomb.tar.gz: entry zeros: the image passes max_image_size" "naming the archive"
+nothing_left outerbomb; ok $? "and leaves nothing behind"
+
+# What a file costs on disk counts: a sparse file's holes and a hard link's
+# second name add no bytes.
+mkdir -p "$sr_tmp/sparse-src"
+truncate -s 1G "$sr_tmp/sparse-src/sparse"
+echo data >> "$sr_tmp/sparse-src/sparse"
+tar --sparse -C "$sr_tmp/sparse-src" -cf "$sr_tmp/sparse.tar" sparse
+fixture layout "$sr_tmp/sparse" "$sr_tmp/sparse.tar"
+SANDBOX_MAX_IMAGE_SIZE=1M run_sr image import --name sparse "$sr_tmp/sparse"
+is "$rc" 0 "a sparse file of 1 GiB with 5 bytes of data fits in a cap of 1M"
+is "$(stat -c %s "$store/images/$(printf '%s' "$out" | cut -d' ' -f2)/rootfs/sparse")" 1073741829 \
+  "and keeps its apparent size"
+run_sr image rm sparse
+bomb links "z:file=614400" "h:second>file" "h:third>file"
+SANDBOX_MAX_IMAGE_SIZE=1M run_sr image import --name links "$sr_tmp/links"
+is "$rc" 0 "a file of 600 KiB with two more hard links fits in a cap of 1M"
+run_sr image rm links
+
+bomb inodebomb "n:many=100"
+SANDBOX_MAX_IMAGE_ENTRIES=100 run_sr image import --name inodebomb "$sr_tmp/inodebomb"
+is "$rc" 125 "a layer that makes more than max_image_entries names is refused"
+like "$err" "layer 1 of 1 \(sha256:[0-9a-f]{64}\): entry many/99: the image passes max_image_entries \(100 files, directories and links\); raise that setting" \
+  "the error names the layer, the entry, the cap and the setting"
+nothing_left inodebomb; ok $? "and leaves nothing behind"
+SANDBOX_MAX_IMAGE_ENTRIES=101 run_sr image import --name inodebomb "$sr_tmp/inodebomb"
+is "$rc" 0 "100 files and their directory fit in 101 entries"
+run_sr image rm inodebomb
+
 # --- rm, prune, locking ---
 run_sr image import --name keep "$sr_tmp/layout"
 kid=$(printf '%s' "$out" | cut -d' ' -f2)

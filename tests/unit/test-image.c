@@ -1,9 +1,11 @@
-/* Pure logic of the image code: entry-name sanitising, digests, and the
- * OCI document parsers with their platform choice.  */
+/* Pure logic of the image code: entry-name sanitising, the expansion
+ * budget, digests, and the OCI document parsers with their platform
+ * choice.  */
 #include <config.h>
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -62,6 +64,25 @@ main (void)
       ok (sr_layer_clean_path (longname, out, sizeof out, &absolute) < 0,
           "an entry name longer than PATH_MAX is refused");
     }
+  }
+
+  {
+    uint64_t used = 0;
+
+    ok (sr_layer_budget_take (&used, 10, 4) == 0 && sr_layer_budget_take (&used, 10, 6) == 0
+            && used == 10,
+        "a budget takes up to its cap exactly");
+    ok (sr_layer_budget_take (&used, 10, 1) < 0 && used == 10,
+        "one more past the cap is refused, the count unchanged");
+    used = 3;
+    ok (sr_layer_budget_take (&used, 10, UINT64_MAX) < 0 && used == 3,
+        "a block larger than the cap cannot wrap the count round");
+    used = UINT64_MAX - 1;
+    ok (sr_layer_budget_take (&used, UINT64_MAX, 2) < 0 && used == UINT64_MAX - 1,
+        "nor can a count near the top");
+    used = 5;
+    ok (sr_layer_budget_take (&used, 0, 1u << 30) == 0 && used == 5 + (1u << 30),
+        "a cap of 0 is no cap, and still counts");
   }
 
   ok (sr_digest_valid (DIGEST_A), "a sha256 digest is valid");
