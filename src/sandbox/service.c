@@ -68,6 +68,7 @@ sr_service_open (const struct sr_config *cfg, enum sr_service_mode mode, const c
       free (s);
       return -1;
     }
+  sr_store_set_caps (s->store, cfg->max_image_size, cfg->max_image_entries);
   pthread_mutex_init (&s->history_lock, NULL);
   if (mode == SR_SERVICE_SERVER)
     open_server_parts (s);
