@@ -255,6 +255,19 @@ install_stdio (struct child_state *st, const int *fds)
       die (st, errno, "set up fd %d", i);
 }
 
+/* The capability sets and no_new_privs of the process policy, shared by
+ * the command and a one-shot container's init.  */
+static void
+drop_privileges (struct child_state *st)
+{
+  const char *step = NULL;
+
+  if (sr_caps_apply (st->args->caps, &step) < 0)
+    die (st, errno, "%s", step);
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    die (st, errno, "set no_new_privs");
+}
+
 /* From START to execve: the process policy, then the command.  Shared by a
  * container's own init and by a command joining a held container.  */
 static __attribute__ ((noreturn)) void
@@ -262,7 +275,6 @@ exec_command (struct child_state *st, const int *fds)
 {
   const struct sr_child_args *args = st->args;
   struct exec_spec_view spec;
-  const char *step = NULL;
 
   map_spec (st, fds[0], &spec);
   install_stdio (st, fds + 1);
@@ -278,10 +290,7 @@ exec_command (struct child_state *st, const int *fds)
   for (size_t i = 0; i < args->n_rlimits; i++)
     if (setrlimit (args->rlimits[i].resource, &args->rlimits[i].value) < 0)
       die (st, errno, "setrlimit %d", args->rlimits[i].resource);
-  if (sr_caps_apply (args->caps, &step) < 0)
-    die (st, errno, "%s", step);
-  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    die (st, errno, "set no_new_privs");
+  drop_privileges (st);
   /* Every inherited fd but 0-2 and the sync socket (already close-on-exec)
    * is gone at execve.  */
   if (syscall (SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
@@ -354,6 +363,92 @@ hold (struct child_state *st)
     }
 }
 
+/* Ends the init the way the command ended, as far as an exit status can
+ * say it: the runner reads the real wait status from the status pipe, and
+ * this is only what it falls back on.  */
+static __attribute__ ((noreturn)) void
+exit_like (int status)
+{
+  _exit (WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status));
+}
+
+/* A one-shot container's init.  The command is its child, pid 2, so the
+ * signals the command sends itself (raise, abort, kill $$) reach it as on
+ * a host, which they do not reach a pid 1 without a handler.  The init
+ * passes on every signal sent to it, reaps orphans, and when the command
+ * ends writes its wait status to the status pipe and exits, which kills
+ * whatever else is left in the pid namespace.  The pipe is the runner's
+ * only record of a death by signal (pid 1 cannot die of one it sends
+ * itself), and nothing but the init holds it: the command's copy is
+ * close-on-exec, and the init is not dumpable and keeps no capability the
+ * command lacks, so neither ptrace nor /proc/1/fd reaches it.  */
+static __attribute__ ((noreturn)) void
+run_init (struct child_state *st, const int *fds)
+{
+  int status_fd = fds[4];
+  sigset_t all;
+  pid_t command;
+  int sfd;
+
+  /* Out of the runner's session, so a terminal's ^C goes to the runner
+   * (which cancels) and not also to the command through us.  */
+  if (setsid () < 0)
+    die (st, errno, "setsid");
+  /* Blocked before the fork, so no SIGCHLD is lost; pid 1 gets the
+   * signals it blocks (only unhandled ones are dropped).  */
+  sigfillset (&all);
+  if (sigprocmask (SIG_BLOCK, &all, NULL) < 0)
+    die (st, errno, "block signals");
+  sfd = signalfd (-1, &all, SFD_CLOEXEC);
+  if (sfd < 0)
+    die (st, errno, "signalfd");
+
+  /* A raw clone, as in sr_joiner_main: no atfork handler, no lock.  */
+  command = (pid_t) syscall (SYS_clone, (unsigned long) SIGCHLD, NULL, NULL, NULL, 0);
+  if (command < 0)
+    die (st, errno, "fork the command");
+  if (command == 0)
+    {
+      sigset_t none;
+
+      sigemptyset (&none);
+      sigprocmask (SIG_SETMASK, &none, NULL);
+      exec_command (st, fds);
+    }
+
+  /* The command's stdio and exec spec, and the runner's stdio, are not
+   * ours to hold.  */
+  for (int i = 0; i < 4; i++)
+    close (fds[i]);
+  syscall (SYS_close_range, 0, 2, 0);
+  drop_privileges (st);
+  if (st->args->seccomp && sr_seccomp_filter_install (st->args->seccomp) < 0)
+    die (st, errno, "load the seccomp filter");
+  /* Last: the runner takes EOF on the sync socket for the command's
+   * execve, so our copy must be gone by then.  */
+  close (st->args->sync_fd);
+
+  for (;;)
+    {
+      struct signalfd_siginfo si;
+      ssize_t n = read (sfd, &si, sizeof si);
+      int status;
+      pid_t pid;
+
+      if (n < 0 && errno != EINTR)
+        _exit (SR_CHILD_EXIT_SETUP);
+      if (n == sizeof si && si.ssi_signo != SIGCHLD)
+        kill (command, (int) si.ssi_signo);
+      while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
+        if (pid == command)
+          {
+            if (write (status_fd, &status, sizeof status) != sizeof status)
+              _exit (SR_CHILD_EXIT_SETUP);
+            exit_like (status);
+          }
+    }
+}
+
 void
 sr_child_main (const struct sr_child_args *args)
 {
@@ -370,6 +465,12 @@ sr_child_main (const struct sr_child_args *args)
   /* A parent that died before prctl is noticed as EOF on the sync socket
    * (getppid is no help: it reads 0 in a new pid namespace).  */
   reset_signals ();
+  /* The init is a copy of the runner's memory that never execs (its
+   * environment, a server's token): not dumpable, ptrace and /proc/1/mem
+   * need CAP_SYS_PTRACE in the runner's user namespace.  The command's
+   * execve makes it dumpable again.  */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    die (&st, errno, "clear the dumpable flag");
 
   /* sync 1: the parent has written our uid and gid maps.  */
   wait_for (&st, SR_SYNC_GO, NULL, 0, NULL);
@@ -416,9 +517,9 @@ sr_child_main (const struct sr_child_args *args)
     }
   if (in.type == SR_SYNC_HOLD)
     hold (&st);
-  if (in.type != SR_SYNC_START || n_fds != 4)
-    die (&st, EPROTO, "expected START with 4 fds, got message %u with %zu", in.type, n_fds);
-  exec_command (&st, fds);
+  if (in.type != SR_SYNC_START || n_fds != 5)
+    die (&st, EPROTO, "expected START with 5 fds, got message %u with %zu", in.type, n_fds);
+  run_init (&st, fds);
 }
 
 /* A command entering a held container: join all of its namespaces through
@@ -483,11 +584,12 @@ sr_joiner_main (const struct sr_child_args *args, int target_pidfd)
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
       _exit (SR_CHILD_EXIT_SETUP);
-  if (WIFEXITED (status))
-    _exit (WEXITSTATUS (status));
-  signal (WTERMSIG (status), SIG_DFL);
-  kill (getpid (), WTERMSIG (status));
-  _exit (128 + WTERMSIG (status));
+  if (WIFSIGNALED (status))
+    {
+      signal (WTERMSIG (status), SIG_DFL);
+      kill (getpid (), WTERMSIG (status));
+    }
+  exit_like (status);
 }
 
 int

@@ -562,6 +562,29 @@ fill_status (struct sr_container *c, const struct sr_supervise_outcome *o,
     res->memory_peak = sr_cgroup_memory_peak (c->cgroup);
 }
 
+/* How the command ended, from the init's status pipe (see run_init in
+ * child.c): the init's own end cannot tell a death by signal.  Without a
+ * report (the runner killed the init: timeout, cancel, or the OOM killer
+ * did) the init's own end stands.  */
+static void
+take_command_status (int fd, siginfo_t *exit)
+{
+  int status;
+
+  if (fd < 0 || read (fd, &status, sizeof status) != sizeof status)
+    return;
+  if (WIFEXITED (status))
+    {
+      exit->si_code = CLD_EXITED;
+      exit->si_status = WEXITSTATUS (status);
+    }
+  else if (WIFSIGNALED (status))
+    {
+      exit->si_code = WCOREDUMP (status) ? CLD_DUMPED : CLD_KILLED;
+      exit->si_status = WTERMSIG (status);
+    }
+}
+
 /* START for p (an init waiting after READY, or a joiner), then supervision
  * to the end.  */
 static int
@@ -569,7 +592,7 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
              const struct sr_run_options *opts, struct sr_run_result *result, sr_error_t *err)
 {
   _cleanup_close_ int spec_fd = -1, null_fd = -1;
-  int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+  int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, status[2] = { -1, -1 };
   struct sr_supervise_outcome outcome = { 0 };
   struct sr_supervise_io io = { 0 };
   uint64_t t0, oom_kills_before;
@@ -589,7 +612,8 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
           goto out;
         }
     }
-  if (pipe2 (out, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0)
+  if (pipe2 (out, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0
+      || (p == &c->init && pipe2 (status, O_CLOEXEC | O_NONBLOCK) < 0))
     {
       sr_error_set (err, errno, "pipe");
       goto out;
@@ -598,16 +622,19 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
   /* A held container's OOM kills of earlier commands are not this one's.  */
   oom_kills_before = c->held && c->cgroup ? sr_cgroup_oom_kills (c->cgroup) : 0;
   {
-    int fds[4] = { spec_fd, opts->stdin_fd >= 0 ? opts->stdin_fd : null_fd, out[1], errp[1] };
+    int fds[5] = { spec_fd, opts->stdin_fd >= 0 ? opts->stdin_fd : null_fd, out[1], errp[1],
+                   status[1] };
 
     t0 = sr_now_ns ();
     p->marks[SR_MARK_START] = t0;
-    if (send_msg (p, SR_SYNC_START, fds, 4, err) < 0)
+    if (send_msg (p, SR_SYNC_START, fds, status[1] >= 0 ? 5 : 4, err) < 0)
       goto out;
   }
   close (out[1]);
   close (errp[1]);
-  out[1] = errp[1] = -1;
+  if (status[1] >= 0)
+    close (status[1]);
+  out[1] = errp[1] = status[1] = -1;
 
   if (expect_exec (p, &result->exit_code, err) < 0)
     goto out;
@@ -628,6 +655,7 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
   if (sr_supervise (&io, &outcome, err) < 0)
     goto out;
   p->reaped = true;
+  take_command_status (status[0], &outcome.exit);
   result->duration_ns = sr_now_ns () - t0;
   fill_status (c, &outcome, oom_kills_before, result);
   result->out = outcome.out;
@@ -645,6 +673,8 @@ out:
         close (out[i]);
       if (errp[i] >= 0)
         close (errp[i]);
+      if (status[i] >= 0)
+        close (status[i]);
     }
   return r;
 }
