@@ -36,6 +36,7 @@ struct child_state
 {
   const struct sr_child_args *args;
   struct sr_sync_msg msg; /* marks accumulate here across READY and EXEC */
+  bool send_pidfd;        /* EXEC carries a pidfd of the command (under an init) */
 };
 
 /* Reports a failed step to the parent and exits.  Uses only a stack buffer
@@ -302,8 +303,16 @@ exec_command (struct child_state *st, const int *fds)
    * the error report) follow it.  */
   st->msg.marks[SR_MARK_SECCOMP] = sr_now_ns ();
   st->msg.type = SR_SYNC_EXEC;
-  if (sr_sync_send (args->sync_fd, &st->msg, NULL, 0) < 0)
-    _exit (SR_CHILD_EXIT_SETUP);
+  {
+    /* For the runner to end the command alone at the timeout (see
+     * sr_supervise_io.kill).  */
+    int self = st->send_pidfd ? (int) syscall (SYS_pidfd_open, getpid (), 0) : -1;
+
+    if (sr_sync_send (args->sync_fd, &st->msg, &self, self >= 0 ? 1 : 0) < 0)
+      _exit (SR_CHILD_EXIT_SETUP);
+    if (self >= 0)
+      close (self);
+  }
   if (args->seccomp && sr_seccomp_filter_install (args->seccomp) < 0)
     die (st, errno, "load the seccomp filter");
 
@@ -413,6 +422,7 @@ run_init (struct child_state *st, const int *fds)
 
       sigemptyset (&none);
       sigprocmask (SIG_SETMASK, &none, NULL);
+      st->send_pidfd = true;
       exec_command (st, fds);
     }
 

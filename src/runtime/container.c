@@ -47,6 +47,7 @@ struct proc
   int sync_fd;
   bool reaped;
   pid_t command_pid;     /* joiner's command, for its process group */
+  int command_pidfd;     /* an init's command (pid 2), once it exec'd; or -1 */
   struct sr_container *container;
   uint64_t marks[SR_MARK_MAX];
 };
@@ -81,12 +82,18 @@ pidfd_signal (int pidfd, int sig)
 }
 
 /* Kills what the supervised process stands for: a whole container when it
- * is the init, the command's process group when it is a joiner.  */
+ * is the init, the command's process group when it is a joiner.  Short of
+ * all, an init's command alone, which the init then reaps and reports.  */
 static void
-kill_proc (void *ctx)
+kill_proc (void *ctx, bool all)
 {
   struct proc *p = ctx;
 
+  if (!all && p->command_pidfd >= 0)
+    {
+      pidfd_signal (p->command_pidfd, SIGKILL);
+      return;
+    }
   if (p->pidfd >= 0 && !p->reaped)
     pidfd_signal (p->pidfd, SIGKILL);
   if (p->command_pid > 0)
@@ -116,7 +123,9 @@ proc_reap (struct proc *p)
     }
   if (p->sync_fd >= 0)
     close (p->sync_fd);
-  p->pidfd = p->sync_fd = -1;
+  if (p->command_pidfd >= 0)
+    close (p->command_pidfd);
+  p->pidfd = p->sync_fd = p->command_pidfd = -1;
   p->reaped = true;
 }
 
@@ -168,7 +177,8 @@ expect (struct proc *p, enum sr_sync_type type, const char *when, sr_error_t *er
 
 /* After START: EXEC once the policy is in place, then EOF when execve
  * succeeded (the socket is close-on-exec) or ERROR when it did not.  A
- * joiner also reports its command's pid, in any order with the rest.  */
+ * joiner also reports its command's pid, in any order with the rest; an
+ * init's command sends a pidfd of itself with EXEC.  */
 static int
 expect_exec (struct proc *p, int *ret_exit_code, sr_error_t *err)
 {
@@ -177,12 +187,18 @@ expect_exec (struct proc *p, int *ret_exit_code, sr_error_t *err)
   for (;;)
     {
       struct sr_sync_msg msg;
-      int r = sr_sync_recv (p->sync_fd, &msg, NULL, 0, NULL);
+      int fd = -1;
+      size_t n_fds = 0;
+      int r = sr_sync_recv (p->sync_fd, &msg, &fd, 1, &n_fds);
 
       if (r < 0)
         return sr_error_set (err, errno, "read from the container's sync socket");
       if (r == 1)
         return exec_seen ? 0 : proc_died (p, "before exec", err);
+      if (n_fds == 1 && msg.type == SR_SYNC_EXEC && p->command_pidfd < 0)
+        p->command_pidfd = fd;
+      else if (n_fds == 1)
+        close (fd);
       merge_marks (p, &msg);
       switch (msg.type)
         {
@@ -453,6 +469,7 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
 
   c = sr_xcalloc (1, sizeof *c);
   c->init.pidfd = -1;
+  c->init.command_pidfd = -1;
   c->init.sync_fd = -1;
   c->init.container = c;
   c->child.sync_fd = -1;
@@ -724,7 +741,7 @@ sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
                    const struct sr_run_options *opts, struct sr_run_result *result,
                    sr_error_t *err)
 {
-  struct proc joiner = { .pidfd = -1, .sync_fd = -1, .container = c };
+  struct proc joiner = { .pidfd = -1, .sync_fd = -1, .command_pidfd = -1, .container = c };
   struct sr_child_args args = c->child;
   int r = -1;
 
