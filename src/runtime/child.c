@@ -381,6 +381,48 @@ exit_like (int status)
   _exit (WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status));
 }
 
+#define COMMAND_STACK_SIZE (256 * 1024)
+
+struct command_start
+{
+  struct child_state *st;
+  const int *fds;
+};
+
+static int
+command_main (void *arg)
+{
+  struct command_start *cs = arg;
+  sigset_t none;
+
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  cs->st->send_pidfd = true;
+  exec_command (cs->st, cs->fds);
+}
+
+/* Starts the command as the init's child, in the init's memory until its
+ * execve, as posix_spawn does: no page table to copy, no copy-on-write
+ * fault, and the init sleeps until the command has exec'd or failed.  No
+ * atfork handler runs and no lock is taken (see sr_joiner_main).  */
+static pid_t
+spawn_command (struct child_state *st, const int *fds)
+{
+  struct command_start cs = { .st = st, .fds = fds };
+  char *stack;
+  pid_t pid;
+
+  stack = mmap (NULL, COMMAND_STACK_SIZE, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED)
+    die (st, errno, "map the command's stack");
+  pid = clone (command_main, stack + COMMAND_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, &cs);
+  if (pid < 0)
+    die (st, errno, "start the command");
+  munmap (stack, COMMAND_STACK_SIZE);
+  return pid;
+}
+
 /* A one-shot container's init.  The command is its child, pid 2, so the
  * signals the command sends itself (raise, abort, kill $$) reach it as on
  * a host, which they do not reach a pid 1 without a handler.  The init
@@ -412,19 +454,7 @@ run_init (struct child_state *st, const int *fds)
   if (sfd < 0)
     die (st, errno, "signalfd");
 
-  /* A raw clone, as in sr_joiner_main: no atfork handler, no lock.  */
-  command = (pid_t) syscall (SYS_clone, (unsigned long) SIGCHLD, NULL, NULL, NULL, 0);
-  if (command < 0)
-    die (st, errno, "fork the command");
-  if (command == 0)
-    {
-      sigset_t none;
-
-      sigemptyset (&none);
-      sigprocmask (SIG_SETMASK, &none, NULL);
-      st->send_pidfd = true;
-      exec_command (st, fds);
-    }
+  command = spawn_command (st, fds);
 
   /* The command's stdio and exec spec, and the runner's stdio, are not
    * ours to hold.  */
