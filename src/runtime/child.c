@@ -445,7 +445,7 @@ run_init (struct child_state *st, const int *fds)
    * (which cancels) and not also to the command through us.  */
   if (setsid () < 0)
     die (st, errno, "setsid");
-  /* Blocked before the fork, so no SIGCHLD is lost; pid 1 gets the
+  /* Blocked before the clone, so no SIGCHLD is lost; pid 1 gets the
    * signals it blocks (only unhandled ones are dropped).  */
   sigfillset (&all);
   if (sigprocmask (SIG_BLOCK, &all, NULL) < 0)
