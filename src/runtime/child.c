@@ -6,7 +6,9 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -423,6 +425,44 @@ spawn_command (struct child_state *st, const int *fds)
   return pid;
 }
 
+/* The runner's command line and environment, which the init's memory
+ * still holds: /proc/1/environ is closed to the command (the init is not
+ * dumpable), but /proc/1/cmdline is open to every process.  Blanked in
+ * place, in the init's own copy of those pages, at the addresses of fields
+ * 48 to 51 of /proc/self/stat; best effort.  */
+static void
+blank_runner_args (void)
+{
+  char buf[1024], *p;
+  unsigned long long v[4];
+  ssize_t n;
+  int fd;
+
+  fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  /* The name (field 2) ends at the last ')'; p goes to the space before
+   * field 48.  */
+  p = strrchr (buf, ')');
+  for (int field = 2; field < 48 && p; field++)
+    p = strchr (p + 1, ' ');
+  for (int i = 0; i < 4; i++)
+    {
+      if (p == NULL || *p != ' ')
+        return;
+      v[i] = strtoull (p + 1, &p, 10);
+    }
+  if (v[0] < v[1])
+    memset ((void *) (uintptr_t) v[0], 0, v[1] - v[0]);
+  if (v[2] < v[3])
+    memset ((void *) (uintptr_t) v[2], 0, v[3] - v[2]);
+}
+
 /* A one-shot container's init.  The command is its child, pid 2, so the
  * signals the command sends itself (raise, abort, kill $$) reach it as on
  * a host, which they do not reach a pid 1 without a handler.  The init
@@ -454,6 +494,8 @@ run_init (struct child_state *st, const int *fds)
   if (sfd < 0)
     die (st, errno, "signalfd");
 
+  /* Before the command runs, which could read them otherwise.  */
+  blank_runner_args ();
   command = spawn_command (st, fds);
 
   /* The command's stdio and exec spec, and the runner's stdio, are not

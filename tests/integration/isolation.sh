@@ -13,6 +13,8 @@ is "$rc" 0 "and exits 0"
 run_in sh -c 'ls /proc/1/fd 2>&1; cat /proc/1/environ 2>&1; echo; { echo x > /proc/1/mem; } 2>&1; true'
 is "$(echo "$out" | grep -c "Permission denied")" 3 \
   "the init's fds, environment and memory are out of the command's reach"
+run_in sh -c 'tr -d "\0" < /proc/1/cmdline | wc -c'
+is "$out" 0 "and /proc/1/cmdline shows nothing of the runner's command line"
 
 run_in hostname
 is "$out" sandbox "the hostname is sandbox"
