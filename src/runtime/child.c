@@ -6,7 +6,9 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -36,6 +38,7 @@ struct child_state
 {
   const struct sr_child_args *args;
   struct sr_sync_msg msg; /* marks accumulate here across READY and EXEC */
+  bool send_pidfd;        /* EXEC carries a pidfd of the command (under an init) */
 };
 
 /* Reports a failed step to the parent and exits.  Uses only a stack buffer
@@ -255,6 +258,19 @@ install_stdio (struct child_state *st, const int *fds)
       die (st, errno, "set up fd %d", i);
 }
 
+/* The capability sets and no_new_privs of the process policy, shared by
+ * the command and a one-shot container's init.  */
+static void
+drop_privileges (struct child_state *st)
+{
+  const char *step = NULL;
+
+  if (sr_caps_apply (st->args->caps, &step) < 0)
+    die (st, errno, "%s", step);
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    die (st, errno, "set no_new_privs");
+}
+
 /* From START to execve: the process policy, then the command.  Shared by a
  * container's own init and by a command joining a held container.  */
 static __attribute__ ((noreturn)) void
@@ -262,7 +278,6 @@ exec_command (struct child_state *st, const int *fds)
 {
   const struct sr_child_args *args = st->args;
   struct exec_spec_view spec;
-  const char *step = NULL;
 
   map_spec (st, fds[0], &spec);
   install_stdio (st, fds + 1);
@@ -278,10 +293,7 @@ exec_command (struct child_state *st, const int *fds)
   for (size_t i = 0; i < args->n_rlimits; i++)
     if (setrlimit (args->rlimits[i].resource, &args->rlimits[i].value) < 0)
       die (st, errno, "setrlimit %d", args->rlimits[i].resource);
-  if (sr_caps_apply (args->caps, &step) < 0)
-    die (st, errno, "%s", step);
-  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    die (st, errno, "set no_new_privs");
+  drop_privileges (st);
   /* Every inherited fd but 0-2 and the sync socket (already close-on-exec)
    * is gone at execve.  */
   if (syscall (SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
@@ -293,8 +305,16 @@ exec_command (struct child_state *st, const int *fds)
    * the error report) follow it.  */
   st->msg.marks[SR_MARK_SECCOMP] = sr_now_ns ();
   st->msg.type = SR_SYNC_EXEC;
-  if (sr_sync_send (args->sync_fd, &st->msg, NULL, 0) < 0)
-    _exit (SR_CHILD_EXIT_SETUP);
+  {
+    /* For the runner to end the command alone at the timeout (see
+     * sr_supervise_io.kill).  */
+    int self = st->send_pidfd ? (int) syscall (SYS_pidfd_open, getpid (), 0) : -1;
+
+    if (sr_sync_send (args->sync_fd, &st->msg, &self, self >= 0 ? 1 : 0) < 0)
+      _exit (SR_CHILD_EXIT_SETUP);
+    if (self >= 0)
+      close (self);
+  }
   if (args->seccomp && sr_seccomp_filter_install (args->seccomp) < 0)
     die (st, errno, "load the seccomp filter");
 
@@ -354,6 +374,163 @@ hold (struct child_state *st)
     }
 }
 
+/* Ends the init the way the command ended, as far as an exit status can
+ * say it: the runner reads the real wait status from the status pipe, and
+ * this is only what it falls back on.  */
+static __attribute__ ((noreturn)) void
+exit_like (int status)
+{
+  _exit (WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status));
+}
+
+#define COMMAND_STACK_SIZE (256 * 1024)
+
+struct command_start
+{
+  struct child_state *st;
+  const int *fds;
+};
+
+static int
+command_main (void *arg)
+{
+  struct command_start *cs = arg;
+  sigset_t none;
+
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  cs->st->send_pidfd = true;
+  exec_command (cs->st, cs->fds);
+}
+
+/* Starts the command as the init's child, in the init's memory until its
+ * execve, as posix_spawn does: no page table to copy, no copy-on-write
+ * fault, and the init sleeps until the command has exec'd or failed.  No
+ * atfork handler runs and no lock is taken (see sr_joiner_main).  */
+static pid_t
+spawn_command (struct child_state *st, const int *fds)
+{
+  struct command_start cs = { .st = st, .fds = fds };
+  char *stack;
+  pid_t pid;
+
+  stack = mmap (NULL, COMMAND_STACK_SIZE, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED)
+    die (st, errno, "map the command's stack");
+  pid = clone (command_main, stack + COMMAND_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, &cs);
+  if (pid < 0)
+    die (st, errno, "start the command");
+  munmap (stack, COMMAND_STACK_SIZE);
+  return pid;
+}
+
+/* The runner's command line and environment, which the init's memory
+ * still holds: /proc/1/environ is closed to the command (the init is not
+ * dumpable), but /proc/1/cmdline is open to every process.  Blanked in
+ * place, in the init's own copy of those pages, at the addresses of fields
+ * 48 to 51 of /proc/self/stat; best effort.  */
+static void
+blank_runner_args (void)
+{
+  char buf[1024], *p;
+  unsigned long long v[4];
+  ssize_t n;
+  int fd;
+
+  fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  /* The name (field 2) ends at the last ')'; p goes to the space before
+   * field 48.  */
+  p = strrchr (buf, ')');
+  for (int field = 2; field < 48 && p; field++)
+    p = strchr (p + 1, ' ');
+  for (int i = 0; i < 4; i++)
+    {
+      if (p == NULL || *p != ' ')
+        return;
+      v[i] = strtoull (p + 1, &p, 10);
+    }
+  if (v[0] < v[1])
+    memset ((void *) (uintptr_t) v[0], 0, v[1] - v[0]);
+  if (v[2] < v[3])
+    memset ((void *) (uintptr_t) v[2], 0, v[3] - v[2]);
+}
+
+/* A one-shot container's init.  The command is its child, pid 2, so the
+ * signals the command sends itself (raise, abort, kill $$) reach it as on
+ * a host, which they do not reach a pid 1 without a handler.  The init
+ * passes on every signal sent to it, reaps orphans, and when the command
+ * ends writes its wait status to the status pipe and exits, which kills
+ * whatever else is left in the pid namespace.  The pipe is the runner's
+ * only record of a death by signal (pid 1 cannot die of one it sends
+ * itself), and nothing but the init holds it: the command's copy is
+ * close-on-exec, and the init is not dumpable and keeps no capability the
+ * command lacks, so neither ptrace nor /proc/1/fd reaches it.  */
+static __attribute__ ((noreturn)) void
+run_init (struct child_state *st, const int *fds)
+{
+  int status_fd = fds[4];
+  sigset_t all;
+  pid_t command;
+  int sfd;
+
+  /* Out of the runner's session, so a terminal's ^C goes to the runner
+   * (which cancels) and not also to the command through us.  */
+  if (setsid () < 0)
+    die (st, errno, "setsid");
+  /* Blocked before the clone, so no SIGCHLD is lost; pid 1 gets the
+   * signals it blocks (only unhandled ones are dropped).  */
+  sigfillset (&all);
+  if (sigprocmask (SIG_BLOCK, &all, NULL) < 0)
+    die (st, errno, "block signals");
+  sfd = signalfd (-1, &all, SFD_CLOEXEC);
+  if (sfd < 0)
+    die (st, errno, "signalfd");
+
+  /* Before the command runs, which could read them otherwise.  */
+  blank_runner_args ();
+  command = spawn_command (st, fds);
+
+  /* The command's stdio and exec spec, and the runner's stdio, are not
+   * ours to hold.  */
+  for (int i = 0; i < 4; i++)
+    close (fds[i]);
+  syscall (SYS_close_range, 0, 2, 0);
+  drop_privileges (st);
+  if (st->args->seccomp && sr_seccomp_filter_install (st->args->seccomp) < 0)
+    die (st, errno, "load the seccomp filter");
+  /* Last: the runner takes EOF on the sync socket for the command's
+   * execve, so our copy must be gone by then.  */
+  close (st->args->sync_fd);
+
+  for (;;)
+    {
+      struct signalfd_siginfo si;
+      ssize_t n = read (sfd, &si, sizeof si);
+      int status;
+      pid_t pid;
+
+      if (n < 0 && errno != EINTR)
+        _exit (SR_CHILD_EXIT_SETUP);
+      if (n == sizeof si && si.ssi_signo != SIGCHLD)
+        kill (command, (int) si.ssi_signo);
+      while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
+        if (pid == command)
+          {
+            if (write (status_fd, &status, sizeof status) != sizeof status)
+              _exit (SR_CHILD_EXIT_SETUP);
+            exit_like (status);
+          }
+    }
+}
+
 void
 sr_child_main (const struct sr_child_args *args)
 {
@@ -370,6 +547,12 @@ sr_child_main (const struct sr_child_args *args)
   /* A parent that died before prctl is noticed as EOF on the sync socket
    * (getppid is no help: it reads 0 in a new pid namespace).  */
   reset_signals ();
+  /* The init is a copy of the runner's memory that never execs (its
+   * environment, a server's token): not dumpable, ptrace and /proc/1/mem
+   * need CAP_SYS_PTRACE in the runner's user namespace.  The command's
+   * execve makes it dumpable again.  */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    die (&st, errno, "clear the dumpable flag");
 
   /* sync 1: the parent has written our uid and gid maps.  */
   wait_for (&st, SR_SYNC_GO, NULL, 0, NULL);
@@ -416,9 +599,9 @@ sr_child_main (const struct sr_child_args *args)
     }
   if (in.type == SR_SYNC_HOLD)
     hold (&st);
-  if (in.type != SR_SYNC_START || n_fds != 4)
-    die (&st, EPROTO, "expected START with 4 fds, got message %u with %zu", in.type, n_fds);
-  exec_command (&st, fds);
+  if (in.type != SR_SYNC_START || n_fds != 5)
+    die (&st, EPROTO, "expected START with 5 fds, got message %u with %zu", in.type, n_fds);
+  run_init (&st, fds);
 }
 
 /* A command entering a held container: join all of its namespaces through
@@ -483,11 +666,12 @@ sr_joiner_main (const struct sr_child_args *args, int target_pidfd)
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
       _exit (SR_CHILD_EXIT_SETUP);
-  if (WIFEXITED (status))
-    _exit (WEXITSTATUS (status));
-  signal (WTERMSIG (status), SIG_DFL);
-  kill (getpid (), WTERMSIG (status));
-  _exit (128 + WTERMSIG (status));
+  if (WIFSIGNALED (status))
+    {
+      signal (WTERMSIG (status), SIG_DFL);
+      kill (getpid (), WTERMSIG (status));
+    }
+  exit_like (status);
 }
 
 int

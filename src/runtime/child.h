@@ -1,7 +1,9 @@
-/* The container's init, from clone to execve.  It runs in a copy of the
- * parent's address space made by a raw clone, where another thread of the
- * parent may have held malloc's lock: so it allocates nothing, and every
- * string and plan it needs was prepared by the parent beforehand.  */
+/* The container's init: from clone to the command's execve, then pid 1
+ * for the command's life (or a session's holding init).  It runs in a
+ * copy of the parent's address space made by a raw clone, where another
+ * thread of the parent may have held malloc's lock: so it allocates
+ * nothing, and every string and plan it needs was prepared by the parent
+ * beforehand.  */
 #ifndef SR_CHILD_H
 #define SR_CHILD_H
 

@@ -47,6 +47,7 @@ struct proc
   int sync_fd;
   bool reaped;
   pid_t command_pid;     /* joiner's command, for its process group */
+  int command_pidfd;     /* an init's command (pid 2), once it exec'd; or -1 */
   struct sr_container *container;
   uint64_t marks[SR_MARK_MAX];
 };
@@ -81,12 +82,18 @@ pidfd_signal (int pidfd, int sig)
 }
 
 /* Kills what the supervised process stands for: a whole container when it
- * is the init, the command's process group when it is a joiner.  */
+ * is the init, the command's process group when it is a joiner.  Short of
+ * all, an init's command alone, which the init then reaps and reports.  */
 static void
-kill_proc (void *ctx)
+kill_proc (void *ctx, bool all)
 {
   struct proc *p = ctx;
 
+  if (!all && p->command_pidfd >= 0)
+    {
+      pidfd_signal (p->command_pidfd, SIGKILL);
+      return;
+    }
   if (p->pidfd >= 0 && !p->reaped)
     pidfd_signal (p->pidfd, SIGKILL);
   if (p->command_pid > 0)
@@ -116,7 +123,9 @@ proc_reap (struct proc *p)
     }
   if (p->sync_fd >= 0)
     close (p->sync_fd);
-  p->pidfd = p->sync_fd = -1;
+  if (p->command_pidfd >= 0)
+    close (p->command_pidfd);
+  p->pidfd = p->sync_fd = p->command_pidfd = -1;
   p->reaped = true;
 }
 
@@ -168,7 +177,8 @@ expect (struct proc *p, enum sr_sync_type type, const char *when, sr_error_t *er
 
 /* After START: EXEC once the policy is in place, then EOF when execve
  * succeeded (the socket is close-on-exec) or ERROR when it did not.  A
- * joiner also reports its command's pid, in any order with the rest.  */
+ * joiner also reports its command's pid, in any order with the rest; an
+ * init's command sends a pidfd of itself with EXEC.  */
 static int
 expect_exec (struct proc *p, int *ret_exit_code, sr_error_t *err)
 {
@@ -177,12 +187,18 @@ expect_exec (struct proc *p, int *ret_exit_code, sr_error_t *err)
   for (;;)
     {
       struct sr_sync_msg msg;
-      int r = sr_sync_recv (p->sync_fd, &msg, NULL, 0, NULL);
+      int fd = -1;
+      size_t n_fds = 0;
+      int r = sr_sync_recv (p->sync_fd, &msg, &fd, 1, &n_fds);
 
       if (r < 0)
         return sr_error_set (err, errno, "read from the container's sync socket");
       if (r == 1)
         return exec_seen ? 0 : proc_died (p, "before exec", err);
+      if (n_fds == 1 && msg.type == SR_SYNC_EXEC && p->command_pidfd < 0)
+        p->command_pidfd = fd;
+      else if (n_fds == 1)
+        close (fd);
       merge_marks (p, &msg);
       switch (msg.type)
         {
@@ -453,6 +469,7 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
 
   c = sr_xcalloc (1, sizeof *c);
   c->init.pidfd = -1;
+  c->init.command_pidfd = -1;
   c->init.sync_fd = -1;
   c->init.container = c;
   c->child.sync_fd = -1;
@@ -562,6 +579,29 @@ fill_status (struct sr_container *c, const struct sr_supervise_outcome *o,
     res->memory_peak = sr_cgroup_memory_peak (c->cgroup);
 }
 
+/* How the command ended, from the init's status pipe (see run_init in
+ * child.c): the init's own end cannot tell a death by signal.  Without a
+ * report (the runner killed the init: timeout, cancel, or the OOM killer
+ * did) the init's own end stands.  */
+static void
+take_command_status (int fd, siginfo_t *exit)
+{
+  int status;
+
+  if (fd < 0 || read (fd, &status, sizeof status) != sizeof status)
+    return;
+  if (WIFEXITED (status))
+    {
+      exit->si_code = CLD_EXITED;
+      exit->si_status = WEXITSTATUS (status);
+    }
+  else if (WIFSIGNALED (status))
+    {
+      exit->si_code = WCOREDUMP (status) ? CLD_DUMPED : CLD_KILLED;
+      exit->si_status = WTERMSIG (status);
+    }
+}
+
 /* START for p (an init waiting after READY, or a joiner), then supervision
  * to the end.  */
 static int
@@ -569,7 +609,7 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
              const struct sr_run_options *opts, struct sr_run_result *result, sr_error_t *err)
 {
   _cleanup_close_ int spec_fd = -1, null_fd = -1;
-  int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+  int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, status[2] = { -1, -1 };
   struct sr_supervise_outcome outcome = { 0 };
   struct sr_supervise_io io = { 0 };
   uint64_t t0, oom_kills_before;
@@ -589,7 +629,8 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
           goto out;
         }
     }
-  if (pipe2 (out, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0)
+  if (pipe2 (out, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0
+      || (p == &c->init && pipe2 (status, O_CLOEXEC | O_NONBLOCK) < 0))
     {
       sr_error_set (err, errno, "pipe");
       goto out;
@@ -598,16 +639,19 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
   /* A held container's OOM kills of earlier commands are not this one's.  */
   oom_kills_before = c->held && c->cgroup ? sr_cgroup_oom_kills (c->cgroup) : 0;
   {
-    int fds[4] = { spec_fd, opts->stdin_fd >= 0 ? opts->stdin_fd : null_fd, out[1], errp[1] };
+    int fds[5] = { spec_fd, opts->stdin_fd >= 0 ? opts->stdin_fd : null_fd, out[1], errp[1],
+                   status[1] };
 
     t0 = sr_now_ns ();
     p->marks[SR_MARK_START] = t0;
-    if (send_msg (p, SR_SYNC_START, fds, 4, err) < 0)
+    if (send_msg (p, SR_SYNC_START, fds, status[1] >= 0 ? 5 : 4, err) < 0)
       goto out;
   }
   close (out[1]);
   close (errp[1]);
-  out[1] = errp[1] = -1;
+  if (status[1] >= 0)
+    close (status[1]);
+  out[1] = errp[1] = status[1] = -1;
 
   if (expect_exec (p, &result->exit_code, err) < 0)
     goto out;
@@ -628,6 +672,7 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
   if (sr_supervise (&io, &outcome, err) < 0)
     goto out;
   p->reaped = true;
+  take_command_status (status[0], &outcome.exit);
   result->duration_ns = sr_now_ns () - t0;
   fill_status (c, &outcome, oom_kills_before, result);
   result->out = outcome.out;
@@ -645,6 +690,8 @@ out:
         close (out[i]);
       if (errp[i] >= 0)
         close (errp[i]);
+      if (status[i] >= 0)
+        close (status[i]);
     }
   return r;
 }
@@ -694,7 +741,7 @@ sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
                    const struct sr_run_options *opts, struct sr_run_result *result,
                    sr_error_t *err)
 {
-  struct proc joiner = { .pidfd = -1, .sync_fd = -1, .container = c };
+  struct proc joiner = { .pidfd = -1, .sync_fd = -1, .command_pidfd = -1, .container = c };
   struct sr_child_args args = c->child;
   int r = -1;
 

@@ -3,9 +3,11 @@
  *   sr_container_create  builds everything (cgroup, namespaces, id maps,
  *                        mounts, pivot_root, lo, hostname); the container's
  *                        init then waits on the sync socket.
- *   sr_container_start   hands it the command, environment and stdio, lets
- *                        it apply the process policy (caps, no_new_privs,
- *                        seccomp) and exec, and supervises it to the end.
+ *   sr_container_start   hands it the command, environment and stdio; the
+ *                        init starts the command as its child (pid 2),
+ *                        which applies the process policy (caps,
+ *                        no_new_privs, seccomp) and execs, and the init
+ *                        reports how it ended; supervises it to the end.
  *
  * A container runs exactly one command and is never reused.
  * sr_container_destroy kills whatever is left and removes every trace

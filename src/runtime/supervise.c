@@ -23,6 +23,11 @@
  * (an fd passed out of the container), so stop reading.  */
 #define DRAIN_GRACE_MS 2000
 
+/* How long the init has to reap a command killed at the timeout or a
+ * cancel before everything is killed; it needs a few microseconds, but a
+ * throttled cgroup may hold it back for a CFS period or two.  */
+#define KILL_GRACE_MS 500
+
 /* Reads what is there; returns 0 at EOF, 1 when more may come.  */
 static int
 drain (int fd, enum sr_stream stream, struct sr_capture *cap, const struct sr_supervise_io *io)
@@ -73,7 +78,7 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
   _cleanup_close_ int timer = -1;
   struct pollfd pfd[WATCH_MAX];
   bool exited = false, killed = false;
-  uint64_t exited_at = 0;
+  uint64_t exited_at = 0, kill_all_at = 0;
   int r = -1;
 
   memset (ret, 0, sizeof *ret);
@@ -103,6 +108,18 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
             break;
           wait_ms = (int) (DRAIN_GRACE_MS - since);
         }
+      else if (kill_all_at)
+        {
+          uint64_t now = sr_now_ns ();
+
+          if (now >= kill_all_at)
+            {
+              io->kill (io->kill_ctx, true);
+              kill_all_at = 0;
+              continue;
+            }
+          wait_ms = (int) ((kill_all_at - now) / 1000000 + 1);
+        }
       n = poll (pfd, WATCH_MAX, wait_ms);
       if (n < 0 && errno == EINTR)
         continue;
@@ -119,14 +136,16 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
         {
           ret->timed_out = true;
           killed = true;
-          io->kill (io->kill_ctx);
+          io->kill (io->kill_ctx, false);
+          kill_all_at = sr_now_ns () + KILL_GRACE_MS * 1000000ull;
           pfd[WATCH_TIMER].fd = -1;
         }
       if (pfd[WATCH_CANCEL].revents && !killed)
         {
           ret->cancelled = true;
           killed = true;
-          io->kill (io->kill_ctx);
+          io->kill (io->kill_ctx, false);
+          kill_all_at = sr_now_ns () + KILL_GRACE_MS * 1000000ull;
           pfd[WATCH_CANCEL].fd = -1;
         }
       if (pfd[WATCH_PID].revents)
@@ -146,9 +165,9 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
           pfd[WATCH_CANCEL].fd = -1;
           /* Whatever the init left behind dies with its pid namespace;
            * the kill makes sure of it for a cgroup that outlives it.  */
-          if (!killed)
-            io->kill (io->kill_ctx);
+          io->kill (io->kill_ctx, true);
           killed = true;
+          kill_all_at = 0;
         }
     }
   r = 0;

@@ -22,8 +22,12 @@ struct sr_supervise_io
   size_t max_output;
   sr_output_cb on_output;
   void *userdata;
-  /* Kills every process of the container (its init, its cgroup).  */
-  void (*kill) (void *ctx);
+  /* With all false, ends the command alone, so that the init can reap
+   * it (its CPU time counts) and end by itself; with all true, kills every
+   * process of the container (its init, its cgroup).  The timeout and a
+   * cancel ask for the first, and for the second if the init is not gone
+   * a short while later.  */
+  void (*kill) (void *ctx, bool all);
   void *kill_ctx;
 };
 

@@ -4,13 +4,20 @@
  *
  *   sync 1  parent -> child  GO      uid/gid maps are written
  *   sync 2  child  -> parent READY   the container is built, init waits
- *   sync 3  parent -> child  START   fds: exec spec (memfd), stdin, stdout, stderr
+ *   sync 3  parent -> child  START   fds: exec spec (memfd), stdin, stdout, stderr,
+ *                                    status pipe (write end)
  *   sync 4  child  -> parent EXEC    policy applied, execve is next
  *           then EOF (the socket is O_CLOEXEC) once execve succeeded.
  *
+ * The init forks the command (pid 2) at START; the command sends EXEC or
+ * ERROR itself, and the init closes its copy of the socket, so the EOF is
+ * the command's execve.  When the command ends the init writes its wait
+ * status (an int) to the status pipe and exits.
+ *
  * A container kept for a session gets HOLD instead of START: its init then
  * only reaps, and each command joins it (see sr_joiner_main) with the same
- * GO, READY, START, EXEC sequence on a socket of its own.
+ * GO, READY, START, EXEC sequence on a socket of its own (START without
+ * the status pipe: the joiner ends the way its command did).
  *
  * Any step that fails sends ERROR (errnum + which step) instead, and the
  * child exits.  */
@@ -34,7 +41,7 @@ enum sr_sync_type
 };
 
 #define SR_SYNC_TEXT_MAX 384
-#define SR_SYNC_MAX_FDS 4
+#define SR_SYNC_MAX_FDS 5
 
 struct sr_sync_msg
 {

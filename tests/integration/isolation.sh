@@ -3,9 +3,18 @@
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 require_busybox_rootfs
 
-run_in sh -c 'echo $$'
-is "$out" 1 "the command is pid 1 of its own pid namespace"
+run_in sh -c 'echo $$; cat /proc/1/comm; grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/1/status | tr -s "\t" " "'
+is "$(echo "$out" | sed -n 1p)" 2 "the command is pid 2 of its own pid namespace"
+is "$(echo "$out" | sed -n 2p)" sandbox-runner "an init of ours is pid 1"
+is "$(echo "$out" | sed -n '3,5p' | tr '\n' ' ')" "CapEff: 0000000000000000 NoNewPrivs: 1 Seccomp: 2 " \
+  "the init runs under the command's policy"
 is "$rc" 0 "and exits 0"
+
+run_in sh -c 'ls /proc/1/fd 2>&1; cat /proc/1/environ 2>&1; echo; { echo x > /proc/1/mem; } 2>&1; true'
+is "$(echo "$out" | grep -c "Permission denied")" 3 \
+  "the init's fds, environment and memory are out of the command's reach"
+run_in sh -c 'tr -d "\0" < /proc/1/cmdline | wc -c'
+is "$out" 0 "and /proc/1/cmdline shows nothing of the runner's command line"
 
 run_in hostname
 is "$out" sandbox "the hostname is sandbox"

@@ -57,6 +57,19 @@ code cpp '#include <cstdio>
 int main() { std::FILE *f = std::fopen("/scratch/main", "w"); std::puts(f ? "writable" : "read-only"); }'
 is "$(field stdout)" read-only "cpp: the run stage sees /scratch read-only"
 
+# Self-signals behave as on a host: the snippet is not pid 1.
+code python 'import signal
+signal.raise_signal(signal.SIGTERM)
+print("alive")'
+is "$(field signal) $(field stdout)" "15 " "python: raise(SIGTERM) reports signal SIGTERM"
+code python 'import os
+os.abort()'
+is "$(field signal) $(field exit_code) $rc" "6 134 134" "python: abort() reports SIGABRT, 134"
+code cpp '#include <cassert>
+int main() { assert(1 == 2); }'
+is "$(field status) $(field signal) $rc" "error 6 134" "cpp: a failed assert reports SIGABRT, 134"
+like "$(field stderr)" "Assertion .1 == 2. failed" "cpp: with assert's message"
+
 code cpp 'int main() { return undeclared; }'
 is "$(field status)" compile_error "cpp: a compile failure is compile_error"
 like "$(field stderr)" "main.cpp:1:.*undeclared.*was not declared" "cpp: with the compiler's message"

@@ -7,8 +7,7 @@ require_busybox_rootfs
 run_in sh -c 'exit 3'
 is "$rc" 3 "the command's exit status is the runner's"
 
-# The command is pid 1 of its namespace, so (as in Docker) only signals it
-# handles reach it from inside; the runner's own SIGKILL does.
+# The timeout's SIGKILL ends the container's init, and the command with it.
 run_sr run --json --timeout 0.3 --rootfs "$ROOTFS" -- sleep 10
 is "$(json_field "$out" signal)" 9 "the JSON result names the signal that killed the command"
 is "$(json_field "$out" exit_code)" 137 "and gives 128+N as exit_code"
@@ -20,6 +19,54 @@ is "$(json_field "$out" stdout)" out "JSON stdout"
 is "$(json_field "$out" stderr)" err "JSON stderr"
 is "$(json_field "$out" stdout_truncated)" false "JSON stdout_truncated"
 like "$(json_field "$out" duration_ms)" '^[0-9.]+$' "JSON duration_ms"
+
+# The command is pid 2 under an init of ours, so the signals it sends
+# itself end it as on a host, and the result is the command's own end.
+run_sr run --json --timeout 10 --rootfs "$ROOTFS" -- sh -c 'kill -TERM $$; echo alive'
+is "$(json_field "$out" signal)" 15 "kill -TERM \$\$ in sh ends it with SIGTERM"
+is "$(json_field "$out" stdout)" "" "and nothing after the kill runs"
+start=$(date +%s%N)
+run_sr run --timeout 10 --rootfs "$ROOTFS" -- sh -c 'kill -KILL $$; sleep 10'
+end=$(date +%s%N)
+is "$rc" 137 "a command that SIGKILLs itself exits 137"
+elapsed=$(( (end - start) / 1000000 ))
+ok $([ "$elapsed" -lt 5000 ] && echo 0 || echo 1) "at once, not at the timeout (${elapsed} ms)"
+run_in sh -c 'kill -ABRT $$'
+is "$rc" 134 "SIGABRT is exit status 134 in the CLI"
+
+# The init reaps orphans: a double-forked child that exits is no zombie.
+run_in sh -c '(sleep 0.1 &); sleep 0.6; cat /proc/[0-9]*/stat | cut -d" " -f3 | grep -c Z'
+is "$out" 0 "orphans are reaped"
+
+# A signal sent to the container's init from the host is passed on to the
+# command.
+"$SR_BIN" run --timeout 10 --rootfs "$ROOTFS" -- \
+  sh -c 'trap "echo got TERM; exit 9" TERM; echo ready; sleep 8 & wait' > "$sr_tmp/fwd" 2>&1 &
+runner=$!
+for _ in $(seq 50); do grep -q ready "$sr_tmp/fwd" 2>/dev/null && break; sleep 0.1; done
+kill -TERM "$(pgrep -P "$runner" | head -1)"
+wait "$runner"
+is "$?" 9 "a signal to the init reaches the command"
+like "$(cat "$sr_tmp/fwd")" "got TERM" "which handles it"
+
+# The runner's own cancel (SIGTERM to the CLI) still ends the container.
+tag=78.$$
+"$SR_BIN" run --timeout 20 --rootfs "$ROOTFS" -- \
+  sh -c "(setsid sleep 2$tag &); echo ready; sleep 3$tag" > "$sr_tmp/cancel" 2>&1 &
+runner=$!
+for _ in $(seq 50); do grep -q ready "$sr_tmp/cancel" 2>/dev/null && break; sleep 0.1; done
+kill -TERM "$runner"
+wait "$runner"
+is "$?" 137 "a cancelled run ends with the init's SIGKILL"
+sleep 0.2
+is "$(pgrep -f "sleep [23]$tag" || true)" "" "and nothing of its container is left"
+
+# The command's end ends everything it started.
+tag=79.$$
+run_in sh -c "(setsid sleep 2$tag &); (sleep 3$tag &); exit 0"
+is "$rc" 0 "a command that leaves daemons behind exits 0"
+sleep 0.2
+is "$(pgrep -f "sleep [23]$tag" || true)" "" "and its daemons die with it"
 
 # The timeout kills the command and a daemon it left behind.
 tag=77.$$

@@ -1,9 +1,9 @@
 # hostile: reads the host through /proc/1/root, /proc/SERVER_PID/root and every /proc/*/root and cwd
-# expected: /proc shows only the container's own processes; the host file is never found
+# expected: /proc shows only the container's own processes (its init and the snippet); the host file is never found
 # expect: status=success
 # expect: stdout!=/FOUND/
 # expect: stdout=/^\/proc\/@SERVER_PID@: absent$/m
-# expect: stdout=/^pids visible: 1$/m
+# expect: stdout=/^pids visible: 2$/m
 # expect: stdout=/^done$/m
 import os
 target = "@HOST_MARKER@"
@@ -17,5 +17,9 @@ for p in pids + ["self", "thread-self", "@SERVER_PID@"]:
                 print("FOUND", path, open(path).read().strip())
             except OSError:
                 pass
-print("/proc/1/root lists:", " ".join(sorted(os.listdir("/proc/1/root"))))
+print("/proc/self/root lists:", " ".join(sorted(os.listdir("/proc/self/root"))))
+try:
+    print("/proc/1/root lists:", " ".join(sorted(os.listdir("/proc/1/root"))))
+except PermissionError:
+    print("/proc/1/root: denied (the container's init is not dumpable)")
 print("done")
