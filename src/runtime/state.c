@@ -296,9 +296,12 @@ sr_state_list_free (struct sr_state *list, size_t n)
 static int
 kill_init (const struct sr_state *s)
 {
-  int pidfd = (int) syscall (SYS_pidfd_open, s->init_pid, 0);
-  int r = 0;
+  int pidfd, r = 0;
 
+  /* An entry written before its container's init existed.  */
+  if (s->init_pid <= 0)
+    return 0;
+  pidfd = (int) syscall (SYS_pidfd_open, s->init_pid, 0);
   if (pidfd < 0)
     return errno == ESRCH ? 0 : -1;
   if (sr_state_process_alive (s->init_pid, s->init_start))

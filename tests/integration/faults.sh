@@ -170,7 +170,9 @@ printf 'import time\ntime.sleep(25)\n' > "$sr_tmp/nap.py"
 "$SR_BIN" run-code -l python "$sr_tmp/nap.py" >/dev/null 2>&1 &
 victim=$!
 # (The brackets keep grep from finding its own command line in the list.)
-cli_running () { ls "$containers" 2>/dev/null | grep -q "^sr-$victim-" && descendants | grep -q ' [p]ython3 /scratch/main.py'; }
+cli_running () {
+  ls "$containers" 2>/dev/null | grep -q "^sr-$victim-" && descendants | grep -q ' [p]ython3 /scratch/main.py'
+}
 wait_until 30 cli_running
 ok $? "a run-code is running (its container has a state entry)"
 cli_cgroups=$(runner_cgroups "$victim" | tr '\n' ' ')
