@@ -14,7 +14,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +39,11 @@ static const char *const controller_names[CTL_COUNT] = { "memory", "cpu", "pids"
 
 /* Time given to a cgroup to empty after SIGKILL before rmdir gives up.  */
 #define DRAIN_TIMEOUT_NS (2ull * 1000 * 1000 * 1000)
+
+/* The same for the cgroup of a dead runner: every start reclaims, so a
+ * cgroup that will not go must not cost each of them long; its state
+ * entry stays for the next start to try again.  */
+#define RECLAIM_TIMEOUT_NS (500ull * 1000 * 1000)
 
 struct hierarchies
 {
@@ -611,11 +618,12 @@ sleep_ms (long ms)
 }
 
 /* SIGKILLs what cgroup.procs lists until it lists nothing, so processes
- * forked while we kill are caught too.  Returns 0 once empty.  */
+ * forked while we kill are caught too.  Returns 0 once empty, -1 when
+ * some survive timeout_ns.  */
 static int
-kill_listed (const char *dir, sr_error_t *err)
+kill_listed (const char *dir, uint64_t timeout_ns, sr_error_t *err)
 {
-  uint64_t deadline = sr_now_ns () + DRAIN_TIMEOUT_NS;
+  uint64_t deadline = sr_now_ns () + timeout_ns;
 
   for (;;)
     {
@@ -638,7 +646,7 @@ kill_listed (const char *dir, sr_error_t *err)
 }
 
 static int
-kill_dir (const char *dir, bool v2, sr_error_t *err)
+kill_dir (const char *dir, bool v2, uint64_t timeout_ns, sr_error_t *err)
 {
   if (v2)
     {
@@ -653,7 +661,7 @@ kill_dir (const char *dir, bool v2, sr_error_t *err)
         }
       sr_error_free (&e);
     }
-  return kill_listed (dir, err);
+  return kill_listed (dir, timeout_ns, err);
 }
 
 int
@@ -664,7 +672,7 @@ sr_cgroup_kill (struct sr_cgroup *cg, sr_error_t *err)
   int r = 0;
 
   for (size_t i = 0; i < n; i++)
-    if (kill_dir (dirs[i], dirs[i] == cg->v2_dir, r < 0 ? NULL : err) < 0)
+    if (kill_dir (dirs[i], dirs[i] == cg->v2_dir, DRAIN_TIMEOUT_NS, r < 0 ? NULL : err) < 0)
       r = -1;
   return r;
 }
@@ -699,9 +707,9 @@ sr_cgroup_memory_peak (const struct sr_cgroup *cg)
 /* Removes an emptied cgroup, waiting for the kernel to let go of exiting
  * processes.  A directory that is already gone is fine.  */
 static int
-remove_dir (const char *dir, sr_error_t *err)
+remove_dir (const char *dir, uint64_t timeout_ns, sr_error_t *err)
 {
-  uint64_t deadline = sr_now_ns () + DRAIN_TIMEOUT_NS;
+  uint64_t deadline = sr_now_ns () + timeout_ns;
 
   while (rmdir (dir) < 0)
     {
@@ -715,29 +723,83 @@ remove_dir (const char *dir, sr_error_t *err)
 }
 
 static int
-kill_and_remove (const char *dir, bool v2, sr_error_t *err)
+kill_and_remove (const char *dir, bool v2, uint64_t timeout_ns, sr_error_t *err)
 {
-  if (kill_dir (dir, v2, err) < 0)
+  if (kill_dir (dir, v2, timeout_ns, err) < 0)
     return -1;
-  return remove_dir (dir, err);
+  return remove_dir (dir, timeout_ns, err);
 }
 
-int
-sr_cgroup_reclaim (const char *name, sr_error_t *err)
+/* Each base/name, for the bases of ours that exist: the cgroups a
+ * container named name may have.  */
+char **
+sr_cgroup_planned_dirs (const char *name)
 {
   const struct hierarchies *h = hierarchies ();
   const char *bases[CTL_COUNT + 1];
-  int r = 0;
+  char **dirs = NULL;
 
-  if (check_name (name, err) < 0)
-    return -1;
+  if (check_name (name, NULL) < 0)
+    return NULL;
   size_t n = distinct_dirs (h->v2_base, h->v1_base, bases);
   for (size_t i = 0; i < n; i++)
     {
       _cleanup_free_ char *dir = sr_xasprintf ("%s/%s", bases[i], name);
-      if (!sr_is_dir (dir))
-        continue;
-      if (kill_and_remove (dir, bases[i] == h->v2_base, r < 0 ? NULL : err) < 0)
+      sr_strv_push (&dirs, dir);
+    }
+  return dirs;
+}
+
+char **
+sr_cgroup_dirs (const struct sr_cgroup *cg)
+{
+  const char *dirs[CTL_COUNT + 1];
+  char **ret = NULL;
+  size_t n = cgroup_dirs (cg, dirs);
+
+  for (size_t i = 0; i < n; i++)
+    sr_strv_push (&ret, dirs[i]);
+  return ret;
+}
+
+/* Whether dir, read from a state entry, is still a cgroup named name: 1
+ * when it is (*v2 says which version), 0 when it is gone, -1 when it is
+ * not a path of ours (absolute, no "." or ".." in it, name last, a real
+ * directory on a cgroup file system), so a forged entry cannot point the
+ * reclaim at another cgroup.  */
+static int
+recorded_cgroup (const char *dir, const char *name, bool *v2, sr_error_t *err)
+{
+  const char *last = strrchr (dir, '/');
+  struct statfs sf;
+  struct stat st;
+
+  if (dir[0] != '/' || strstr (dir, "//") || strstr (dir, "/./") || strstr (dir, "/../")
+      || strcmp (last + 1, name) != 0)
+    return sr_error_set (err, EINVAL, "%s is not a cgroup named %s", dir, name);
+  if (lstat (dir, &st) < 0)
+    return errno == ENOENT ? 0 : sr_error_set (err, errno, "stat %s", dir);
+  if (!S_ISDIR (st.st_mode) || statfs (dir, &sf) < 0
+      || (sf.f_type != CGROUP_SUPER_MAGIC && sf.f_type != CGROUP2_SUPER_MAGIC))
+    return sr_error_set (err, EINVAL, "%s is not a cgroup directory", dir);
+  *v2 = sf.f_type == CGROUP2_SUPER_MAGIC;
+  return 1;
+}
+
+int
+sr_cgroup_reclaim (const char *name, char *const *dirs, sr_error_t *err)
+{
+  int r = 0;
+
+  if (check_name (name, err) < 0)
+    return -1;
+  for (size_t i = 0; dirs && dirs[i]; i++)
+    {
+      sr_error_t *e = r < 0 ? NULL : err;
+      bool v2 = false;
+      int found = recorded_cgroup (dirs[i], name, &v2, e);
+
+      if (found < 0 || (found > 0 && kill_and_remove (dirs[i], v2, RECLAIM_TIMEOUT_NS, e) < 0))
         r = -1;
     }
   return r;
@@ -753,7 +815,8 @@ sr_cgroup_destroy (struct sr_cgroup *cg, sr_error_t *err)
     return 0;
   size_t n = cgroup_dirs (cg, dirs);
   for (size_t i = 0; i < n; i++)
-    if (kill_and_remove (dirs[i], dirs[i] == cg->v2_dir, r < 0 ? NULL : err) < 0)
+    if (kill_and_remove (dirs[i], dirs[i] == cg->v2_dir, DRAIN_TIMEOUT_NS, r < 0 ? NULL : err)
+        < 0)
       r = -1;
   if (cg->v2_fd >= 0)
     close (cg->v2_fd);

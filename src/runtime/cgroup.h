@@ -56,9 +56,23 @@ uint64_t sr_cgroup_oom_kills (const struct sr_cgroup *cg);
 /* Peak memory use in bytes (memory.peak / max_usage_in_bytes), 0 if unknown.  */
 uint64_t sr_cgroup_memory_peak (const struct sr_cgroup *cg);
 
-/* Removes the cgroup(s) named `name` below this runner's own cgroups that a
- * runner which died left behind, killing anything still in them.  */
-int sr_cgroup_reclaim (const char *name, sr_error_t *err);
+/* The full path of each cgroup sr_cgroup_create may make for `name`
+ * (NULL-terminated, the caller frees it): for the state entry written
+ * before the cgroups exist.  NULL when name is invalid or no hierarchy is
+ * ours.  */
+char **sr_cgroup_planned_dirs (const char *name);
+
+/* The full path of each of cg's cgroups (NULL-terminated, the caller
+ * frees it): for the state entry, so a reclaim finds them from whatever
+ * cgroup it runs in.  */
+char **sr_cgroup_dirs (const struct sr_cgroup *cg);
+
+/* Removes the cgroups `dirs` (full paths, as a runner which died recorded
+ * them) of the container `name`, killing anything still in them.  A path
+ * that is not a cgroup directory named `name` is refused.  Fails when any
+ * of them is still there afterwards (it did not empty within a short
+ * time), so the caller keeps its record for a later try.  */
+int sr_cgroup_reclaim (const char *name, char *const *dirs, sr_error_t *err);
 
 /* Kills what is left, removes the cgroup(s) and frees cg.  Accepts NULL.  */
 int sr_cgroup_destroy (struct sr_cgroup *cg, sr_error_t *err);

@@ -426,6 +426,7 @@ begin_state (struct sr_container *c, const struct sr_container_config *cfg, sr_e
   /* The cgroup it may make (reclaiming one that was never made is a
    * no-op).  */
   st->cgroup_name = sr_xstrdup (wants_cgroup (l) ? c->name : "");
+  st->cgroup_dirs = wants_cgroup (l) ? sr_cgroup_planned_dirs (c->name) : NULL;
   if (sr_state_write (cfg->state_dir, st, err) < 0)
     return -1;
   c->state_dir = sr_xstrdup (cfg->state_dir);
@@ -442,6 +443,8 @@ write_state (struct sr_container *c, sr_error_t *err)
   st->limits = c->limits;
   free (st->cgroup_name);
   st->cgroup_name = sr_xstrdup (c->cgroup ? c->name : "");
+  sr_strv_free (st->cgroup_dirs);
+  st->cgroup_dirs = c->cgroup ? sr_cgroup_dirs (c->cgroup) : NULL;
   return sr_state_write (c->state_dir, st, err);
 }
 
@@ -786,8 +789,9 @@ sr_container_destroy (struct sr_container *c)
   if (c == NULL)
     return;
   proc_reap (&c->init);
-  sr_cgroup_destroy (c->cgroup, NULL);
-  if (c->state_dir)
+  /* A cgroup that would not go keeps the entry, for a reclaim after this
+   * runner to remove.  */
+  if (sr_cgroup_destroy (c->cgroup, NULL) == 0 && c->state_dir)
     sr_state_remove (c->state_dir, c->name);
   free (c->state_dir);
   sr_state_done (&c->state);

@@ -25,6 +25,7 @@ sr_state_done (struct sr_state *s)
   free (s->kind);
   free (s->label);
   free (s->cgroup_name);
+  sr_strv_free (s->cgroup_dirs);
   memset (s, 0, sizeof *s);
 }
 
@@ -110,6 +111,9 @@ sr_state_write (const char *dir, const struct sr_state *s, sr_error_t *err)
   cJSON_AddStringToObject (l, "cpu", sr_limit_mechanism_name (s->limits.cpu));
   cJSON_AddStringToObject (l, "pids", sr_limit_mechanism_name (s->limits.pids));
   cJSON_AddStringToObject (o, "cgroup", s->cgroup_name ? s->cgroup_name : "");
+  l = cJSON_AddArrayToObject (o, "cgroup_dirs");
+  for (size_t i = 0; s->cgroup_dirs && s->cgroup_dirs[i]; i++)
+    cJSON_AddItemToArray (l, cJSON_CreateString (s->cgroup_dirs[i]));
   text = cJSON_PrintUnformatted (o);
   cJSON_Delete (o);
 
@@ -200,6 +204,9 @@ read_entry (int dfd, const char *file, struct sr_state *s)
   s->memory = (uint64_t) get_number (o, "memory");
   s->cpus = get_number (o, "cpus");
   s->pids = (uint32_t) get_number (o, "pids");
+  cJSON_ArrayForEach (l, cJSON_GetObjectItemCaseSensitive (o, "cgroup_dirs"))
+    if (cJSON_IsString (l))
+      sr_strv_push (&s->cgroup_dirs, l->valuestring);
   l = cJSON_GetObjectItemCaseSensitive (o, "limits");
   if (l)
     {
@@ -289,9 +296,12 @@ sr_state_list_free (struct sr_state *list, size_t n)
 static int
 kill_init (const struct sr_state *s)
 {
-  int pidfd = (int) syscall (SYS_pidfd_open, s->init_pid, 0);
-  int r = 0;
+  int pidfd, r = 0;
 
+  /* An entry written before its container's init existed.  */
+  if (s->init_pid <= 0)
+    return 0;
+  pidfd = (int) syscall (SYS_pidfd_open, s->init_pid, 0);
   if (pidfd < 0)
     return errno == ESRCH ? 0 : -1;
   if (sr_state_process_alive (s->init_pid, s->init_start))
@@ -329,6 +339,32 @@ sr_state_kill (const char *dir, const char *name, sr_error_t *err)
   return r;
 }
 
+/* Kills what is left of the container of a dead runner's entry and
+ * removes its cgroups; 0 when nothing of it is left.  */
+static int
+reclaim_entry (const struct sr_state *s, sr_error_t *err)
+{
+  _cleanup_free_ char *prefix = sr_xasprintf ("sr-%ld-", (long) s->runner_pid);
+  _cleanup_strv_ char **planned = NULL;
+  char *const *dirs = s->cgroup_dirs;
+
+  /* The names a runner gives its containers: an entry naming anything
+   * else was not written by one.  */
+  if (strncmp (s->name, prefix, strlen (prefix)) != 0
+      || (s->cgroup_name[0] && strcmp (s->cgroup_name, s->name) != 0))
+    return sr_error_set (err, EINVAL, "state entry %s: not a container of runner %ld", s->name,
+                         (long) s->runner_pid);
+  if (kill_init (s) < 0)
+    return sr_error_set (err, errno, "kill the init of %s", s->name);
+  if (s->cgroup_name[0] == '\0')
+    return 0;
+  /* An entry from before the paths were recorded: its cgroups are where
+   * they were made, below the runner's cgroups, which ours may be.  */
+  if (dirs == NULL)
+    dirs = planned = sr_cgroup_planned_dirs (s->cgroup_name);
+  return sr_cgroup_reclaim (s->cgroup_name, dirs, err);
+}
+
 int
 sr_state_reclaim (const char *dir, sr_error_t *err)
 {
@@ -341,12 +377,15 @@ sr_state_reclaim (const char *dir, sr_error_t *err)
   for (size_t i = 0; i < n; i++)
     {
       const struct sr_state *s = &list[i];
+      sr_error_t e = NULL;
 
       if (sr_state_process_alive (s->runner_pid, s->runner_start))
         continue;
-      kill_init (s);
-      if (s->cgroup_name[0])
-        sr_cgroup_reclaim (s->cgroup_name, NULL);
+      if (reclaim_entry (s, &e) < 0)
+        {
+          sr_error_move (err && !*err ? err : NULL, &e);
+          continue;
+        }
       sr_state_remove (dir, s->name);
       reclaimed++;
     }

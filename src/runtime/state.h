@@ -31,6 +31,9 @@ struct sr_state
   uint32_t pids;
   struct sr_limit_report limits;
   char *cgroup_name;
+  /* The full path of each of its cgroups (NULL-terminated, may be NULL),
+   * so a reclaim that runs in other cgroups still finds them.  */
+  char **cgroup_dirs;
 };
 
 void sr_state_done (struct sr_state *s);
@@ -53,7 +56,9 @@ void sr_state_list_free (struct sr_state *list, size_t n);
 int sr_state_kill (const char *dir, const char *name, sr_error_t *err);
 
 /* For every entry whose runner is dead: kills its init if it still lives,
- * removes its cgroups and its file.  Returns the number reclaimed.  */
+ * removes its cgroups and then its file.  An entry stays while any of its
+ * cgroups cannot be removed, for a later reclaim to try again (err gets
+ * the first such failure).  Returns the number reclaimed.  */
 int sr_state_reclaim (const char *dir, sr_error_t *err);
 
 #endif

@@ -56,7 +56,8 @@ int sr_code_validate (const struct sr_config *cfg, const struct sr_code_request 
 
 /* Removes what runners that died left in the runtime dir: their
  * containers' state entries (killing what still runs in them and removing
- * their cgroups) and their scratch directories.  For a server's start.  */
+ * their cgroups) and their scratch directories.  For the start of every
+ * runner that runs code (sr_service_open).  */
 void sr_code_reclaim (const struct sr_config *cfg);
 
 /* Runs the request.  Returns -1 without running anything when the request

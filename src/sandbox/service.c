@@ -42,9 +42,6 @@ open_server_parts (struct sr_service *s)
     }
   /* Set once, before any worker thread reads it.  */
   sr_policy_seccomp_cache (cfg);
-  /* A server killed with SIGKILL could not clean up: its containers' state,
-   * cgroups and scratch directories go before this one runs anything.  */
-  sr_code_reclaim (cfg);
   if (sr_code_pool_new (cfg, s->store, &s->pool, &e) < 0)
     sr_error_free (&e);
   if (sr_sessions_new (cfg, s->store, &s->sessions, &e) < 0)
@@ -60,6 +57,10 @@ sr_service_open (const struct sr_config *cfg, enum sr_service_mode mode, const c
 {
   struct sr_service *s = sr_xcalloc (1, sizeof *s);
 
+  /* A runner killed with SIGKILL (a server or a CLI run) could not clean
+   * up: its containers' state, cgroups and scratch directories go before
+   * this one runs anything.  */
+  sr_code_reclaim (cfg);
   s->cfg = cfg;
   s->mode = mode;
   s->source = source;

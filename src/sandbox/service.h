@@ -1,9 +1,9 @@
 /* The service: the one entry mcp/ and cli/ use to run code.
  *
- * sr_service_open opens what running code needs and owns all of it: the
- * image store, the run history and, for a server, the seccomp cache
- * directory, the reclaim of what dead runners left, the warm pool and the
- * session manager.  sr_service_close closes all of it, once.
+ * sr_service_open reclaims what dead runners left, then opens what running
+ * code needs and owns all of it: the image store, the run history and, for
+ * a server, the seccomp cache directory, the warm pool and the session
+ * manager.  sr_service_close closes all of it, once.
  *
  * sr_service_run_code routes a request to its session, a warm container
  * or a fresh one, and records the run in the history: the one place a run
@@ -28,8 +28,8 @@ enum sr_service_mode
 {
   /* A long-lived server (MCP): the history opens now (a history that
    * cannot open costs the history, never the runs), the seccomp cache is
-   * set, what dead runners left is reclaimed, the warm pool and the
-   * session manager start (each may fail alone: runs go on without).  */
+   * set, the warm pool and the session manager start (each may fail
+   * alone: runs go on without).  */
   SR_SERVICE_SERVER,
   /* One run of the CLI: the store now, the history at its first use.  */
   SR_SERVICE_ONE_SHOT,

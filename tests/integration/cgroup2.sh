@@ -63,6 +63,28 @@ else
   skip "session-driver was not built"
 fi
 
+# A runner killed with SIGKILL leaves its cgroup; the next run, started in
+# another cgroup, still finds it (the state entry has its path), removes
+# it, and only then the entry.
+state_run=$sr_tmp/run
+nap=64.$$
+SANDBOX_RUNTIME_DIR=$state_run "$SR_BIN" run --rootfs "$ROOTFS" -- sleep "$nap" >/dev/null 2>&1 &
+bg=$!
+napping () { pgrep -f "^sleep $nap" >/dev/null && [ -n "$(ls "$state_run/containers")" ]; }
+wait_until 30 napping
+kill -9 "$bg"
+wait "$bg" 2>/dev/null
+is "$(leftovers "$own")" "sr-$bg-0 " "a runner killed with SIGKILL leaves its cgroup"
+other=$own/sr-test-other
+mkdir "$other"
+at_exit "rmdir '$other/sr-runner' '$other' 2>/dev/null"
+run_cmd sh -c 'echo $$ > "$1/cgroup.procs" && exec env SANDBOX_RUNTIME_DIR="$2" "$0" run \
+  --rootfs "$3" -- true' "$SR_BIN" "$other" "$state_run" "$ROOTFS"
+is "$rc" 0 "the next run starts in another cgroup"
+is "$(leftovers "$own")" "sr-test-other " "and removes the killed runner's cgroup"
+is "$(ls "$state_run/containers")" "" "and then its state entry"
+rmdir "$other/sr-runner" "$other" 2>/dev/null
+
 # Delegation as systemd does it for Delegate=yes: a subtree owned by the
 # user, with the controllers enabled above it.
 if id "$test_user" >/dev/null 2>&1; then

@@ -163,6 +163,32 @@ if [ "$cgroups_made" -eq 0 ]; then
   echo "# no writable v1/v2 cgroup for this user: the run was limited by rlimits"
 fi
 
+# --- kill -9 of a run-code command in the middle of its run ---
+# It owns its container as a server does: the next run-code, and nothing
+# else, reclaims what it left.
+printf 'import time\ntime.sleep(25)\n' > "$sr_tmp/nap.py"
+"$SR_BIN" run-code -l python "$sr_tmp/nap.py" >/dev/null 2>&1 &
+victim=$!
+# (The brackets keep grep from finding its own command line in the list.)
+cli_running () {
+  ls "$containers" 2>/dev/null | grep -q "^sr-$victim-" && descendants | grep -q ' [p]ython3 /scratch/main.py'
+}
+wait_until 30 cli_running
+ok $? "a run-code is running (its container has a state entry)"
+cli_cgroups=$(runner_cgroups "$victim" | tr '\n' ' ')
+kill -9 "$victim"
+wait "$victim" 2>/dev/null
+cli_gone () { ! descendants | grep -q ' [p]ython3 /scratch/main.py'; }
+wait_until 15 cli_gone
+ok $? "its container dies with it"
+is "$(ls "$containers" | grep -c "^sr-$victim-")" 1 "it leaves its state entry"
+printf 'print("next")\n' > "$sr_tmp/next.py"
+run_sr run-code -l python "$sr_tmp/next.py"
+is "$rc $out" "0 next" "the next run-code runs"
+is "$(ls "$containers" | grep -c "^sr-$victim-")" 0 "and reclaims the killed one's state entry"
+is "$(runner_cgroups "$victim" | tr '\n' ' ')" "" "and its cgroups (it had: ${cli_cgroups:-none})"
+is "$(ls "$scratch" 2>/dev/null)" "" "and its scratch directory"
+
 # --- kill -9 of the server in the middle of two sessions ---
 # Two sessions with files in their /mnt/data; in the first a persistent
 # shell runs a long command, in the second a run_code sleeps.  What they

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The sysadmin's view: config show, ps, kill, and reclaiming what a dead
 # runner left behind.
+. "${SR_SRCDIR}/tests/load/leaks.sh"
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 require_busybox_rootfs
 
@@ -64,5 +65,67 @@ nap_gone () { ! pgrep -f "sleep $nap" >/dev/null; }
 wait_until 20 nap_gone
 left=$(pgrep -af "sleep $nap" || true)
 is "$left" "" "nothing of the killed runner's container is left"
+
+# The same when the next run starts in another memory cgroup (v1: each
+# controller a hierarchy of its own): the entry says where each cgroup of
+# the killed runner is, and goes only once all of them are gone.
+memcg=$(cgroup_dirs memory)
+freezer=$(cgroup_dirs freezer)
+# killed_runner NAP: a runner of `sleep NAP` ($bg), killed with SIGKILL
+# once it sleeps; $made: the cgroups it had made.
+killed_runner () {
+  nap=$1
+  "$SR_BIN" run --rootfs "$ROOTFS" -- sleep "$nap" >/dev/null 2>&1 &
+  bg=$!
+  wait_until 30 napping
+  made=$(runner_cgroups "$bg")
+  kill -9 "$bg"
+  wait "$bg" 2>/dev/null
+  wait_until 20 nap_gone
+}
+if [ "$(id -u)" -ne 0 ] || [ -z "$memcg" ]; then
+  reason="no v1 memory hierarchy here"
+  [ "$(id -u)" -ne 0 ] && reason="not root: its runs make no v1 cgroup to leave"
+  for i in 1 2 3 4 5 6 7 8; do skip "reclaim of cgroups from another memory cgroup: $reason"; done
+else
+  killed_runner 61.$$
+  like "$made" "$memcg/sr-$bg-0" "a killed runner leaves its memory cgroup"
+  other=$memcg/sr-test-other.$$
+  mkdir "$other"
+  at_exit "rmdir '$other' 2>/dev/null"
+  run_cmd sh -c 'echo $$ > "$1/cgroup.procs" && exec "$0" run --rootfs "$2" -- true' \
+    "$SR_BIN" "$other" "$ROOTFS"
+  is "$rc" 0 "the next run starts in another memory cgroup"
+  is "$(runner_cgroups "$bg" | tr '\n' ' ')" "" \
+    "and reclaims the killed runner's cgroups in every hierarchy"
+  is "$(ls "$state" | wc -l)" 0 "and its state entry"
+
+  # A cgroup that cannot go yet: a process of the test's own in it,
+  # frozen (a frozen task dies of SIGKILL only once thawed).
+  if [ -z "$freezer" ]; then
+    for i in 1 2 3 4; do skip "a reclaim that cannot remove a cgroup: no v1 freezer here"; done
+  else
+    killed_runner 62.$$
+    ice=$freezer/sr-test-ice.$$
+    mkdir "$ice"
+    sleep 63.$$ &
+    stuck=$!
+    at_exit "echo THAWED > '$ice/freezer.state'; kill -9 $stuck 2>/dev/null; sleep 0.2; rmdir '$ice'"
+    echo "$stuck" > "$memcg/sr-$bg-0/cgroup.procs"
+    echo "$stuck" > "$ice/cgroup.procs"
+    echo FROZEN > "$ice/freezer.state"
+    frozen () { [ "$(cat "$ice/freezer.state")" = FROZEN ]; }
+    wait_until 10 frozen
+    run_sr run --rootfs "$ROOTFS" -- true
+    is "$rc" 0 "a run starts while a killed runner's memory cgroup holds a frozen process"
+    is "$(ls "$state" | wc -l) $(runner_cgroups "$bg" | grep -c memory)" "1 1" \
+      "it leaves that cgroup, and the state entry for a later try"
+    echo THAWED > "$ice/freezer.state"
+    run_sr run --rootfs "$ROOTFS" -- true
+    wait "$stuck" 2>/dev/null
+    is "$(runner_cgroups "$bg" | tr '\n' ' ')" "" "once thawed, the next run removes the cgroups"
+    is "$(ls "$state" | wc -l)" 0 "and then the entry"
+  fi
+fi
 
 done_testing

@@ -46,11 +46,12 @@ for p in sorted(parent):
         print(p, cmd[p][:120])'
 }
 
-# cgroup_dirs: the test's own cgroup directory in the v1 hierarchies of
-# memory, pids and cpu and in the v2 one, where a runner it starts makes
-# sr-<runner pid>-<n> (src/runtime/cgroup.c).
+# cgroup_dirs [CONTROLLER...]: the test's own cgroup directory in the v1
+# hierarchies of memory, pids and cpu and in the v2 one, where a runner it
+# starts makes sr-<runner pid>-<n> (src/runtime/cgroup.c); with
+# controllers, in their v1 hierarchies only.
 cgroup_dirs () {
-  python3 -c 'import os
+  python3 -c 'import os, sys
 own = {}
 for line in open("/proc/self/cgroup"):
     _, ctls, path = line.rstrip("\n").split(":", 2)
@@ -61,7 +62,7 @@ for line in open("/proc/self/mountinfo"):
     f = line.split()
     sep = f.index("-")
     fstype, root, mnt, opts = f[sep + 1], f[3], f[4], f[sep + 3].split(",")
-    for c in ("memory", "pids", "cpu", ""):
+    for c in sys.argv[1:] or ("memory", "pids", "cpu", ""):
         if (fstype == "cgroup" and c in opts) or (fstype == "cgroup2" and c == ""):
             if c not in own:
                 continue
@@ -71,7 +72,7 @@ for line in open("/proc/self/mountinfo"):
             d = os.path.normpath(mnt + rel)
             if os.path.isdir(d) and d not in seen:
                 seen.add(d)
-                print(d)'
+                print(d)' "$@"
 }
 
 # runner_cgroups PID...: the cgroups that the runners PID made and that

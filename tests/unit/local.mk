@@ -14,7 +14,8 @@ unit_tests = \
 	tests/unit/test-backend \
 	tests/unit/test-state-workdir \
 	tests/unit/test-state-full \
-	tests/unit/test-tool-args
+	tests/unit/test-tool-args \
+	tests/unit/test-state-reclaim
 
 check_PROGRAMS += $(unit_tests)
 TESTS += $(unit_tests)
@@ -35,6 +36,7 @@ tests_unit_test_backend_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
 tests_unit_test_tool_args_LDADD = $(UNIT_LDADD)
+tests_unit_test_state_reclaim_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk
 
 # The test enters sr_workdir_make's window between mkdtemp and flock on
