@@ -10,7 +10,11 @@
 #include "common/config.h"
 #include "common/error.h"
 
-/* Exit statuses of the runner itself, as env(1) and timeout(1) use them.  */
+/* Exit statuses of the runner itself, as env(1) and timeout(1) use them;
+ * a compile error takes the free status just below them, so that the
+ * runner's own statuses are one band (123-127) a program rarely uses,
+ * and a compile error is never mistaken for a program's exit (1).  */
+#define SR_EXIT_COMPILE 123
 #define SR_EXIT_TIMEOUT 124
 #define SR_EXIT_RUNNER  125  /* bad usage or a container that could not be set up */
 #define SR_EXIT_NOEXEC  126
