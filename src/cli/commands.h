@@ -69,7 +69,9 @@ struct sr_store;
 /* Draws the store's progress on stderr (a bar on a terminal, lines
  * otherwise) unless quiet, and prints its warnings.  */
 void sr_cli_show_progress (struct sr_store *s, bool quiet);
-/* Loads the configuration; prints the error.  */
+/* Loads the configuration; prints the error.  For `COMMAND --help` an
+ * error is only a warning: cfg then holds the defaults and what was read
+ * before it, for the usage text.  */
 int sr_cli_load_config (struct sr_config *cfg);
 /* Opens the image store the configuration names; prints the error.  */
 int sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret);

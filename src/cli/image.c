@@ -114,9 +114,14 @@ sr_cli_load_config (struct sr_config *cfg)
 
   if (sr_config_load (cfg, NULL, NULL, &err) < 0)
     {
-      sr_cli_error ("%s", err->msg);
+      /* `sandbox-runner COMMAND --help` still shows the usage, with the
+       * built-in defaults where the configuration could not be read.  */
+      bool help = sr_cli_argv[1] && sr_cli_argv[2]
+                  && (strcmp (sr_cli_argv[2], "--help") == 0 || strcmp (sr_cli_argv[2], "-h") == 0);
+
+      sr_cli_error ("%s%s", help ? "warning: " : "", err->msg);
       sr_error_free (&err);
-      return -1;
+      return help ? 0 : -1;
     }
   return 0;
 }

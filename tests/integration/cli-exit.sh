@@ -38,6 +38,16 @@ for cmd in $commands; do
 done
 help_ok config show
 is "$bad" "" "every --help of every command and subcommand exits 0 on stdout"
+# A broken configuration is a warning for --help, which shows the defaults.
+echo "bogus = 1" > "$XDG_CONFIG_HOME/sandbox-runner/sandbox-runner.conf"
+broken=""
+for cmd in $commands; do
+  run_sr "$cmd" --help
+  [ "$rc" = 0 ] && [ -n "$out" ] || broken="$broken [$cmd --help: $rc ${err%%
+*}]"
+done
+rm "$XDG_CONFIG_HOME/sandbox-runner/sandbox-runner.conf"
+is "$broken" "" "every command's --help exits 0 on stdout with a broken configuration"
 like "$checked" "\\[image list\\].*\\[image prune\\].*\\[session run\\].*\\[session file-search\\]" \
   "the subcommands of image and session are among them"
 
