@@ -13,6 +13,10 @@ UNIT_LDADD = $(SR_LIBS)
 
 EXTRA_DIST += tests/unit/tap.h
 
+# No message formats an errno the failed call did not set.
+TESTS += tests/errno-lint.sh
+EXTRA_DIST += tests/errno-lint.sh
+
 include tests/unit/local.mk
 include tests/integration/local.mk
 include tests/fuzz/local.mk

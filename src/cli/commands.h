@@ -10,7 +10,11 @@
 #include "common/config.h"
 #include "common/error.h"
 
-/* Exit statuses of the runner itself, as env(1) and timeout(1) use them.  */
+/* Exit statuses of the runner itself, as env(1) and timeout(1) use them;
+ * a compile error takes the free status just below them, so that the
+ * runner's own statuses are one band (123-127) a program rarely uses,
+ * and a compile error is never mistaken for a program's exit (1).  */
+#define SR_EXIT_COMPILE 123
 #define SR_EXIT_TIMEOUT 124
 #define SR_EXIT_RUNNER  125  /* bad usage or a container that could not be set up */
 #define SR_EXIT_NOEXEC  126
@@ -65,7 +69,9 @@ struct sr_store;
 /* Draws the store's progress on stderr (a bar on a terminal, lines
  * otherwise) unless quiet, and prints its warnings.  */
 void sr_cli_show_progress (struct sr_store *s, bool quiet);
-/* Loads the configuration; prints the error.  */
+/* Loads the configuration; prints the error.  For `COMMAND --help` an
+ * error is only a warning: cfg then holds the defaults and what was read
+ * before it, for the usage text.  */
 int sr_cli_load_config (struct sr_config *cfg);
 /* Opens the image store the configuration names; prints the error.  */
 int sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret);

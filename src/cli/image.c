@@ -114,9 +114,14 @@ sr_cli_load_config (struct sr_config *cfg)
 
   if (sr_config_load (cfg, NULL, NULL, &err) < 0)
     {
-      sr_cli_error ("%s", err->msg);
+      /* `sandbox-runner COMMAND --help` still shows the usage, with the
+       * built-in defaults where the configuration could not be read.  */
+      bool help = sr_cli_argv[1] && sr_cli_argv[2]
+                  && (strcmp (sr_cli_argv[2], "--help") == 0 || strcmp (sr_cli_argv[2], "-h") == 0);
+
+      sr_cli_error ("%s%s", help ? "warning: " : "", err->msg);
       sr_error_free (&err);
-      return -1;
+      return help ? 0 : -1;
     }
   return 0;
 }
@@ -237,12 +242,6 @@ cmd_inspect (int argc, char **argv, struct sr_store *s)
   cJSON *a = cJSON_CreateArray ();
   sr_error_t err = NULL;
 
-  if (argc >= 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
-    {
-      cJSON_Delete (a);
-      printf ("Usage: sandbox-runner image inspect NAME|ID...\n\nShows images as JSON.\n");
-      return 0;
-    }
   if (argc < 2)
     {
       cJSON_Delete (a);
@@ -271,13 +270,6 @@ cmd_rm (int argc, char **argv, struct sr_store *s)
   bool force = false;
   int first = 1, status = 0;
 
-  if (argc > 1 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
-    {
-      printf ("Usage: sandbox-runner image rm [--force] NAME|ID...\n\n"
-              "Removes names; an image goes with its last name (at once with\n"
-              "--force).  An image a run is using is refused.\n");
-      return 0;
-    }
   if (argc > 1 && (strcmp (argv[1], "-f") == 0 || strcmp (argv[1], "--force") == 0))
     {
       force = true;
@@ -340,9 +332,18 @@ sr_cmd_image (int argc, char **argv)
   {
     const char *name;
     int (*fn) (int argc, char **argv, struct sr_store *s);
+    const char *help;
   } commands[] = {
-    { "list", cmd_list },     { "ls", cmd_list },
-    { "inspect", cmd_inspect }, { "rm", cmd_rm },     { "prune", cmd_prune },
+    { "list", cmd_list, "Usage: sandbox-runner image list [--json]\n\n"
+                        "Lists the images in the store with their names, size and age.\n" },
+    { "ls", cmd_list, "Usage: sandbox-runner image ls [--json]\n\nThe same as image list.\n" },
+    { "inspect", cmd_inspect, "Usage: sandbox-runner image inspect NAME|ID...\n\n"
+                              "Shows images as JSON.\n" },
+    { "rm", cmd_rm, "Usage: sandbox-runner image rm [--force] NAME|ID...\n\n"
+                    "Removes names; an image goes with its last name (at once with\n"
+                    "--force).  An image a run is using is refused.\n" },
+    { "prune", cmd_prune, "Usage: sandbox-runner image prune\n\n"
+                          "Removes the images without a name and the blobs no image uses.\n" },
   };
   struct sr_config config = { 0 };
   struct sr_store *s = NULL;
@@ -360,6 +361,12 @@ sr_cmd_image (int argc, char **argv)
   for (size_t i = 0; i < SR_ARRAY_SIZE (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
       {
+        /* Before the store is opened: help needs no configuration.  */
+        if (argc > 2 && (strcmp (argv[2], "--help") == 0 || strcmp (argv[2], "-h") == 0))
+          {
+            fputs (commands[i].help, stdout);
+            return 0;
+          }
         if (sr_cli_load_config (&config) == 0 && sr_cli_open_store (&config, &s) == 0)
           {
             optind = 1;

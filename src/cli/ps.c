@@ -196,7 +196,7 @@ sr_cmd_kill (int argc, char **argv)
       {
         sr_cli_error ("%s", err->msg);
         sr_error_free (&err);
-        status = 1;
+        status = SR_EXIT_RUNNER;
       }
   sr_config_done (&cfg);
   return status;

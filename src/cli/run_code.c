@@ -29,11 +29,11 @@ usage (FILE *f, const struct sr_config *cfg)
            "  --timeout S        run-stage timeout in seconds (default %g, at most %g)\n"
            "  --backend B        native or docker (default: the configuration's, %s)\n"
            "  --json             print the result as JSON\n\n"
-           "Exit status: the program's; 1 on a compile error, %d on timeout, %d when the\n"
-           "request is invalid or the container could not be set up.\n",
+           "Exit status: the program's; %d on a compile error, %d on timeout, %d when\n"
+           "the request is invalid or the container could not be set up.\n",
            (double) cfg->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000,
            sr_backend_kind_name (cfg->backend_kind),
-           SR_EXIT_TIMEOUT, SR_EXIT_RUNNER);
+           SR_EXIT_COMPILE, SR_EXIT_TIMEOUT, SR_EXIT_RUNNER);
 }
 
 static cJSON *
@@ -67,19 +67,13 @@ print_refusal_json (const sr_error_t err)
   cJSON_Delete (o);
 }
 
-/* The program's output as it wrote it, then what ended it.  */
+/* The program's output as it wrote it (ending with the truncation
+ * marker sr_capture_finish put there), then what ended it.  */
 static void
 print_result (const struct sr_code_result *res)
 {
   sr_write_all (STDOUT_FILENO, res->run.out.data ? res->run.out.data : "", res->run.out.len);
-  if (res->run.out.truncated)
-    fprintf (stdout, SR_TRUNCATION_MARKER_FMT, res->run.out.len,
-             (unsigned long long) (res->run.out.total - res->run.out.len));
-  fflush (stdout);
   sr_write_all (STDERR_FILENO, res->run.err.data ? res->run.err.data : "", res->run.err.len);
-  if (res->run.err.truncated)
-    fprintf (stderr, SR_TRUNCATION_MARKER_FMT, res->run.err.len,
-             (unsigned long long) (res->run.err.total - res->run.err.len));
   if (res->status == SR_CODE_COMPILE_ERROR)
     sr_cli_error ("compile error (%s)", res->run.status == SR_RUN_TIMEOUT ? "the compiler timed out"
                                       : res->run.status == SR_RUN_OOM ? "the compiler ran out of memory"
@@ -99,7 +93,7 @@ exit_status_of (const struct sr_code_result *r)
     case SR_CODE_SUCCESS:
       return 0;
     case SR_CODE_COMPILE_ERROR:
-      return 1;
+      return SR_EXIT_COMPILE;
     case SR_CODE_TIMEOUT:
       return SR_EXIT_TIMEOUT;
     default:

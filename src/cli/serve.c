@@ -50,8 +50,8 @@ sr_cmd_serve (int argc, char **argv)
   sr_error_t err = NULL;
   int c, stop_fd = -1, status = SR_EXIT_RUNNER;
 
-  if (sr_config_load (&config, NULL, NULL, &err) < 0)
-    goto fail;
+  if (sr_cli_load_config (&config) < 0)
+    goto out;
   optind = 1;
   while ((c = getopt_long (argc, argv, "h", options, NULL)) != -1)
     switch (c)

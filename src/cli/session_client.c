@@ -215,7 +215,8 @@ static const struct subcommand subcommands[] = {
   { "run", sr_client_cmd_run, "[-s ID] [-l LANGUAGE] [--timeout S] [FILE|-]",
     "run code in a session (or once) and exit with its status",
     "run code (from FILE or stdin) in a session, or once without one; prints its\n"
-    "stdout and stderr and exits with its exit status",
+    "stdout and stderr and exits with its exit status (123 on a compile error,\n"
+    "124 on a timeout)",
     "  -s, --session ID   run in this session (default: a one-shot run)\n"
     "  -l, --language L   the language (default: the server's)\n"
     "  --timeout S        the run's timeout in seconds\n",

@@ -177,13 +177,10 @@ print_run (const struct args *a, const cJSON *o)
   const char *status = get_string (o, "status") ?: "";
 
   (void) a;
+  /* A truncated output ends with the server's truncation marker.  */
   sr_client_write_output (STDOUT_FILENO, o, "stdout", "stdout_encoding");
-  if (get_bool (o, "stdout_truncated"))
-    puts ("\n[stdout truncated]");
   fflush (stdout);
   sr_client_write_output (STDERR_FILENO, o, "stderr", "stderr_encoding");
-  if (get_bool (o, "stderr_truncated"))
-    fputs ("\n[stderr truncated]\n", stderr);
   if (strcmp (status, "compile_error") == 0)
     sr_cli_error ("compile error");
   else if (strcmp (status, "timeout") == 0)
@@ -200,7 +197,7 @@ run_status (const struct args *a, const cJSON *o)
 
   (void) a;
   if (strcmp (status, "compile_error") == 0)
-    return 1;
+    return SR_EXIT_COMPILE;
   if (strcmp (status, "timeout") == 0)
     return SR_EXIT_TIMEOUT;
   return (int) get_number (o, "exit_code", 0);

@@ -220,7 +220,14 @@ sr_is_dir (const char *path)
 {
   struct stat st;
 
-  return stat (path, &st) == 0 && S_ISDIR (st.st_mode);
+  if (stat (path, &st) < 0)
+    return false;
+  if (!S_ISDIR (st.st_mode))
+    {
+      errno = ENOTDIR;
+      return false;
+    }
+  return true;
 }
 
 int

@@ -80,6 +80,8 @@ int sr_parse_size (const char *s, uint64_t *ret);
 /* Parses a duration in seconds ("10", "2.5") into milliseconds.  */
 int sr_parse_seconds (const char *s, uint64_t *ret_ms);
 
+/* Whether path is a directory (following symlinks); when not, errno says
+ * why: stat's, or ENOTDIR.  */
 bool sr_is_dir (const char *path);
 /* Creates dir and any missing parents: parents 0755, dir itself 0700.
  * Existing directories are left as they are.  */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +62,33 @@ sr_layer_budget_take (uint64_t *used, uint64_t max, uint64_t n)
     return -1;
   *used += n;
   return 0;
+}
+
+/* Sets *err to what libarchive says went wrong in a, after the context
+ * fmt.  Its errno is a system call's, or its own classification of a bad
+ * archive (ARCHIVE_ERRNO_FILE_FORMAT is EILSEQ on Linux, ARCHIVE_ERRNO_MISC
+ * is -1, ARCHIVE_ERRNO_PROGRAMMER is EINVAL) whose strerror would mislead
+ * ("Invalid or incomplete multibyte or wide character", "Unknown error
+ * -1"): those give the message alone.  Returns -1.  */
+static int
+archive_failed (sr_error_t *err, struct archive *a, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+static int
+archive_failed (sr_error_t *err, struct archive *a, const char *fmt, ...)
+{
+  int e = archive_errno (a);
+  const char *why = archive_error_string (a);
+  _cleanup_free_ char *what = NULL;
+  va_list ap;
+
+  va_start (ap, fmt);
+  what = sr_xvasprintf (fmt, ap);
+  va_end (ap);
+  if (why == NULL)
+    why = "a damaged archive";
+  if (e <= 0 || e == EILSEQ || e == EINVAL)
+    return sr_error_set_plain (err, NULL, e > 0 ? e : EIO, "%s: %s", what, why);
+  return sr_error_set (err, e, "%s: %s", what, why);
 }
 
 /* Opens path (relative, "" for the root) as resolved inside the rootfs:
@@ -353,8 +381,7 @@ write_data (struct extract *x, struct archive *a, int fd, const char *entry, uin
         }
     }
   if (r != ARCHIVE_EOF)
-    return sr_error_set (err, archive_errno (a), "entry %s: read: %s", entry,
-                         archive_error_string (a));
+    return archive_failed (err, a, "entry %s: read", entry);
   /* A sparse file may end in a hole.  */
   if (ftruncate (fd, (off_t) size) < 0)
     return sr_error_set (err, errno, "entry %s: truncate", entry);
@@ -616,7 +643,7 @@ open_layer (const char *path, sr_error_t *err)
   archive_read_support_format_tar (a);
   if (archive_read_open_filename (a, path, 1 << 16) != ARCHIVE_OK)
     {
-      sr_error_set (err, archive_errno (a), "open layer %s: %s", path, archive_error_string (a));
+      archive_failed (err, a, "open layer %s", path);
       archive_read_free (a);
       return NULL;
     }
@@ -684,7 +711,7 @@ layer_pass (struct extract *x, const char *layer_path, bool whiteouts_only, sr_e
     }
   if (r != ARCHIVE_EOF)
     {
-      sr_error_set (err, archive_errno (a), "layer %s: %s", x->layer, archive_error_string (a));
+      archive_failed (err, a, "layer %s", x->layer);
       goto out;
     }
   if (!whiteouts_only && x->o->progress)

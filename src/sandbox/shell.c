@@ -468,9 +468,11 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
   sh->state = SR_SHELL_WAITING;
   if (sr_write_all (sh->master, line, strlen (line)) < 0)
     {
+      int e = errno;
+
       sh->state = SR_SHELL_READY;
       pthread_mutex_unlock (&sh->lock);
-      return sr_error_set_code (err, "io_error", errno, "write to shell %s", sh->id);
+      return sr_error_set_code (err, "io_error", e, "write to shell %s", sh->id);
     }
   if (!wait)
     wait_begun_locked (sh, sh->carry[0].begins);

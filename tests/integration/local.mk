@@ -16,6 +16,7 @@ integration_tests = \
 	tests/integration/mcp-session.sh \
 	tests/integration/mcp-schemas.sh \
 	tests/integration/cli-session.sh \
+	tests/integration/cli-exit.sh \
 	tests/integration/doctor.sh \
 	tests/integration/ops-docs.sh \
 	tests/integration/faults.sh \

@@ -73,7 +73,7 @@ like "$(field stderr)" "Assertion .1 == 2. failed" "cpp: with assert's message"
 code cpp 'int main() { return undeclared; }'
 is "$(field status)" compile_error "cpp: a compile failure is compile_error"
 like "$(field stderr)" "main.cpp:1:.*undeclared.*was not declared" "cpp: with the compiler's message"
-is "$rc" 1 "cpp: exit status 1 on a compile error"
+is "$rc" 123 "cpp: exit status 123 on a compile error (not a program's exit(1))"
 
 code cpp '#include <thread>
 int main() { for (;;) {} }' --timeout 1
