@@ -104,11 +104,15 @@ lower_userns_limits (struct child_state *st)
       const struct sr_child_sysctl *s = &st->args->sysctls[i];
       size_t len = strlen (s->value);
       int fd = open (s->path, O_WRONLY | O_CLOEXEC);
+      ssize_t n;
 
       if (fd < 0 && errno == ENOENT)
         continue;
-      if (fd < 0 || write (fd, s->value, len) != (ssize_t) len)
-        die (st, errno, "write %s", s->path);
+      if (fd < 0)
+        die (st, errno, "open %s", s->path);
+      n = write (fd, s->value, len);
+      if (n != (ssize_t) len)
+        die (st, n < 0 ? errno : EIO, "write %s", s->path);
       close (fd);
     }
 }
