@@ -148,9 +148,7 @@ sr_mcp_call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 struct file_search
 {
   const char *pattern, *glob, *path;
-  struct sr_file_match *v;
-  size_t n;
-  bool truncated;
+  struct sr_search_result res;
 };
 
 static int
@@ -159,9 +157,12 @@ file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void 
 {
   struct file_search *f = data;
 
-  return sr_files_search (sr_session_fs (s), f->pattern, f->glob, f->path,
-                          ctx->cfg->max_artifact_size, FILE_SEARCH_MAX_MATCHES, &f->v, &f->n,
-                          &f->truncated, err);
+  const struct sr_search_limits lim = {
+    .max_size = ctx->cfg->max_artifact_size, .max_matches = FILE_SEARCH_MAX_MATCHES,
+    .max_bytes = ctx->cfg->max_search_bytes, .cancel_fd = ctx->cancel_fd,
+  };
+
+  return sr_files_search (sr_session_fs (s), f->pattern, f->glob, f->path, &lim, &f->res, err);
 }
 
 cJSON *
@@ -182,19 +183,21 @@ sr_mcp_call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
     return bad;
   o = cJSON_CreateObject ();
   list = cJSON_AddArrayToObject (o, "matches");
-  for (size_t i = 0; i < f.n; i++)
+  for (size_t i = 0; i < f.res.n; i++)
     {
+      const struct sr_file_match *m = &f.res.v[i];
       cJSON *e = cJSON_CreateObject ();
       size_t clean_len;
-      _cleanup_free_ char *clean = sr_utf8_sanitize (f.v[i].text, strlen (f.v[i].text),
-                                                     &clean_len);
+      _cleanup_free_ char *clean = sr_utf8_sanitize (m->text, strlen (m->text), &clean_len);
 
-      sr_utf8_add_name (e, "path", f.v[i].path);
-      cJSON_AddNumberToObject (e, "line", (double) f.v[i].line);
+      sr_utf8_add_name (e, "path", m->path);
+      cJSON_AddNumberToObject (e, "line", (double) m->line);
       cJSON_AddStringToObject (e, "text", clean);
       cJSON_AddItemToArray (list, e);
     }
-  cJSON_AddBoolToObject (o, "truncated", f.truncated);
-  sr_file_matches_free (f.v, f.n);
+  cJSON_AddBoolToObject (o, "truncated", f.res.truncated);
+  cJSON_AddNumberToObject (o, "files_read", (double) f.res.files_read);
+  cJSON_AddNumberToObject (o, "bytes_read", (double) f.res.bytes_read);
+  sr_file_matches_free (f.res.v, f.res.n);
   return sr_mcp_tool_result (o, false);
 }
