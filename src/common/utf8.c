@@ -77,6 +77,14 @@ sr_utf8_sanitize (const char *buf, size_t len, size_t *ret_len)
   return out;
 }
 
+void
+sr_utf8_add_text (cJSON *o, const char *key, const char *text)
+{
+  _cleanup_free_ char *clean = sr_utf8_sanitize (text, strlen (text), NULL);
+
+  cJSON_AddStringToObject (o, key, clean);
+}
+
 bool
 sr_utf8_valid (const char *buf, size_t len)
 {

@@ -11,6 +11,10 @@
  * U+10FFFF, truncated sequences) and every NUL is replaced by U+FFFD.  */
 char *sr_utf8_sanitize (const char *buf, size_t len, size_t *ret_len);
 
+/* Adds text for people (a message that may quote a name) to o as key,
+ * sanitized as sr_utf8_sanitize does.  */
+void sr_utf8_add_text (cJSON *o, const char *key, const char *text);
+
 /* Whether buf[0..len) is well-formed UTF-8 without NUL.  */
 bool sr_utf8_valid (const char *buf, size_t len);
 

@@ -44,7 +44,7 @@ sr_mcp_tool_error (const char *code, const char *fmt, ...)
   msg = sr_xvasprintf (fmt, ap);
   va_end (ap);
   cJSON_AddStringToObject (e, "code", code);
-  cJSON_AddStringToObject (e, "message", msg);
+  sr_utf8_add_text (e, "message", msg);
   return sr_mcp_tool_result (o, true);
 }
 

@@ -56,6 +56,24 @@ if (http) {
   check(res.status === 403 || res.status === 404, "a download path escaping /mnt/data is refused", res.status);
   res = await fetch(url.replace(sid, "0".repeat(32)), { headers: { Authorization: `Bearer ${argv[2]}` } });
   check(res.status === 404, "a download from an unknown session is 404", res.status);
+  // A name of invalid UTF-8: valid JSON, and its download_url serves it.
+  await call(client, "run_code", { session_id: sid, language: "python",
+    code: "open(b'/mnt/data/bad\\xff.txt', 'wb').write(b'bad bytes')" });
+  r = await call(client, "list_artifacts", { session_id: sid });
+  const bad = r.structuredContent?.artifacts?.find((x) => x.path === "bad\\xff.txt");
+  check(bad?.path_base64 === Buffer.from("bad\xff.txt", "latin1").toString("base64")
+    && bad.download_url?.endsWith(`/files/${sid}/bad%FF.txt`), "a name of invalid UTF-8 over HTTP: escaped, its download_url percent-encoded", r);
+  res = await fetch(bad?.download_url ?? url, { headers: { Authorization: `Bearer ${argv[2]}` } });
+  check(res.status === 200 && (await res.text()) === "bad bytes", "GET its download_url serves it");
+  res = await fetch(url.replace("in.csv", "nope%FF.txt"), { headers: { Authorization: `Bearer ${argv[2]}` } });
+  let body;
+  try {
+    body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(await res.arrayBuffer()));
+  } catch (e) {
+    body = String(e);
+  }
+  check(res.status === 404 && typeof body?.error?.message === "string",
+    "a missing name of invalid UTF-8 is 404, its error valid UTF-8 JSON", [res.status, body]);
   r = await call(client, "close_session", { session_id: sid });
   check(r.structuredContent?.closed === true, "close_session over HTTP");
   await client.close();

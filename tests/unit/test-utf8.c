@@ -66,6 +66,13 @@ main (void)
   check_name ("an invalid byte", "bad\xff.txt", "bad\\xff.txt", true);
   check_name ("an invalid name doubles its backslashes", "a\\x41\xfe",
               "a\\\\x41\\xfe", true);
+  {
+    _cleanup_json_ cJSON *o = cJSON_CreateObject ();
+
+    sr_utf8_add_text (o, "message", "open bad\xff.txt: no");
+    is_str (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (o, "message")),
+            "open bad\xef\xbf\xbd.txt: no", "a message quoting a bad name is sanitized");
+  }
   check_name ("a truncated sequence, byte by byte", "\xe2\x82z\xc3\xa9",
               "\\xe2\\x82z\xc3\xa9", true);
   return done_testing ();
