@@ -17,10 +17,11 @@
 #include "common/util.h"
 #include "sandbox/files-internal.h"
 
-/* How much of a file decides "binary", and how much of a matching line
- * a result keeps.  */
+/* How much of a file decides "binary", how much of a matching line a
+ * result keeps, and how many lines go between looks at the cancel fd.  */
 #define BINARY_PEEK     8192u
 #define MATCH_TEXT_MAX  500u
+#define CANCEL_LINES    1024u
 
 void
 sr_file_matches_free (struct sr_file_match *v, size_t n)
@@ -40,9 +41,11 @@ struct search
   const struct sr_search_limits *lim;
   struct sr_search_result res;
   size_t cap;
+  bool cancelled;
 };
 
-/* The matches of one file's content (data is changed).  */
+/* The matches of one file's content (data is changed); stops, cancelled,
+ * when the cancel fd says so.  */
 static void
 search_buffer (struct search *s, char *data, size_t len, const char *abs)
 {
@@ -56,7 +59,11 @@ search_buffer (struct search *s, char *data, size_t len, const char *abs)
       size_t end = nl ? (size_t) (nl - data) : len;
       char *text = data + pos;
 
-      line++;
+      if (++line % CANCEL_LINES == 0 && sr_cancel_requested (s->lim->cancel_fd))
+        {
+          s->cancelled = true;
+          break;
+        }
       data[end] = '\0';
       if (regexec (&s->re, text, 0, NULL, 0) == 0)
         {
@@ -172,7 +179,7 @@ mark_links (struct found *v, size_t n)
 
 /* Reads and searches each file of f, in path order; files over max_size
  * or unreadable are skipped, not errors.  Stops, truncated, before
- * max_bytes are passed.  */
+ * max_bytes are passed; fails, cancelled, when the cancel fd says so.  */
 static int
 search_found (const struct sr_fsroot *r, struct search *s, const struct sr_files_where *w,
               const struct finding *f, sr_error_t *err)
@@ -182,14 +189,17 @@ search_found (const struct sr_fsroot *r, struct search *s, const struct sr_files
   const char *dir = strcmp (w->abs, "/") ? w->abs : "";
 
   /* search_buffer sets truncated when max_matches are found.  */
-  for (size_t i = 0; i < f->n && !s->res.truncated; i++)
+  for (size_t i = 0; i < f->n && !s->res.truncated && !s->cancelled; i++)
     {
       _cleanup_free_ char *abs = NULL, *data = NULL;
       uint64_t left = lim->max_bytes - s->res.bytes_read;
       size_t len;
 
       if (sr_cancel_requested (lim->cancel_fd))
-        return sr_error_set_code (err, "cancelled", ECANCELED, "file_search cancelled");
+        {
+          s->cancelled = true;
+          break;
+        }
       if (f->v[i].link || f->v[i].size > lim->max_size)
         continue;
       if (f->v[i].size > left)
@@ -206,6 +216,8 @@ search_found (const struct sr_fsroot *r, struct search *s, const struct sr_files
       s->res.files_read++;
       search_buffer (s, data, len, abs);
     }
+  if (s->cancelled)
+    return sr_error_set_code (err, "cancelled", ECANCELED, "file_search cancelled");
   return 0;
 }
 
