@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/session_client.h"
 #include "common/curlbuf.h"
+#include "common/utf8.h"
 #include "common/util.h"
 
 /* The body of an HTTP error kept for its message.  */
@@ -217,7 +218,7 @@ sr_client_cmd_download (struct client *c, struct args *a)
           cJSON *o = cJSON_CreateObject ();
 
           cJSON_AddStringToObject (o, "session_id", a->session);
-          cJSON_AddStringToObject (o, "path", path);
+          sr_utf8_add_name (o, "path", path);
           cJSON_AddStringToObject (o, "file", dest);
           cJSON_AddNumberToObject (o, "size", (double) d.written);
           sr_client_print_json (o);

@@ -77,6 +77,8 @@ static const struct setting settings[] = {
   U ("max_upload_size", T_SIZE, max_upload_size, SR_DEFAULT_MAX_UPLOAD_SIZE, "largest upload"),
   U ("max_artifact_size", T_SIZE, max_artifact_size, SR_DEFAULT_MAX_ARTIFACT_SIZE,
      "largest artifact read back"),
+  U ("max_search_bytes", T_SIZE, max_search_bytes, SR_DEFAULT_MAX_SEARCH_BYTES,
+     "most bytes one file_search reads"),
   { "backend", T_BACKEND, offsetof (struct sr_config, backend_kind), 0, 0, SR_DEFAULT_BACKEND,
     "native or docker" },
   S ("docker_host", docker_host, "", "Docker API socket (empty: DOCKER_HOST or the default)"),

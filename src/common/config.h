@@ -92,6 +92,7 @@ struct sr_config
   char *session_image;     /* the image of a session created without one */
   uint64_t max_upload_size;
   uint64_t max_artifact_size;
+  uint64_t max_search_bytes;  /* file_search stops, truncated, past it */
   /* backend */
   enum sr_backend_kind backend_kind;
   char *docker_host;

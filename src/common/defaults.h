@@ -47,6 +47,7 @@
 #define SR_MAX_SHELLS_PER_SESSION   8u
 #define SR_DEFAULT_MAX_UPLOAD_SIZE  (50ull << 20)
 #define SR_DEFAULT_MAX_ARTIFACT_SIZE (50ull << 20)
+#define SR_DEFAULT_MAX_SEARCH_BYTES (64ull << 20)
 #define SR_DEFAULT_BACKEND          "native"
 /* The Docker backend's image per language (the native one's are store
  * names in the language table); $SANDBOX_DOCKER_IMAGE_<LANGUAGE>

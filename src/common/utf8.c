@@ -1,6 +1,7 @@
 #include <config.h>
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/utf8.h"
@@ -74,4 +75,72 @@ sr_utf8_sanitize (const char *buf, size_t len, size_t *ret_len)
   if (ret_len)
     *ret_len = o;
   return out;
+}
+
+void
+sr_utf8_add_text (cJSON *o, const char *key, const char *text)
+{
+  _cleanup_free_ char *clean = sr_utf8_sanitize (text, strlen (text), NULL);
+
+  cJSON_AddStringToObject (o, key, clean);
+}
+
+bool
+sr_utf8_valid (const char *buf, size_t len)
+{
+  const unsigned char *s = (const unsigned char *) buf;
+
+  for (size_t i = 0, n; i < len; i += n)
+    if ((n = valid_sequence_length (s + i, len - i)) == 0)
+      return false;
+  return true;
+}
+
+char *
+sr_utf8_escape_name (const char *name)
+{
+  const unsigned char *s = (const unsigned char *) name;
+  size_t len = strlen (name), o = 0;
+  char *out = sr_xmalloc (len * 4 + 1);
+
+  for (size_t i = 0, n; i < len; i += n)
+    {
+      n = valid_sequence_length (s + i, len - i);
+      if (n == 1 && s[i] == '\\')
+        {
+          memcpy (out + o, "\\\\", 2);
+          o += 2;
+        }
+      else if (n == 0)
+        {
+          snprintf (out + o, 5, "\\x%02x", s[i]);
+          o += 4;
+          n = 1;
+        }
+      else
+        {
+          memcpy (out + o, s + i, n);
+          o += n;
+        }
+    }
+  out[o] = '\0';
+  return out;
+}
+
+void
+sr_utf8_add_name (cJSON *o, const char *key, const char *name)
+{
+  size_t len = strlen (name);
+  _cleanup_free_ char *text = NULL, *b64 = NULL, *b64_key = NULL;
+
+  if (sr_utf8_valid (name, len))
+    {
+      cJSON_AddStringToObject (o, key, name);
+      return;
+    }
+  text = sr_utf8_escape_name (name);
+  b64 = sr_base64_encode (name, len);
+  b64_key = sr_xasprintf ("%s_base64", key);
+  cJSON_AddStringToObject (o, key, text);
+  cJSON_AddStringToObject (o, b64_key, b64);
 }

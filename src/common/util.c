@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -142,6 +143,14 @@ sr_read_file (const char *path, char **ret, size_t *ret_len, sr_error_t *err)
   if (sr_read_fd (fd, SIZE_MAX, ret, ret_len) < 0)
     return sr_error_set (err, errno, "read %s", path);
   return 0;
+}
+
+bool
+sr_cancel_requested (int cancel_fd)
+{
+  struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
+
+  return cancel_fd >= 0 && poll (&pfd, 1, 0) > 0;
 }
 
 uint64_t

@@ -62,6 +62,10 @@ char *sr_base64_encode (const void *buf, size_t len);
  * '=' or a dangling final character.  */
 int sr_base64_decode (const char *text, size_t len, char **ret, size_t *ret_len);
 
+/* Whether a caller's cancel_fd (-1: none) is readable: it asks to give
+ * up.  */
+bool sr_cancel_requested (int cancel_fd);
+
 /* CLOCK_MONOTONIC in nanoseconds.  */
 uint64_t sr_now_ns (void);
 /* Sets *ret to ms milliseconds from now on clock: the absolute deadline

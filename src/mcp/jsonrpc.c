@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
 
 static char *
@@ -29,7 +30,7 @@ sr_rpc_error (const cJSON *id, int code, const char *message, cJSON *data)
     cJSON_AddNullToObject (o, "id");
   e = cJSON_AddObjectToObject (o, "error");
   cJSON_AddNumberToObject (e, "code", code);
-  cJSON_AddStringToObject (e, "message", message);
+  sr_utf8_add_text (e, "message", message);
   if (data)
     cJSON_AddItemToObject (e, "data", data);
   return print_and_free (o);

@@ -35,22 +35,24 @@ cJSON *
 sr_mcp_call_file_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                        bool *ret_cancelled)
 {
-  _cleanup_free_ char *text = NULL, *clean = NULL;
+  _cleanup_free_ char *text = NULL, *clean = NULL, *path = NULL;
   struct file_read f = {
-    .path = sr_mcp_arg_string (args, "path"),
     .offset = sr_mcp_arg_count (args, "offset", 1),
     .limit = sr_mcp_arg_count (args, "limit", FILE_READ_DEFAULT_LINES),
   };
   size_t clean_len;
   cJSON *o, *bad;
 
+  if ((bad = sr_mcp_path_arg (args, "path", &path)))
+    return bad;
+  f.path = path;
   bad = sr_mcp_with_session (ctx, args, false, file_read_work, &f);
   text = f.text;
   if (bad)
     return bad;
   clean = sr_utf8_sanitize (text, strlen (text), &clean_len);
   o = cJSON_CreateObject ();
-  cJSON_AddStringToObject (o, "path", f.path);
+  sr_utf8_add_name (o, "path", f.path);
   cJSON_AddStringToObject (o, "content", clean);
   cJSON_AddNumberToObject (o, "total_lines", (double) f.total);
   return sr_mcp_tool_result (o, false);
@@ -77,11 +79,13 @@ cJSON *
 sr_mcp_call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                         bool *ret_cancelled)
 {
-  _cleanup_free_ char *written = NULL;
-  struct file_write f = { .path = sr_mcp_arg_string (args, "path"),
-                          .content = sr_mcp_arg_string (args, "content") };
+  _cleanup_free_ char *written = NULL, *path = NULL;
+  struct file_write f = { .content = sr_mcp_arg_string (args, "content") };
   cJSON *o, *bad;
 
+  if ((bad = sr_mcp_path_arg (args, "path", &path)))
+    return bad;
+  f.path = path;
   if (strlen (f.content) > ctx->cfg->max_upload_size)
     return sr_mcp_tool_error ("file_too_large", "the content is over the upload limit of %llu "
                               "bytes", (unsigned long long) ctx->cfg->max_upload_size);
@@ -90,7 +94,7 @@ sr_mcp_call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   if (bad)
     return bad;
   o = cJSON_CreateObject ();
-  cJSON_AddStringToObject (o, "path", written);
+  sr_utf8_add_name (o, "path", written);
   cJSON_AddNumberToObject (o, "size", (double) strlen (f.content));
   return sr_mcp_tool_result (o, false);
 }
@@ -116,8 +120,8 @@ cJSON *
 sr_mcp_call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                         bool *ret_cancelled)
 {
+  _cleanup_free_ char *path = NULL;
   struct file_patch f = {
-    .path = sr_mcp_arg_string (args, "path"),
     .old_s = sr_mcp_arg_string (args, "old_string"),
     .new_s = sr_mcp_arg_string (args, "new_string"),
     .diff = sr_mcp_arg_string (args, "diff"),
@@ -130,10 +134,13 @@ sr_mcp_call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                               "give either old_string and new_string, or diff");
   if (f.old_s && *f.old_s == '\0')
     return sr_mcp_tool_error ("invalid_arguments", "old_string must not be empty");
+  if ((bad = sr_mcp_path_arg (args, "path", &path)))
+    return bad;
+  f.path = path;
   if ((bad = sr_mcp_with_session (ctx, args, false, file_patch_work, &f)))
     return bad;
   o = cJSON_CreateObject ();
-  cJSON_AddStringToObject (o, "path", f.path);
+  sr_utf8_add_name (o, "path", f.path);
   cJSON_AddNumberToObject (o, "replacements", f.replaced);
   return sr_mcp_tool_result (o, false);
 }
@@ -141,9 +148,7 @@ sr_mcp_call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 struct file_search
 {
   const char *pattern, *glob, *path;
-  struct sr_file_match *v;
-  size_t n;
-  bool truncated;
+  struct sr_search_result res;
 };
 
 static int
@@ -152,39 +157,47 @@ file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void 
 {
   struct file_search *f = data;
 
-  return sr_files_search (sr_session_fs (s), f->pattern, f->glob, f->path,
-                          ctx->cfg->max_artifact_size, FILE_SEARCH_MAX_MATCHES, &f->v, &f->n,
-                          &f->truncated, err);
+  const struct sr_search_limits lim = {
+    .max_size = ctx->cfg->max_artifact_size, .max_matches = FILE_SEARCH_MAX_MATCHES,
+    .max_bytes = ctx->cfg->max_search_bytes, .cancel_fd = ctx->cancel_fd,
+  };
+
+  return sr_files_search (sr_session_fs (s), f->pattern, f->glob, f->path, &lim, &f->res, err);
 }
 
 cJSON *
 sr_mcp_call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                          bool *ret_cancelled)
 {
+  _cleanup_free_ char *path = NULL;
   struct file_search f = {
     .pattern = sr_mcp_arg_string (args, "pattern"),
     .glob = sr_mcp_arg_string (args, "glob"),
-    .path = sr_mcp_arg_string (args, "path"),
   };
   cJSON *o, *list, *bad;
 
+  if ((bad = sr_mcp_path_arg (args, "path", &path)))
+    return bad;
+  f.path = path;
   if ((bad = sr_mcp_with_session (ctx, args, false, file_search_work, &f)))
     return bad;
   o = cJSON_CreateObject ();
   list = cJSON_AddArrayToObject (o, "matches");
-  for (size_t i = 0; i < f.n; i++)
+  for (size_t i = 0; i < f.res.n; i++)
     {
+      const struct sr_file_match *m = &f.res.v[i];
       cJSON *e = cJSON_CreateObject ();
       size_t clean_len;
-      _cleanup_free_ char *clean = sr_utf8_sanitize (f.v[i].text, strlen (f.v[i].text),
-                                                     &clean_len);
+      _cleanup_free_ char *clean = sr_utf8_sanitize (m->text, strlen (m->text), &clean_len);
 
-      cJSON_AddStringToObject (e, "path", f.v[i].path);
-      cJSON_AddNumberToObject (e, "line", (double) f.v[i].line);
+      sr_utf8_add_name (e, "path", m->path);
+      cJSON_AddNumberToObject (e, "line", (double) m->line);
       cJSON_AddStringToObject (e, "text", clean);
       cJSON_AddItemToArray (list, e);
     }
-  cJSON_AddBoolToObject (o, "truncated", f.truncated);
-  sr_file_matches_free (f.v, f.n);
+  cJSON_AddBoolToObject (o, "truncated", f.res.truncated);
+  cJSON_AddNumberToObject (o, "files_read", (double) f.res.files_read);
+  cJSON_AddNumberToObject (o, "bytes_read", (double) f.res.bytes_read);
+  sr_file_matches_free (f.res.v, f.res.n);
   return sr_mcp_tool_result (o, false);
 }

@@ -63,7 +63,14 @@ cJSON *sr_mcp_timeout_arg (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 void sr_mcp_add_output (cJSON *o, const char *key, const char *encoding_key,
                         const struct sr_captured *c);
 
-/* "artifacts": [{path, size, mtime, mime_type, download_url}] on o.  */
+/* The path argument key of args in *ret_path (the caller's to free;
+ * NULL when not given), or the bytes of "<key>_base64" when that is
+ * given: a name that is not valid UTF-8, given back as a result gave it
+ * (sr_utf8_add_name).  NULL, or the refusal of a "<key>_base64" that is
+ * not base64 or holds a NUL.  */
+cJSON *sr_mcp_path_arg (const cJSON *args, const char *key, char **ret_path);
+/* "artifacts": [{path, path_base64, size, mtime, mime_type,
+ * download_url}] on o (path_base64 only for a path not valid UTF-8).  */
 void sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *session_id,
                            const struct sr_artifact *v, size_t n);
 

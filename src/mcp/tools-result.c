@@ -44,7 +44,7 @@ sr_mcp_tool_error (const char *code, const char *fmt, ...)
   msg = sr_xvasprintf (fmt, ap);
   va_end (ap);
   cJSON_AddStringToObject (e, "code", code);
-  cJSON_AddStringToObject (e, "message", msg);
+  sr_utf8_add_text (e, "message", msg);
   return sr_mcp_tool_result (o, true);
 }
 
@@ -104,6 +104,28 @@ sr_mcp_add_output (cJSON *o, const char *key, const char *encoding_key,
   }
 }
 
+cJSON *
+sr_mcp_path_arg (const cJSON *args, const char *key, char **ret_path)
+{
+  _cleanup_free_ char *b64_key = sr_xasprintf ("%s_base64", key);
+  const char *b64 = sr_mcp_arg_string (args, b64_key), *text;
+  _cleanup_free_ char *raw = NULL;
+  size_t len;
+
+  *ret_path = NULL;
+  if (b64 == NULL)
+    {
+      text = sr_mcp_arg_string (args, key);
+      *ret_path = text ? sr_xstrdup (text) : NULL;
+      return NULL;
+    }
+  if (sr_base64_decode (b64, strlen (b64), &raw, &len) < 0 || len == 0
+      || memchr (raw, '\0', len))
+    return sr_mcp_tool_error ("invalid_path", "%s is not the base64 of a path", b64_key);
+  *ret_path = sr_xasprintf ("%.*s", (int) len, raw);
+  return NULL;
+}
+
 /* Percent-encodes what a URL path may not hold as it is.  */
 static char *
 url_path (const char *p)
@@ -140,7 +162,7 @@ sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *s
       cJSON *e = cJSON_CreateObject ();
       _cleanup_free_ char *when = sr_history_format_time (v[i].mtime_ns / 1000000);
 
-      cJSON_AddStringToObject (e, "path", v[i].path);
+      sr_utf8_add_name (e, "path", v[i].path);
       cJSON_AddNumberToObject (e, "size", (double) v[i].size);
       cJSON_AddStringToObject (e, "mtime", when);
       if (v[i].mime_type)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/defaults.h"
+#include "common/utf8.h"
 #include "common/util.h"
 #include "sandbox/files.h"
 #include "sandbox/session.h"
@@ -205,10 +206,13 @@ cJSON *
 sr_mcp_call_read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                            bool *ret_cancelled)
 {
-  _cleanup_free_ char *data = NULL, *mime = NULL, *b64 = NULL;
-  struct read_artifact a = { .path = sr_mcp_arg_string (args, "path") };
+  _cleanup_free_ char *data = NULL, *mime = NULL, *b64 = NULL, *path = NULL;
+  struct read_artifact a = { 0 };
   cJSON *o, *bad;
 
+  if ((bad = sr_mcp_path_arg (args, "path", &path)))
+    return bad;
+  a.path = path;
   bad = sr_mcp_with_session (ctx, args, false, read_artifact_work, &a);
   data = a.data;
   mime = a.mime;
@@ -216,7 +220,7 @@ sr_mcp_call_read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
     return bad;
   b64 = sr_base64_encode (data, a.len);
   o = cJSON_CreateObject ();
-  cJSON_AddStringToObject (o, "path", a.path);
+  sr_utf8_add_name (o, "path", a.path);
   cJSON_AddStringToObject (o, "content_base64", b64);
   cJSON_AddStringToObject (o, "mime_type", mime);
   cJSON_AddNumberToObject (o, "size", (double) a.len);

@@ -176,31 +176,34 @@ static const char write_script[] =
   "  if [ -e \"$t\" ]; then rm -f -- \"$t\"; echo \"$p exists\" >&2; exit 5; fi\n"
   "fi\n";
 
-/* walk PATH FLAGS DEPTH: "f SIZE MTIME PATH\0" and "d 0 0 PATH\0" below
- * PATH, or one "f SIZE MTIME \0" when PATH is a file.  */
+/* walk PATH FLAGS DEPTH: "f SIZE MTIME DEV INO PATH\0" and
+ * "d 0 0 0 0 PATH\0" below PATH, or one "f SIZE MTIME DEV INO \0" when
+ * PATH is a file.  */
 static const char walk_script[] =
   SH_CHECK
   "p=$1 f=$2 md=$3\n"
   "r=$(realpath -e -- \"$p\" 2>/dev/null) ||\n"
   "  { echo \"$p: no such file or directory\" >&2; exit 3; }\n"
   "check \"$r\" \"$f\" || exit 6\n"
-  "if [ -f \"$r\" ]; then exec find \"$r\" -maxdepth 0 -printf 'f %s %T@ \\0'; fi\n"
+  "if [ -f \"$r\" ]; then exec find \"$r\" -maxdepth 0 -printf 'f %s %T@ %D %i \\0'; fi\n"
   "[ -d \"$r\" ] || { echo \"$p is not a regular file\" >&2; exit 4; }\n"
   "cd -- \"$r\" || exit 9\n"
   "exec find . -mindepth 1 -maxdepth \"$md\""
   " \\( -fstype proc -o -fstype sysfs -o -name '.sr-tmp-*' \\) -prune"
-  " -o -type f -printf 'f %s %T@ %P\\0' -o -type d -printf 'd 0 0 %P\\0' 2>/dev/null\n";
+  " -o -type f -printf 'f %s %T@ %D %i %P\\0' -o -type d -printf 'd 0 0 0 0 %P\\0'"
+  " 2>/dev/null\n";
 
 /* Runs script with args in the session's container, as its user; its
- * stdout kept up to max_out bytes.  */
+ * stdout kept up to max_out bytes.  cancel_fd (-1: none) readable stops
+ * it.  */
 static int
 run_script (struct sr_backend_box *b, const char *script, char *const *args, size_t max_out,
-            struct sr_run_result *res, sr_error_t *err)
+            int cancel_fd, struct sr_run_result *res, sr_error_t *err)
 {
   _cleanup_strv_ char **argv = NULL, **env = docker_env (b);
   struct sr_run_options opts = {
     .timeout_ms = FS_TIMEOUT_MS, .max_output = max_out ? max_out : 1, .stdin_fd = -1,
-    .cancel_fd = -1,
+    .cancel_fd = cancel_fd,
   };
   struct sr_exec_spec spec = { .env = env, .cwd = "/" };
 
@@ -234,6 +237,8 @@ script_result (const struct sr_run_result *res, const char *what, const char *ab
 
   if (res->status == SR_RUN_SUCCESS)
     return 0;
+  if (res->status == SR_RUN_CANCELLED)
+    return sr_error_set_code (err, "cancelled", ECANCELED, "%s %s: cancelled", what, abs);
   if (res->status == SR_RUN_TIMEOUT)
     return sr_error_set_code (err, "io_error", ETIMEDOUT, "%s %s: no answer within %u ms", what,
                               abs, FS_TIMEOUT_MS);
@@ -277,7 +282,7 @@ fs_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, s
 
   snprintf (flags_s, sizeof flags_s, "%u", flags);
   snprintf (max_s, sizeof max_s, "%" PRIu64, max);
-  if (run_script (b, read_script, args, max + 1, &res, err) < 0)
+  if (run_script (b, read_script, args, max + 1, -1, &res, err) < 0)
     {
       sr_run_result_done (&res);
       return sr_error_recode (err, "io_error");
@@ -338,7 +343,7 @@ fs_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t le
       final = off >= len;
       if (final)
         args[3][0] = '1';
-      if (run_script (b, write_script, args, 4096, &res, err) < 0)
+      if (run_script (b, write_script, args, 4096, -1, &res, err) < 0)
         {
           sr_run_result_done (&res);
           return sr_error_recode (err, "io_error");
@@ -374,8 +379,8 @@ parse_mtime (const char *s)
 }
 
 static int
-fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, sr_fs_visit_fn visit,
-         void *userdata, bool *ret_truncated, sr_error_t *err)
+fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, int cancel_fd,
+         sr_fs_visit_fn visit, void *userdata, bool *ret_truncated, sr_error_t *err)
 {
   struct sr_backend_box *b = ctx;
   char flags_s[16], depth_s[16];
@@ -385,7 +390,7 @@ fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, sr_fs_v
 
   snprintf (flags_s, sizeof flags_s, "%u", flags);
   snprintf (depth_s, sizeof depth_s, "%u", max_depth);
-  if (run_script (b, walk_script, args, WALK_MAX_OUTPUT, &res, err) < 0)
+  if (run_script (b, walk_script, args, WALK_MAX_OUTPUT, cancel_fd, &res, err) < 0)
     {
       sr_run_result_done (&res);
       return sr_error_recode (err, "io_error");
@@ -400,12 +405,14 @@ fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, sr_fs_v
     {
       const char *e = res.out.data + pos;
       size_t elen = strnlen (e, res.out.len - pos);
-      unsigned long long size;
+      unsigned long long size, dev, ino;
       char kind, mtime[64];
+      struct sr_fs_entry entry;
       int off = 0;
 
       pos += elen + 1;
-      if (pos > res.out.len || sscanf (e, "%c %llu %63s %n", &kind, &size, mtime, &off) < 3
+      if (pos > res.out.len
+          || sscanf (e, "%c %llu %63s %llu %llu %n", &kind, &size, mtime, &dev, &ino, &off) < 5
           || off == 0)
         continue;
       if (kind == 'd')
@@ -420,7 +427,9 @@ fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, sr_fs_v
             truncated = true;
           continue;
         }
-      if (visit (userdata, e + off, size, parse_mtime (mtime)) != 0)
+      entry = (struct sr_fs_entry){ .rel = e + off, .size = size,
+                                    .mtime_ns = parse_mtime (mtime), .dev = dev, .ino = ino };
+      if (visit (userdata, &entry) != 0)
         break;
     }
   sr_run_result_done (&res);

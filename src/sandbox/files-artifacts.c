@@ -146,7 +146,7 @@ struct listing
 };
 
 static int
-list_one (void *userdata, const char *rel, uint64_t size, int64_t mtime_ns)
+list_one (void *userdata, const struct sr_fs_entry *e)
 {
   struct listing *l = userdata;
 
@@ -160,8 +160,8 @@ list_one (void *userdata, const char *rel, uint64_t size, int64_t mtime_ns)
       l->cap = l->cap ? l->cap * 2 : 64;
       l->v = sr_xrealloc (l->v, l->cap * sizeof *l->v);
     }
-  l->v[l->n++] = (struct sr_artifact){ .path = sr_xstrdup (rel), .size = size,
-                                       .mtime_ns = mtime_ns };
+  l->v[l->n++] = (struct sr_artifact){ .path = sr_xstrdup (e->rel), .size = e->size,
+                                       .mtime_ns = e->mtime_ns };
   return 0;
 }
 
@@ -172,7 +172,7 @@ sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **r
   struct listing l = { 0 };
   bool deeper = false;
 
-  if (r->ops->walk (r->ctx, SR_DATA_DIR, SR_FS_DATA, SR_MAX_ARTIFACT_DEPTH, list_one, &l,
+  if (r->ops->walk (r->ctx, SR_DATA_DIR, SR_FS_DATA, SR_MAX_ARTIFACT_DEPTH, -1, list_one, &l,
                     &deeper, err)
       < 0)
     {

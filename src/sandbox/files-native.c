@@ -140,7 +140,9 @@ struct walk
   sr_fs_visit_fn visit;
   void *userdata;
   unsigned max_depth;
-  bool stopped;       /* visit asked to stop */
+  int cancel_fd;
+  bool stopped;       /* visit asked to stop, or cancel_fd did */
+  bool cancelled;
   bool truncated;     /* deeper directories were left out */
 };
 
@@ -148,6 +150,17 @@ static int
 compare_names (const void *a, const void *b)
 {
   return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* What visit gets of a regular file.  */
+static struct sr_fs_entry
+entry_of (const char *rel, const struct stat *st)
+{
+  return (struct sr_fs_entry){
+    .rel = rel, .size = (uint64_t) st->st_size,
+    .mtime_ns = (int64_t) st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+    .dev = (uint64_t) st->st_dev, .ino = (uint64_t) st->st_ino,
+  };
 }
 
 /* Walks dfd (taken over), prefix below the top, in name order.
@@ -180,13 +193,18 @@ walk_dir (struct walk *wk, int dfd, const char *prefix, unsigned depth)
       struct stat st;
       int sub;
 
+      if (sr_cancel_requested (wk->cancel_fd))
+        {
+          wk->stopped = wk->cancelled = true;
+          break;
+        }
       if (fstatat (dirfd (d), names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
         continue;
       if (S_ISREG (st.st_mode))
         {
-          int64_t mtime = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+          struct sr_fs_entry e = entry_of (rel, &st);
 
-          wk->stopped = wk->visit (wk->userdata, rel, (uint64_t) st.st_size, mtime) != 0;
+          wk->stopped = wk->visit (wk->userdata, &e) != 0;
           continue;
         }
       if (!S_ISDIR (st.st_mode))
@@ -210,10 +228,11 @@ walk_dir (struct walk *wk, int dfd, const char *prefix, unsigned depth)
 }
 
 static int
-native_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
+native_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, int cancel_fd,
              sr_fs_visit_fn visit, void *userdata, bool *ret_truncated, sr_error_t *err)
 {
-  struct walk wk = { .visit = visit, .userdata = userdata, .max_depth = max_depth };
+  struct walk wk = { .visit = visit, .userdata = userdata, .max_depth = max_depth,
+                     .cancel_fd = cancel_fd };
   struct sr_files_where w = { 0 };
   _cleanup_close_ int pathfd = -1;
   struct stat st;
@@ -243,8 +262,11 @@ native_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
   if (sr_files_check_fs (pathfd, false, w.abs, err) < 0)
     goto out;
   if (S_ISREG (st.st_mode))
-    (void) visit (userdata, "", (uint64_t) st.st_size,
-                  (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+    {
+      struct sr_fs_entry e = entry_of ("", &st);
+
+      (void) visit (userdata, &e);
+    }
   else
     {
       char proc[64];
@@ -258,6 +280,11 @@ native_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
           goto out;
         }
       walk_dir (&wk, dfd, "", 1);
+    }
+  if (wk.cancelled)
+    {
+      sr_error_set_code (err, "cancelled", ECANCELED, "walking %s: cancelled", w.abs);
+      goto out;
     }
   *ret_truncated = wk.truncated;
   r = 0;

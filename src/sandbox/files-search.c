@@ -17,10 +17,11 @@
 #include "common/util.h"
 #include "sandbox/files-internal.h"
 
-/* How much of a file decides "binary", and how much of a matching line
- * a result keeps.  */
+/* How much of a file decides "binary", how much of a matching line a
+ * result keeps, and how many lines go between looks at the cancel fd.  */
 #define BINARY_PEEK     8192u
 #define MATCH_TEXT_MAX  500u
+#define CANCEL_LINES    1024u
 
 void
 sr_file_matches_free (struct sr_file_match *v, size_t n)
@@ -37,14 +38,14 @@ struct search
 {
   regex_t re;
   const char *glob;
-  uint64_t max_size;
-  size_t max_matches;
-  struct sr_file_match *v;
-  size_t n, cap;
-  bool truncated;
+  const struct sr_search_limits *lim;
+  struct sr_search_result res;
+  size_t cap;
+  bool cancelled;
 };
 
-/* The matches of one file's content (data is changed).  */
+/* The matches of one file's content (data is changed); stops, cancelled,
+ * when the cancel fd says so.  */
 static void
 search_buffer (struct search *s, char *data, size_t len, const char *abs)
 {
@@ -52,21 +53,25 @@ search_buffer (struct search *s, char *data, size_t len, const char *abs)
 
   if (memchr (data, '\0', len < BINARY_PEEK ? len : BINARY_PEEK))
     return;
-  for (size_t pos = 0; pos < len && !s->truncated;)
+  for (size_t pos = 0; pos < len && !s->res.truncated;)
     {
       char *nl = memchr (data + pos, '\n', len - pos);
       size_t end = nl ? (size_t) (nl - data) : len;
       char *text = data + pos;
 
-      line++;
+      if (++line % CANCEL_LINES == 0 && sr_cancel_requested (s->lim->cancel_fd))
+        {
+          s->cancelled = true;
+          break;
+        }
       data[end] = '\0';
       if (regexec (&s->re, text, 0, NULL, 0) == 0)
         {
           size_t tlen = end - pos;
 
-          if (s->n == s->max_matches)
+          if (s->res.n == s->lim->max_matches)
             {
-              s->truncated = true;
+              s->res.truncated = true;
               break;
             }
           /* Cut at a character boundary, not inside a UTF-8 sequence.  */
@@ -76,15 +81,15 @@ search_buffer (struct search *s, char *data, size_t len, const char *abs)
               while (tlen > 0 && ((unsigned char) text[tlen] & 0xc0) == 0x80)
                 tlen--;
             }
-          if (s->n == s->cap)
+          if (s->res.n == s->cap)
             {
               s->cap = s->cap ? s->cap * 2 : 64;
-              s->v = sr_xrealloc (s->v, s->cap * sizeof *s->v);
+              s->res.v = sr_xrealloc (s->res.v, s->cap * sizeof *s->res.v);
             }
-          s->v[s->n].path = sr_xstrdup (abs);
-          s->v[s->n].line = line;
-          s->v[s->n].text = sr_xasprintf ("%.*s", (int) tlen, text);
-          s->n++;
+          s->res.v[s->res.n].path = sr_xstrdup (abs);
+          s->res.v[s->res.n].line = line;
+          s->res.v[s->res.n].text = sr_xasprintf ("%.*s", (int) tlen, text);
+          s->res.n++;
         }
       pos = end + 1;
     }
@@ -95,6 +100,8 @@ struct found
 {
   char *rel;
   uint64_t size;
+  uint64_t dev, ino;
+  bool link;          /* another path of a file found before it */
 };
 
 struct finding
@@ -106,14 +113,13 @@ struct finding
 };
 
 static int
-find_one (void *userdata, const char *rel, uint64_t size, int64_t mtime_ns)
+find_one (void *userdata, const struct sr_fs_entry *e)
 {
   struct finding *f = userdata;
-  const char *base = strrchr (rel, '/');
+  const char *base = strrchr (e->rel, '/');
 
-  (void) mtime_ns;
   /* "": the top is the file itself, searched whatever the glob says.  */
-  if (*rel && f->glob && fnmatch (f->glob, base ? base + 1 : rel, 0) != 0)
+  if (*e->rel && f->glob && fnmatch (f->glob, base ? base + 1 : e->rel, 0) != 0)
     return 0;
   if (f->n >= SR_MAX_ARTIFACTS)
     {
@@ -125,7 +131,8 @@ find_one (void *userdata, const char *rel, uint64_t size, int64_t mtime_ns)
       f->cap = f->cap ? f->cap * 2 : 64;
       f->v = sr_xrealloc (f->v, f->cap * sizeof *f->v);
     }
-  f->v[f->n++] = (struct found){ .rel = sr_xstrdup (rel), .size = size };
+  f->v[f->n++] = (struct found){ .rel = sr_xstrdup (e->rel), .size = e->size, .dev = e->dev,
+                                 .ino = e->ino };
   return 0;
 }
 
@@ -142,37 +149,96 @@ compare_found (const void *a, const void *b)
   return (*p == '/' ? 1 : *p ? *p + 1 : 0) - (*q == '/' ? 1 : *q ? *q + 1 : 0);
 }
 
-/* Walks w, then reads and searches each file found, in path order; files
- * over max_size or unreadable are skipped, not errors.  */
+/* Identity order, then path order (the array is in path order).  */
+static int
+compare_identity (const void *a, const void *b)
+{
+  const struct found *p = *(const struct found *const *) a;
+  const struct found *q = *(const struct found *const *) b;
+
+  if (p->dev != q->dev)
+    return p->dev < q->dev ? -1 : 1;
+  if (p->ino != q->ino)
+    return p->ino < q->ino ? -1 : 1;
+  return p < q ? -1 : p > q;
+}
+
+/* Marks link every path of v (in path order) but the first of its file:
+ * a file with many hard links is read once.  */
+static void
+mark_links (struct found *v, size_t n)
+{
+  _cleanup_free_ struct found **by_id = sr_xmalloc ((n ? n : 1) * sizeof *by_id);
+
+  for (size_t i = 0; i < n; i++)
+    by_id[i] = &v[i];
+  qsort (by_id, n, sizeof *by_id, compare_identity);
+  for (size_t i = 1; i < n; i++)
+    by_id[i]->link = by_id[i]->dev == by_id[i - 1]->dev && by_id[i]->ino == by_id[i - 1]->ino;
+}
+
+/* Reads and searches each file of f, in path order; files over max_size
+ * or unreadable are skipped, not errors.  Stops, truncated, before
+ * max_bytes are passed; fails, cancelled, when the cancel fd says so.  */
+static int
+search_found (const struct sr_fsroot *r, struct search *s, const struct sr_files_where *w,
+              const struct finding *f, sr_error_t *err)
+{
+  const struct sr_search_limits *lim = s->lim;
+  const unsigned flags = sr_files_where_flags (w);
+  const char *dir = strcmp (w->abs, "/") ? w->abs : "";
+
+  /* search_buffer sets truncated when max_matches are found.  */
+  for (size_t i = 0; i < f->n && !s->res.truncated && !s->cancelled; i++)
+    {
+      _cleanup_free_ char *abs = NULL, *data = NULL;
+      uint64_t left = lim->max_bytes - s->res.bytes_read;
+      size_t len;
+
+      if (sr_cancel_requested (lim->cancel_fd))
+        {
+          s->cancelled = true;
+          break;
+        }
+      if (f->v[i].link || f->v[i].size > lim->max_size)
+        continue;
+      if (f->v[i].size > left)
+        {
+          s->res.truncated = true;
+          break;
+        }
+      abs = *f->v[i].rel ? sr_xasprintf ("%s/%s", dir, f->v[i].rel) : sr_xstrdup (w->abs);
+      /* The file may have grown since the walk: no more than is left.  */
+      if (r->ops->read (r->ctx, abs, flags, lim->max_size < left ? lim->max_size : left, &data,
+                        &len, NULL) < 0)
+        continue;
+      s->res.bytes_read += len;
+      s->res.files_read++;
+      search_buffer (s, data, len, abs);
+    }
+  if (s->cancelled)
+    return sr_error_set_code (err, "cancelled", ECANCELED, "file_search cancelled");
+  return 0;
+}
+
+/* Walks w, then searches what it found.  */
 static int
 search_walk (const struct sr_fsroot *r, struct search *s, const struct sr_files_where *w,
              sr_error_t *err)
 {
   struct finding f = { .glob = s->glob };
-  const unsigned flags = sr_files_where_flags (w);
-  const char *dir = strcmp (w->abs, "/") ? w->abs : "";
   bool deeper = false;
   int rv = -1;
 
-  if (r->ops->walk (r->ctx, w->abs, flags, SR_MAX_ARTIFACT_DEPTH, find_one, &f, &deeper, err)
-      < 0)
+  if (r->ops->walk (r->ctx, w->abs, sr_files_where_flags (w), SR_MAX_ARTIFACT_DEPTH,
+                    s->lim->cancel_fd, find_one, &f, &deeper, err) < 0)
     goto out;
   if (f.n)
     qsort (f.v, f.n, sizeof *f.v, compare_found);
-  /* search_buffer sets truncated when max_matches are found.  */
-  for (size_t i = 0; i < f.n && !s->truncated; i++)
-    {
-      _cleanup_free_ char *abs = *f.v[i].rel ? sr_xasprintf ("%s/%s", dir, f.v[i].rel)
-                                             : sr_xstrdup (w->abs);
-      _cleanup_free_ char *data = NULL;
-      size_t len;
-
-      if (f.v[i].size > s->max_size
-          || r->ops->read (r->ctx, abs, flags, s->max_size, &data, &len, NULL) < 0)
-        continue;
-      search_buffer (s, data, len, abs);
-    }
-  s->truncated |= deeper || f.truncated;
+  mark_links (f.v, f.n);
+  if (search_found (r, s, w, &f, err) < 0)
+    goto out;
+  s->res.truncated |= deeper || f.truncated;
   rv = 0;
 out:
   for (size_t i = 0; i < f.n; i++)
@@ -183,12 +249,10 @@ out:
 
 int
 sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glob,
-                 const char *dir, uint64_t max_size, size_t max_matches,
-                 struct sr_file_match **ret, size_t *ret_n, bool *ret_truncated,
-                 sr_error_t *err)
+                 const char *dir, const struct sr_search_limits *lim,
+                 struct sr_search_result *ret, sr_error_t *err)
 {
-  struct search s = { .glob = glob && *glob ? glob : NULL, .max_size = max_size,
-                      .max_matches = max_matches };
+  struct search s = { .glob = glob && *glob ? glob : NULL, .lim = lim };
   struct sr_files_where w = { 0 };
   int rc, rv = -1;
 
@@ -207,15 +271,13 @@ sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glo
     goto out_re;
   if (search_walk (r, &s, &w, err) < 0)
     goto out;
-  *ret = TAKE_PTR (s.v);
-  *ret_n = s.n;
-  if (ret_truncated)
-    *ret_truncated = s.truncated;
+  *ret = s.res;
+  s.res = (struct sr_search_result){ 0 };
   rv = 0;
 out:
   sr_files_where_done (&w);
 out_re:
-  sr_file_matches_free (s.v, rv == 0 ? 0 : s.n);
+  sr_file_matches_free (s.res.v, s.res.n);
   regfree (&s.re);
   return rv;
 }

@@ -43,6 +43,7 @@
  *                         diff and no old_string/new_string, or an
  *                         empty old_string)
  *   invalid_pattern       file_search: the regular expression is invalid
+ *   cancelled             file_search: the caller's cancel_fd said so
  *   io_error              anything else (the error says what)
  * and its message (errnum set where there is one) says it for people.  */
 #ifndef SR_SANDBOX_FILES_H
@@ -71,10 +72,17 @@
 #define SR_FS_HEAD     4u
 
 /* What a walk finds: a regular file at rel, relative to the walk's top
- * ("" when the top is that file), with its size and mtime.  Returns 0 to
- * go on, 1 to stop the walk.  */
-typedef int (*sr_fs_visit_fn) (void *userdata, const char *rel, uint64_t size,
-                               int64_t mtime_ns);
+ * ("" when the top is that file), with its size, mtime and identity (its
+ * hard links share dev and ino).  */
+struct sr_fs_entry
+{
+  const char *rel;
+  uint64_t size;
+  int64_t mtime_ns;
+  uint64_t dev, ino;
+};
+/* Returns 0 to go on, 1 to stop the walk.  */
+typedef int (*sr_fs_visit_fn) (void *userdata, const struct sr_fs_entry *e);
 
 struct sr_fs_ops
 {
@@ -90,8 +98,8 @@ struct sr_fs_ops
    * it is a file), in any order; symlinks not followed, names starting
    * ".sr-tmp-" (temp files of a write) and kernel file systems left out;
    * at most max_depth levels (*ret_truncated when deeper ones were left
-   * out).  */
-  int (*walk) (void *ctx, const char *abs, unsigned flags, unsigned max_depth,
+   * out).  cancel_fd (-1: none) readable stops it: cancelled.  */
+  int (*walk) (void *ctx, const char *abs, unsigned flags, unsigned max_depth, int cancel_fd,
                sr_fs_visit_fn visit, void *userdata, bool *ret_truncated, sr_error_t *err);
   /* A readable fd of a regular file, *ret_size its size: the file itself,
    * or a copy (sr_files_copy_fd) where the host cannot open it.  */
@@ -212,17 +220,37 @@ struct sr_file_match
 };
 void sr_file_matches_free (struct sr_file_match *v, size_t n);
 
+/* What one file_search may do.  */
+struct sr_search_limits
+{
+  uint64_t max_size;    /* larger files are skipped */
+  size_t max_matches;
+  uint64_t max_bytes;   /* of file content read in all */
+  int cancel_fd;        /* readable: give up (cancelled); -1: none */
+};
+
+/* What it found; v is the caller's (sr_file_matches_free (v, n)).  */
+struct sr_search_result
+{
+  struct sr_file_match *v;
+  size_t n;
+  bool truncated;       /* a limit left matches out */
+  uint64_t bytes_read;  /* of file content */
+  size_t files_read;
+};
+
 /* file_search: lines matching the POSIX extended regular expression
  * pattern in the regular files under dir (default SR_DATA_DIR) whose
  * name matches glob (fnmatch on the base name; NULL: every file).
  * Binary files (a NUL in the first 8 KiB) and files over max_size are
  * skipped; symlinks are not followed, kernel file systems (procfs, sysfs)
  * not entered.  dir may name one file: it is searched whatever glob says.
- * At most max_matches results, SR_MAX_ARTIFACTS files read and
- * SR_MAX_ARTIFACT_DEPTH levels walked (*ret_truncated then).  */
+ * A file with several hard links is read once, under the first of its
+ * paths in path order.  At most max_matches results, SR_MAX_ARTIFACTS
+ * files found, max_bytes read (a file that would go past it is not read)
+ * and SR_MAX_ARTIFACT_DEPTH levels walked (truncated then).  */
 int sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glob,
-                     const char *dir, uint64_t max_size, size_t max_matches,
-                     struct sr_file_match **ret, size_t *ret_n, bool *ret_truncated,
-                     sr_error_t *err);
+                     const char *dir, const struct sr_search_limits *lim,
+                     struct sr_search_result *ret, sr_error_t *err);
 
 #endif

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -338,15 +337,6 @@ fail:
   return -1;
 }
 
-/* Whether the caller's cancel_fd (-1: none) says to give up.  */
-static bool
-cancelled (int cancel_fd)
-{
-  struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
-
-  return cancel_fd >= 0 && poll (&pfd, 1, 0) > 0;
-}
-
 /* Waits, under the lock, for a session to be released, until
  * *deadline_ns (CLOCK_MONOTONIC; set on the first call, m->queue_ms from
  * now).  False once it has passed.  With a cancel_fd the wait goes in
@@ -401,7 +391,7 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, i
               *ret = s;
               r = 0;
             }
-          else if (cancelled (cancel_fd))
+          else if (sr_cancel_requested (cancel_fd))
             r = sr_error_set_code (err, "cancelled", ECANCELED,
                                    "cancelled while waiting for session %s", id);
           else if (m->queue_ms && !m->stop && wait_turn (m, &deadline_ns, cancel_fd))
@@ -434,7 +424,7 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, i
   /* Creation runs to its end on the manager's thread (a few ms natively,
    * a container start on Docker); a session nobody is left to use is not
    * kept.  */
-  if (r == 0 && cancelled (cancel_fd))
+  if (r == 0 && sr_cancel_requested (cancel_fd))
     {
       session_destroy (s);
       r = sr_error_set_code (err, "cancelled", ECANCELED, "cancelled while creating a session");

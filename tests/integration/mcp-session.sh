@@ -23,6 +23,42 @@ grep -v '^RESULT' "$sr_tmp/client.err" | head -5 | sed 's/^/# stderr: /'
 [ -z "$(ls "$containers" 2>/dev/null)" ]; ok $? "no session container is left after the server exits"
 [ -z "$(ls "$SANDBOX_RUNTIME_DIR/scratch" 2>/dev/null)" ]; ok $? "no session code directory is left"
 
+# A strict client: every byte of every answer is UTF-8, even for a file
+# named with invalid UTF-8 (the SDK client above would mend bad bytes
+# into U+FFFD and lose the name).
+timeout 120 python3 - "$SR_BIN" > "$sr_tmp/strict.out" 2>&1 <<'PY'
+import json, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def call(i, method, params):
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
+    p.stdin.flush()
+    while True:
+        line = p.stdout.readline()
+        try:
+            m = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            return None, "%s: %r" % (e, line[:300])
+        if m.get("id") == i:
+            return m.get("result", {}).get("structuredContent"), line
+call(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "strict", "version": "1"}})
+sid = call(1, "tools/call", {"name": "create_session", "arguments": {}})[0]["session_id"]
+want = "YmFk/y50eHQ="  # b"bad\xff.txt"
+for i, (tool, args, get) in enumerate([
+        ("run_code", {"language": "python", "code": "open(b'bad\\xff.txt', 'w').write('strict')"},
+         lambda r: r["artifacts"]),
+        ("list_artifacts", {}, lambda r: r["artifacts"]),
+        ("read_artifact", {"path": "x", "path_base64": want}, lambda r: [r])], 2):
+    res, raw = call(i, "tools/call", {"name": tool, "arguments": dict(args, session_id=sid)})
+    good = res is not None and any(a.get("path_base64") == want for a in get(res))
+    print("RESULT %d %s answers in strict UTF-8 JSON, the name in path_base64" % (0 if good else 1, tool))
+    if not good:
+        print("# %s" % raw)
+p.stdin.close()
+p.wait()
+PY
+relay_results < "$sr_tmp/strict.out"
+
 # HTTP: the artifacts' download route, under the bearer token.
 echo "tok-$$" > "$sr_tmp/tokens"
 start_server --token-file "$sr_tmp/tokens" || echo "Bail out! the HTTP server did not start"

@@ -56,6 +56,24 @@ if (http) {
   check(res.status === 403 || res.status === 404, "a download path escaping /mnt/data is refused", res.status);
   res = await fetch(url.replace(sid, "0".repeat(32)), { headers: { Authorization: `Bearer ${argv[2]}` } });
   check(res.status === 404, "a download from an unknown session is 404", res.status);
+  // A name of invalid UTF-8: valid JSON, and its download_url serves it.
+  await call(client, "run_code", { session_id: sid, language: "python",
+    code: "open(b'/mnt/data/bad\\xff.txt', 'wb').write(b'bad bytes')" });
+  r = await call(client, "list_artifacts", { session_id: sid });
+  const bad = r.structuredContent?.artifacts?.find((x) => x.path === "bad\\xff.txt");
+  check(bad?.path_base64 === Buffer.from("bad\xff.txt", "latin1").toString("base64")
+    && bad.download_url?.endsWith(`/files/${sid}/bad%FF.txt`), "a name of invalid UTF-8 over HTTP: escaped, its download_url percent-encoded", r);
+  res = await fetch(bad?.download_url ?? url, { headers: { Authorization: `Bearer ${argv[2]}` } });
+  check(res.status === 200 && (await res.text()) === "bad bytes", "GET its download_url serves it");
+  res = await fetch(url.replace("in.csv", "nope%FF.txt"), { headers: { Authorization: `Bearer ${argv[2]}` } });
+  let body;
+  try {
+    body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(await res.arrayBuffer()));
+  } catch (e) {
+    body = String(e);
+  }
+  check(res.status === 404 && typeof body?.error?.message === "string",
+    "a missing name of invalid UTF-8 is 404, its error valid UTF-8 JSON", [res.status, body]);
   r = await call(client, "close_session", { session_id: sid });
   check(r.structuredContent?.closed === true, "close_session over HTTP");
   await client.close();
@@ -160,6 +178,77 @@ check(["path_outside_sandbox", "invalid_path"].includes(errorCode(r)), "upload_f
 r = await call(client, "upload_file", { session_id: sid, filename: "abs-link", content_base64: b64("pwned"), overwrite: true });
 r = await call(client, "run_code", { session_id: sid, language: "python", code: "import os; print(os.path.islink('abs-link'))" });
 check(r.structuredContent?.stdout === "False\n", "overwriting a symlink replaces the link, never its target", r.structuredContent);
+
+// A name that is not valid UTF-8 comes as valid JSON: path escaped
+// (bad\xff.txt), its bytes in path_base64, which the tools take back.
+const tried = (p) => p.catch((e) => ({ thrown: String(e) }));
+const callSoon = (name, args) => tried(client.callTool({ name, arguments: args }, undefined, { timeout: 20000 }));
+const badName = Buffer.from("bad\xff.txt", "latin1");
+const badPath = Buffer.concat([Buffer.from("/mnt/data/"), badName]);
+r = await callSoon("run_code", { session_id: sid, language: "python",
+  code: "open(b'/mnt/data/bad\\xff.txt', 'wb').write(b'needle in a bad name\\n')" });
+let bad = r.structuredContent?.artifacts?.find((x) => x.path_base64 === badName.toString("base64"));
+check(r.structuredContent?.status === "success" && bad?.path === "bad\\xff.txt",
+  "run_code names a file of invalid UTF-8 as valid JSON, escaped, its bytes in path_base64", r);
+r = await callSoon("list_artifacts", { session_id: sid });
+bad = r.structuredContent?.artifacts?.find((x) => x.path_base64 === badName.toString("base64"));
+check(bad?.path === "bad\\xff.txt", "and so does list_artifacts", r);
+r = await callSoon("file_search", { session_id: sid, pattern: "needle in a bad" });
+const hit = r.structuredContent?.matches?.[0];
+check(r.structuredContent?.matches?.length === 1 && hit.path === "/mnt/data/bad\\xff.txt"
+  && hit.path_base64 === badPath.toString("base64"), "and so does file_search", r);
+r = await callSoon("read_artifact", { session_id: sid, path: bad?.path ?? "", path_base64: bad?.path_base64 });
+check(Buffer.from(r.structuredContent?.content_base64 ?? "", "base64").toString() === "needle in a bad name\n"
+  && r.structuredContent?.path_base64 === badName.toString("base64"), "the name round-trips to read_artifact", r);
+r = await callSoon("file_read", { session_id: sid, path: hit?.path ?? "", path_base64: hit?.path_base64 });
+check(/needle in a bad name/.test(r.structuredContent?.content ?? ""), "and to file_read", r);
+r = await callSoon("read_artifact", { session_id: sid, path: "x", path_base64: b64("a\0b") });
+check(errorCode(r) === "invalid_path", "a path_base64 holding a NUL is invalid_path", r);
+await call(client, "run_code", { session_id: sid, language: "python", code: "import os; os.remove(b'bad\\xff.txt')" });
+
+// file_search reads a file of 1000 hard links once: about 1 MiB, not 1 GiB.
+r = await call(client, "run_code", { session_id: sid, language: "python", code: [
+  "import os",
+  "os.makedirs('/tmp/hl')",
+  "open('/tmp/hl/0', 'w').write('needle\\n' + ('x' * 1023 + '\\n') * 1024)",
+  "for i in range(1, 1000): os.link('/tmp/hl/0', f'/tmp/hl/{i}')",
+].join("\n") });
+r = await callSoon("file_search", { session_id: sid, pattern: "needle", path: "/tmp/hl" });
+check(r.structuredContent?.matches?.length === 1 && r.structuredContent.files_read === 1
+  && r.structuredContent.bytes_read === 7 + (1 << 20) && !r.structuredContent.truncated,
+  `file_search reads a file of 1000 hard links once (${r.structuredContent?.bytes_read} bytes read)`, r.structuredContent ?? r);
+// A search of a tree that would take long (a regular expression slow on
+// every file) is cancelled promptly: its session is free again long
+// before the search would have ended, and the server answers meanwhile.
+r = await call(client, "run_code", { session_id: sid, language: "python", code: [
+  "import os",
+  "os.makedirs('/tmp/slow')",
+  "for i in range(400): open(f'/tmp/slow/{i:03}', 'w').write('x' * 10000)",
+].join("\n") });
+const stop = new AbortController();
+const slowSearch = client.callTool({ name: "file_search", arguments: { session_id: sid, pattern: "(x+)+y", path: "/tmp/slow" } },
+  undefined, { signal: stop.signal, timeout: 120000 }).catch((e) => e);
+await sleep(1000);
+r = await callSoon("list_sessions", {});
+check(r.structuredContent?.sessions?.some((x) => x.session_id === sid), "the server answers during a long search", r);
+stop.abort();
+await slowSearch;
+let freed = false;
+for (const end = Date.now() + 8000; !freed && Date.now() < end; await sleep(200)) {
+  r = await callSoon("run_code", { session_id: sid, language: "python", code: "print('free')" });
+  freed = r.structuredContent?.stdout === "free\n";
+}
+check(freed, "a cancelled file_search stops and frees its session", r);
+await call(client, "run_code", { session_id: sid, language: "python", code: "import shutil; shutil.rmtree('/tmp/hl'); shutil.rmtree('/tmp/slow')" });
+
+// The bytes one search reads are capped (max_search_bytes): truncated.
+const capped = await connect({ SANDBOX_MAX_SEARCH_BYTES: "2M" });
+r = await call(capped, "run_code", { language: "python", session_id: (await call(capped, "create_session", {})).structuredContent?.session_id,
+  code: "import os\nos.makedirs('/tmp/cap')\nfor i in range(5): open(f'/tmp/cap/{i}', 'w').write('needle\\n' * 100000)" });
+r = await call(capped, "file_search", { session_id: r.structuredContent?.session_id, pattern: "nothing", path: "/tmp/cap" });
+check(r.structuredContent?.truncated === true && r.structuredContent.bytes_read <= 2 << 20
+  && r.structuredContent.files_read === 2, `file_search stops at max_search_bytes, truncated (${r.structuredContent?.bytes_read} bytes)`, r.structuredContent ?? r);
+await capped.close();
 
 
 // Persistent shells: state kept between commands, Ctrl-C, stdin, timeouts.

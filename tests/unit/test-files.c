@@ -42,6 +42,25 @@
 #define FAKE_MARKER "FAKE ROOT MARKER"
 #define BIG (1u << 20)
 
+/* sr_files_search with no byte cap nor cancel fd.  */
+static int
+search (const struct sr_fsroot *r, const char *pattern, const char *glob, const char *dir,
+        uint64_t max_size, size_t max_matches, struct sr_file_match **ret, size_t *ret_n,
+        bool *ret_truncated, sr_error_t *err)
+{
+  const struct sr_search_limits lim = { .max_size = max_size, .max_matches = max_matches,
+                                        .max_bytes = UINT64_MAX, .cancel_fd = -1 };
+  struct sr_search_result res;
+
+  if (sr_files_search (r, pattern, glob, dir, &lim, &res, err) < 0)
+    return -1;
+  *ret = res.v;
+  *ret_n = res.n;
+  if (ret_truncated)
+    *ret_truncated = res.truncated;
+  return 0;
+}
+
 static char base[64];       /* host temp dir */
 static char root[96];       /* base/root: the fake container's / */
 static char qroot[96];      /* base/qroot: a second one, for the quota */
@@ -882,7 +901,7 @@ test_escapes (void)
         struct sr_file_match *m = NULL;
         size_t nm = 0;
 
-        EXPECT (sr_files_search (&fs, "root", NULL, "/proc/self", BIG, 10, &m, &nm, NULL, &err),
+        EXPECT (search (&fs, "root", NULL, "/proc/self", BIG, 10, &m, &nm, NULL, &err),
                 "path_outside_sandbox", "file_search refuses procfs");
       }
       if (host_exists ("sys/kernel/uevent_seqnum"))
@@ -1350,6 +1369,59 @@ test_patch_diff (void)
   sr_error_free (&err);
 }
 
+/* file_search reads a file of many hard links once, stops before
+ * max_bytes, and gives up when its cancel fd says so.  */
+static void
+test_search_limits (void)
+{
+  struct sr_search_limits lim = { .max_size = BIG, .max_matches = 1000,
+                                  .max_bytes = UINT64_MAX, .cancel_fd = -1 };
+  struct sr_search_result res;
+  sr_error_t err = NULL;
+  int cancel[2];
+
+  ok (upload ("links/0.txt", "needle\n", false, NULL, &err) == 0, "limits: a file");
+  ok (upload ("links/other.txt", "needle too\n", false, NULL, &err) == 0, "and another");
+  for (int i = 1; i < 50; i++)
+    {
+      _cleanup_free_ char *from = under ("mnt/data/links/0.txt");
+      _cleanup_free_ char *to = sr_xasprintf ("%s/mnt/data/links/%d.txt", root, i);
+
+      croot_begin ();
+      if (link (from, to) < 0)
+        die (to);
+      croot_end ();
+    }
+  ok (sr_files_search (&fs, "needle", NULL, "links", &lim, &res, &err) == 0,
+      "search 50 hard links of one file and another file");
+  ok (res.n == 2 && res.files_read == 2 && res.bytes_read == 7 + 11 && !res.truncated,
+      "each file read once: %zu matches, %zu files, %llu bytes", res.n, res.files_read,
+      (unsigned long long) res.bytes_read);
+  if (res.n == 2)
+    ok (strcmp (res.v[0].path, "/mnt/data/links/0.txt") == 0
+            && strcmp (res.v[1].path, "/mnt/data/links/other.txt") == 0,
+        "under the first of its paths");
+  sr_file_matches_free (res.v, res.n);
+
+  lim.max_bytes = 10;
+  ok (sr_files_search (&fs, "needle", NULL, "links", &lim, &res, &err) == 0,
+      "search with a byte cap of 10");
+  ok (res.n == 1 && res.bytes_read == 7 && res.truncated,
+      "stops before the cap, truncated (%llu bytes)", (unsigned long long) res.bytes_read);
+  sr_file_matches_free (res.v, res.n);
+
+  lim.max_bytes = UINT64_MAX;
+  if (pipe2 (cancel, O_CLOEXEC) < 0 || write (cancel[1], "x", 1) != 1)
+    die ("pipe");
+  lim.cancel_fd = cancel[0];
+  EXPECT (sr_files_search (&fs, "needle", NULL, "links", &lim, &res, &err), "cancelled",
+          "a readable cancel fd cancels the search");
+  EXPECT (sr_files_search (&fs, "needle", NULL, "links/0.txt", &lim, &res, &err), "cancelled",
+          "and the search of one file");
+  close (cancel[0]);
+  close (cancel[1]);
+}
+
 static void
 test_search (void)
 {
@@ -1379,7 +1451,7 @@ test_search (void)
   memcpy (longline + 499, "\xc3\xa9", 2);
   ok (upload ("s/long.txt", longline, false, NULL, &err) == 0, "a file with a long line");
 
-  ok (sr_files_search (&fs, "fo+\\(", "*.py", "/mnt/data/s", BIG, 100, &m, &n, &truncated, &err)
+  ok (search (&fs, "fo+\\(", "*.py", "/mnt/data/s", BIG, 100, &m, &n, &truncated, &err)
           == 0,
       "search a regex with a glob");
   is_int (n, 1, "one match in the .py files");
@@ -1392,7 +1464,7 @@ test_search (void)
   ok (!truncated, "not truncated");
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "^fo+", NULL, "s", BIG, 100, &m, &n, &truncated, &err) == 0,
+  ok (search (&fs, "^fo+", NULL, "s", BIG, 100, &m, &n, &truncated, &err) == 0,
       "search everything under a relative dir");
   is_int (n, 2, "two matches: bin.dat is binary, long.txt does not start with f, the link is "
                 "not followed");
@@ -1403,7 +1475,7 @@ test_search (void)
     }
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "xfoo", NULL, NULL, BIG, 100, &m, &n, &truncated, &err) == 0,
+  ok (search (&fs, "xfoo", NULL, NULL, BIG, 100, &m, &n, &truncated, &err) == 0,
       "the default dir is /mnt/data");
   is_int (n, 1, "one match");
   if (n == 1)
@@ -1415,26 +1487,26 @@ test_search (void)
     }
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "foo", "*.txt", "/mnt/data/s", BIG, 1, &m, &n, &truncated, &err)
+  ok (search (&fs, "foo", "*.txt", "/mnt/data/s", BIG, 1, &m, &n, &truncated, &err)
           == 0,
       "max_matches 1");
   ok (n == 1 && truncated, "one match and truncated");
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "foo", NULL, "/mnt/data/s/src/b.txt", BIG, 100, &m, &n, &truncated,
+  ok (search (&fs, "foo", NULL, "/mnt/data/s/src/b.txt", BIG, 100, &m, &n, &truncated,
                        &err)
           == 0
           && n == 2,
       "a file as the path searches that file");
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "foo", NULL, "/mnt/data/s", 10, 100, &m, &n, &truncated, &err)
+  ok (search (&fs, "foo", NULL, "/mnt/data/s", 10, 100, &m, &n, &truncated, &err)
           == 0
           && n == 0,
       "files over max_size are skipped");
   sr_file_matches_free (m, n);
 
-  ok (sr_files_search (&fs, "MARKER", NULL, "/", BIG, 100, &m, &n, &truncated, &err) == 0,
+  ok (search (&fs, "MARKER", NULL, "/", BIG, 100, &m, &n, &truncated, &err) == 0,
       "search from the container's /");
   {
     bool marker = false;
@@ -1450,11 +1522,11 @@ test_search (void)
   }
   sr_file_matches_free (m, n);
 
-  EXPECT (sr_files_search (&fs, "(", NULL, NULL, BIG, 100, &m, &n, &truncated, &err),
+  EXPECT (search (&fs, "(", NULL, NULL, BIG, 100, &m, &n, &truncated, &err),
           "invalid_pattern", "an invalid regular expression");
-  EXPECT (sr_files_search (&fs, "x", NULL, "/mnt/data/nope", BIG, 100, &m, &n, &truncated, &err),
+  EXPECT (search (&fs, "x", NULL, "/mnt/data/nope", BIG, 100, &m, &n, &truncated, &err),
           "not_found", "a missing directory");
-  EXPECT (sr_files_search (&fs, "x", NULL, "../..", BIG, 100, &m, &n, &truncated, &err),
+  EXPECT (search (&fs, "x", NULL, "../..", BIG, 100, &m, &n, &truncated, &err),
           "invalid_path", "'..' as the directory");
 }
 
@@ -1583,18 +1655,23 @@ fake_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t 
 }
 
 static int
-fake_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, sr_fs_visit_fn visit,
-           void *userdata, bool *ret_truncated, sr_error_t *err)
+fake_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, int cancel_fd,
+           sr_fs_visit_fn visit, void *userdata, bool *ret_truncated, sr_error_t *err)
 {
   size_t dlen = strlen (abs);
 
-  (void) ctx, (void) max_depth, (void) err;
+  (void) ctx, (void) max_depth, (void) cancel_fd, (void) err;
   fake_note (abs, flags);
   /* Backwards: the caller must sort.  */
   for (size_t i = n_fake; i-- > 0;)
-    if (strncmp (fake[i].abs, abs, dlen) == 0 && fake[i].abs[dlen] == '/'
-        && visit (userdata, fake[i].abs + dlen + 1, fake[i].len, 1) != 0)
-      break;
+    if (strncmp (fake[i].abs, abs, dlen) == 0 && fake[i].abs[dlen] == '/')
+      {
+        struct sr_fs_entry e = { .rel = fake[i].abs + dlen + 1, .size = fake[i].len,
+                                 .mtime_ns = 1, .dev = 1, .ino = i + 1 };
+
+        if (visit (userdata, &e) != 0)
+          break;
+      }
   *ret_truncated = false;
   return 0;
 }
@@ -1702,18 +1779,18 @@ test_remote (void)
   sr_error_free (&err);
 
   fake_put ("/tmp/sub/u.py", "three = 3\n", 10);
-  ok (sr_files_search (&r, "^thr", NULL, "/tmp", 100, 10, &m, &n, &truncated, &err) == 0
+  ok (search (&r, "^thr", NULL, "/tmp", 100, 10, &m, &n, &truncated, &err) == 0
           && n == 2,
       "remote: file_search finds the matches of every file");
   ok (n == 2 && strcmp (m[0].path, "/tmp/sub/u.py") == 0 && strcmp (m[1].path, "/tmp/t.txt") == 0
           && m[1].line == 2 && strcmp (m[1].text, "three") == 0,
       "remote: ... in path order, with lines and text");
   sr_file_matches_free (m, n);
-  ok (sr_files_search (&r, "^thr", "*.py", "/tmp", 100, 10, &m, &n, &truncated, &err) == 0
+  ok (search (&r, "^thr", "*.py", "/tmp", 100, 10, &m, &n, &truncated, &err) == 0
           && n == 1,
       "remote: ... and the glob filters by name");
   sr_file_matches_free (m, n);
-  ok (sr_files_search (&r, "^thr", NULL, "/tmp", 5, 10, &m, &n, &truncated, &err) == 0
+  ok (search (&r, "^thr", NULL, "/tmp", 5, 10, &m, &n, &truncated, &err) == 0
           && n == 0,
       "remote: ... files over max_size are skipped");
   sr_file_matches_free (m, n);
@@ -1751,6 +1828,7 @@ main (void)
   test_patch_string ();
   test_patch_diff ();
   test_search ();
+  test_search_limits ();
   test_remote ();
   cleanup ();
   return done_testing ();
