@@ -107,23 +107,40 @@ sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret)
   return 0;
 }
 
+/* Prints the error and returns -1; but `sandbox-runner COMMAND --help`
+ * still shows the usage, with the built-in defaults where the
+ * configuration could not be read: a warning then, and 0.  */
+static int
+config_error (sr_error_t *err)
+{
+  bool help = sr_cli_argv[1] && sr_cli_argv[2]
+              && (strcmp (sr_cli_argv[2], "--help") == 0 || strcmp (sr_cli_argv[2], "-h") == 0);
+
+  sr_cli_error ("%s%s", help ? "warning: " : "", (*err)->msg);
+  sr_error_free (err);
+  return help ? 0 : -1;
+}
+
 int
-sr_cli_load_config (struct sr_config *cfg)
+sr_cli_read_config (struct sr_config *cfg)
 {
   sr_error_t err = NULL;
 
-  if (sr_config_load (cfg, NULL, NULL, &err) < 0)
-    {
-      /* `sandbox-runner COMMAND --help` still shows the usage, with the
-       * built-in defaults where the configuration could not be read.  */
-      bool help = sr_cli_argv[1] && sr_cli_argv[2]
-                  && (strcmp (sr_cli_argv[2], "--help") == 0 || strcmp (sr_cli_argv[2], "-h") == 0);
+  return sr_config_read (cfg, NULL, NULL, &err) < 0 ? config_error (&err) : 0;
+}
 
-      sr_cli_error ("%s%s", help ? "warning: " : "", err->msg);
-      sr_error_free (&err);
-      return help ? 0 : -1;
-    }
-  return 0;
+int
+sr_cli_check_config (const struct sr_config *cfg)
+{
+  sr_error_t err = NULL;
+
+  return sr_config_check (cfg, &err) < 0 ? config_error (&err) : 0;
+}
+
+int
+sr_cli_load_config (struct sr_config *cfg)
+{
+  return sr_cli_read_config (cfg) < 0 ? -1 : sr_cli_check_config (cfg);
 }
 
 static int
