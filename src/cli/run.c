@@ -479,7 +479,7 @@ sr_cmd_run (int argc, char **argv)
     goto out;
   if (sr_policy_new (&config, SR_POLICY_NATIVE, &a.policy, &policy, &err) < 0)
     goto fail;
-  if (a.image && sr_cli_open_store (&config, &store) < 0)
+  if (a.image && sr_cli_open_store (&config, false, &store) < 0)
     goto out;
   if (a.image && use_image (store, &a, cmd_index < argc, &image, &image_argv, &err) < 0)
     goto fail;
