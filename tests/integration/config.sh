@@ -6,11 +6,7 @@
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 require_busybox_rootfs
 
-export XDG_RUNTIME_DIR=$sr_tmp/run XDG_CONFIG_HOME=$sr_tmp/config
-mkdir -p "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME/sandbox-runner"
-if [ "$(id -u)" -eq 0 ]; then
-  export SANDBOX_RUNTIME_DIR=$sr_tmp/run/sandbox-runner
-fi
+use_private_dirs
 user_file=$XDG_CONFIG_HOME/sandbox-runner/sandbox-runner.conf
 named=$sr_tmp/named.conf
 
