@@ -486,8 +486,8 @@ env_name (const struct setting *s, char name[static 64])
 }
 
 /* The SANDBOX_ variables this project reads that are not settings: the
- * config file's name, the session client's server, and the prefixes of
- * the language table's.  */
+ * config file's name, the session client's server (SR_CLIENT_URL_ENV of
+ * cli/session_client.h), and the prefixes of the language table's.  */
 static const char *const other_variables[] = { "SANDBOX_CONFIG", "SANDBOX_RUNNER_URL" };
 static const char *const other_prefixes[] = { "SANDBOX_LANGUAGE_", SR_DOCKER_IMAGE_ENV_PREFIX };
 
