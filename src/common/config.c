@@ -520,6 +520,34 @@ edit_distance (const char *a, const char *b)
   return row[lb];
 }
 
+bool
+sr_config_variable_known (const char *var)
+{
+  char name[64];
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (other_prefixes); i++)
+    if (strncmp (var, other_prefixes[i], strlen (other_prefixes[i])) == 0)
+      return true;
+  for (size_t i = 0; i < SR_ARRAY_SIZE (other_variables); i++)
+    if (strcmp (var, other_variables[i]) == 0)
+      return true;
+  for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+    {
+      env_name (&settings[i], name);
+      if (strcmp (var, name) == 0)
+        return true;
+    }
+  return false;
+}
+
+static bool env_warned;
+
+bool
+sr_config_env_warned (void)
+{
+  return env_warned;
+}
+
 /* One warning on stderr for each SANDBOX_ variable nothing reads (a typo
  * like SANDBOX_MEMROY would otherwise go unnoticed), with the nearest
  * known name when it is at most 2 edits away.  Not an error: the prefix
@@ -527,36 +555,31 @@ edit_distance (const char *a, const char *b)
 static void
 warn_unknown_env (void)
 {
+  env_warned = true;
   for (char **e = environ; e && *e; e++)
     {
       const char *eq = strchr (*e, '=');
-      char name[64], var[64], nearest[64] = "";
-      size_t best = 3, len = eq ? (size_t) (eq - *e) : strlen (*e);
-      bool known = false;
+      _cleanup_free_ char *var = NULL;
+      char name[64], nearest[64] = "";
+      size_t best = 3;
 
-      if (strncmp (*e, "SANDBOX_", 8) != 0 || len >= sizeof var)
+      if (strncmp (*e, "SANDBOX_", 8) != 0)
         continue;
-      memcpy (var, *e, len);
-      var[len] = '\0';
-      for (size_t i = 0; i < SR_ARRAY_SIZE (other_prefixes); i++)
-        known |= strncmp (var, other_prefixes[i], strlen (other_prefixes[i])) == 0;
-      for (size_t i = 0; i < SR_ARRAY_SIZE (other_variables) && !known; i++)
-        known = strcmp (var, other_variables[i]) == 0;
-      for (size_t i = 0; i < SR_ARRAY_SIZE (settings) && !known; i++)
+      var = eq ? sr_xasprintf ("%.*s", (int) (eq - *e), *e) : sr_xstrdup (*e);
+      if (sr_config_variable_known (var))
+        continue;
+      for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
         {
           size_t d;
 
           env_name (&settings[i], name);
           d = edit_distance (var, name);
-          known = d == 0;
           if (d < best)
             {
               best = d;
               strcpy (nearest, name);
             }
         }
-      if (known)
-        continue;
       if (*nearest)
         fprintf (stderr, "sandbox-runner: warning: unknown variable %s ignored "
                  "(did you mean %s?)\n", var, nearest);

@@ -148,6 +148,14 @@ int sr_backend_kind_parse (const char *name, enum sr_backend_kind *ret, sr_error
 /* The name of kind, for messages ("native", "docker").  */
 const char *sr_backend_kind_name (enum sr_backend_kind kind);
 
+/* Whether the environment variable var (a name, "SANDBOX_MEMORY") is one
+ * this project reads: the settings', SANDBOX_CONFIG, SANDBOX_RUNNER_URL,
+ * SANDBOX_LANGUAGE_* and SANDBOX_DOCKER_IMAGE_*.  sr_config_read warns
+ * about the other SANDBOX_ ones.  */
+bool sr_config_variable_known (const char *var);
+/* Whether this process has warned about the others already.  */
+bool sr_config_env_warned (void);
+
 /* SANDBOX_DOCKER_IMAGE_<NAME> for the language name ("c++" ->
  * SANDBOX_DOCKER_IMAGE_C__), the caller's to free.  */
 char *sr_language_docker_variable (const char *name);

@@ -70,6 +70,12 @@ is "$rc" 0 "an unknown variable is not an error"
 like "$err" "warning: unknown variable SANDBOX_MEMROY ignored \(did you mean SANDBOX_MEMORY\?\)" \
   "it is warned about, with the nearest name"
 is "$(printf '%s\n' "$err" | grep -c SANDBOX_MEMROY)" 1 "once"
+SANDBOX_MEMROY=1G DOCKER_HOST=unix://$sr_tmp/no-daemon.sock \
+  run_sr run-code --backend docker -l python "$named"
+is "$(printf '%s\n' "$err" | grep -c SANDBOX_MEMROY)" 1 \
+  "once when the command is handed to sandbox-runner-full after reading the config"
+SANDBOX_MEMROY=1G run_sr image import --name x "$sr_tmp/nothing"
+is "$(printf '%s\n' "$err" | grep -c SANDBOX_MEMROY)" 1 "once when it is handed over before"
 SANDBOX_FROBNICATOR=1 run_sr config show
 like "$err" "unknown variable SANDBOX_FROBNICATOR ignored$" "a name far from any is warned about alone"
 SANDBOX_DOCKER_IMAGE_PYTHON=python:3.13 SANDBOX_RUNNER_URL=http://127.0.0.1:1 \
