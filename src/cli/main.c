@@ -100,7 +100,8 @@ parse_config_option (int argc, char **argv)
 int
 sr_cli_main (int argc, char **argv)
 {
-  sr_cli_argv = argv;
+  /* The options taken out, so that sr_cli_argv is "sandbox-runner
+   * COMMAND ..." for whoever reads it or hands it over.  */
   while (argc >= 2
          && (strcmp (argv[1], "--config") == 0 || strncmp (argv[1], "--config=", 9) == 0))
     {
@@ -108,9 +109,11 @@ sr_cli_main (int argc, char **argv)
 
       if (taken < 0)
         return SR_EXIT_RUNNER;
+      argv[taken] = argv[0];
       argc -= taken;
       argv += taken;
     }
+  sr_cli_argv = argv;
   if (argc < 2)
     {
       usage (stderr);

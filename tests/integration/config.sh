@@ -34,6 +34,9 @@ SANDBOX_CONFIG=$sr_tmp/missing.conf run_sr run --rootfs "$ROOTFS" -- true
 is "$rc" 125 "a missing SANDBOX_CONFIG file stops every command"
 run_sr --config
 is "$rc" 125 "--config without a file"
+echo "bogus = 1" >"$sr_tmp/bad.conf"
+run_sr --config "$sr_tmp/bad.conf" run --help
+is "$rc" 0 "COMMAND --help after --config still shows the usage with a broken file"
 
 # The light binary hands image import to sandbox-runner-full, which must
 # read the same file.
