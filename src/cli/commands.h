@@ -73,8 +73,14 @@ void sr_cli_show_progress (struct sr_store *s, bool quiet);
  * error is only a warning: cfg then holds the defaults and what was read
  * before it, for the usage text.  */
 int sr_cli_load_config (struct sr_config *cfg);
-/* Opens the image store the configuration names; prints the error.  */
-int sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret);
+/* The same in two steps, for a command whose flags override checked
+ * settings (--timeout): reads every layer but the flags, then, once the
+ * command has applied its flags to cfg, checks the final values.  */
+int sr_cli_read_config (struct sr_config *cfg);
+int sr_cli_check_config (const struct sr_config *cfg);
+/* Opens the image store the configuration names; prints the error.  Only
+ * a command that writes an image (import, pull) creates a missing one.  */
+int sr_cli_open_store (const struct sr_config *cfg, bool create, struct sr_store **ret);
 /* Where containers are registered for ps and kill (runtime_dir/containers).  */
 char *sr_cli_state_dir (const struct sr_config *cfg, sr_error_t *err);
 

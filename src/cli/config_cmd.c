@@ -12,7 +12,9 @@ config_usage (FILE *f)
   fprintf (f, "Usage: sandbox-runner config show [--json]\n\n"
               "Prints the effective value of every setting and where it came from:\n"
               "the built-in default, " SR_SYSCONFDIR "/sandbox-runner/sandbox-runner.conf,\n"
-              "~/.config/sandbox-runner/sandbox-runner.conf, or a SANDBOX_* variable.\n");
+              "~/.config/sandbox-runner/sandbox-runner.conf, the one file SANDBOX_CONFIG\n"
+              "(or the global option before the command) names instead of those two, or a\n"
+              "SANDBOX_* variable.\n");
 }
 
 int

@@ -305,7 +305,7 @@ check_images (struct report *r, const struct sr_config *cfg)
   struct sr_store *s = NULL;
   sr_error_t err = NULL;
 
-  if (sr_store_open (cfg->image_store, &s, &err) < 0)
+  if (sr_store_open_existing (cfg->image_store, &s, &err) < 0)
     {
       check (r, "images", WARN, err->msg, NULL);
       sr_error_free (&err);

@@ -10,7 +10,36 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/config.h"
 #include "common/util.h"
+
+extern char **environ;
+
+/* The SANDBOX_ variables nothing reads, once this process has warned
+ * about them: the helper would warn again.  */
+static void
+drop_unknown_variables (void)
+{
+  _cleanup_strv_ char **unknown = NULL;
+  size_t n = 0;
+
+  for (char **e = environ; *e; e++)
+    {
+      const char *eq = strchr (*e, '=');
+      _cleanup_free_ char *var = NULL;
+
+      if (strncmp (*e, "SANDBOX_", 8) != 0 || eq == NULL)
+        continue;
+      var = sr_xasprintf ("%.*s", (int) (eq - *e), *e);
+      if (sr_config_variable_known (var))
+        continue;
+      unknown = sr_xrealloc (unknown, (n + 2) * sizeof *unknown);
+      unknown[n++] = TAKE_PTR (var);
+      unknown[n] = NULL;
+    }
+  for (size_t i = 0; i < n; i++)
+    unsetenv (unknown[i]);
+}
 
 /* Beside this binary first (a build tree), then where make install puts
  * it.  */
@@ -20,6 +49,9 @@ sr_cli_exec_helper (const char *name)
   char self[PATH_MAX];
   ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
   _cleanup_free_ char *beside = NULL, *installed = NULL;
+
+  if (sr_config_env_warned ())
+    drop_unknown_variables ();
 
   if (n > 0)
     {

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,11 +94,11 @@ sr_cli_show_progress (struct sr_store *s, bool quiet)
 }
 
 int
-sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret)
+sr_cli_open_store (const struct sr_config *cfg, bool create, struct sr_store **ret)
 {
   sr_error_t err = NULL;
 
-  if (sr_store_open (cfg->image_store, ret, &err) < 0)
+  if ((create ? sr_store_open : sr_store_open_existing) (cfg->image_store, ret, &err) < 0)
     {
       sr_cli_error ("%s", err->msg);
       sr_error_free (&err);
@@ -107,23 +108,40 @@ sr_cli_open_store (const struct sr_config *cfg, struct sr_store **ret)
   return 0;
 }
 
+/* Prints the error and returns -1; but `sandbox-runner COMMAND --help`
+ * still shows the usage, with the built-in defaults where the
+ * configuration could not be read: a warning then, and 0.  */
+static int
+config_error (sr_error_t *err)
+{
+  bool help = sr_cli_argv[1] && sr_cli_argv[2]
+              && (strcmp (sr_cli_argv[2], "--help") == 0 || strcmp (sr_cli_argv[2], "-h") == 0);
+
+  sr_cli_error ("%s%s", help ? "warning: " : "", (*err)->msg);
+  sr_error_free (err);
+  return help ? 0 : -1;
+}
+
 int
-sr_cli_load_config (struct sr_config *cfg)
+sr_cli_read_config (struct sr_config *cfg)
 {
   sr_error_t err = NULL;
 
-  if (sr_config_load (cfg, NULL, NULL, &err) < 0)
-    {
-      /* `sandbox-runner COMMAND --help` still shows the usage, with the
-       * built-in defaults where the configuration could not be read.  */
-      bool help = sr_cli_argv[1] && sr_cli_argv[2]
-                  && (strcmp (sr_cli_argv[2], "--help") == 0 || strcmp (sr_cli_argv[2], "-h") == 0);
+  return sr_config_read (cfg, NULL, NULL, &err) < 0 ? config_error (&err) : 0;
+}
 
-      sr_cli_error ("%s%s", help ? "warning: " : "", err->msg);
-      sr_error_free (&err);
-      return help ? 0 : -1;
-    }
-  return 0;
+int
+sr_cli_check_config (const struct sr_config *cfg)
+{
+  sr_error_t err = NULL;
+
+  return sr_config_check (cfg, &err) < 0 ? config_error (&err) : 0;
+}
+
+int
+sr_cli_load_config (struct sr_config *cfg)
+{
+  return sr_cli_read_config (cfg) < 0 ? -1 : sr_cli_check_config (cfg);
 }
 
 static int
@@ -192,6 +210,7 @@ print_json (cJSON *o)
   cJSON_Delete (o);
 }
 
+/* s: NULL for a store not made yet, which has no images.  */
 static int
 cmd_list (int argc, char **argv, struct sr_store *s)
 {
@@ -205,7 +224,7 @@ cmd_list (int argc, char **argv, struct sr_store *s)
       sr_cli_error ("usage: sandbox-runner image list [--json]");
       return SR_EXIT_RUNNER;
     }
-  if (sr_store_list (s, &images, &n, &err) < 0)
+  if (s && sr_store_list (s, &images, &n, &err) < 0)
     return fail (&err);
   if (json)
     {
@@ -367,10 +386,15 @@ sr_cmd_image (int argc, char **argv)
             fputs (commands[i].help, stdout);
             return 0;
           }
-        if (sr_cli_load_config (&config) == 0 && sr_cli_open_store (&config, &s) == 0)
+        optind = 1;
+        if (sr_cli_load_config (&config) == 0)
           {
-            optind = 1;
-            status = commands[i].fn (argc - 1, argv + 1, s);
+            /* A store not made yet has no images: list does not make it.  */
+            if (commands[i].fn == cmd_list && access (config.image_store, F_OK) < 0
+                && errno == ENOENT)
+              status = cmd_list (argc - 1, argv + 1, NULL);
+            else if (sr_cli_open_store (&config, false, &s) == 0)
+              status = commands[i].fn (argc - 1, argv + 1, s);
           }
         sr_store_close (s);
         sr_config_done (&config);

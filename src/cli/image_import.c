@@ -49,7 +49,7 @@ sr_cmd_image_import (int argc, char **argv)
       sr_cli_error ("image import: give exactly one PATH (an OCI layout or a docker-save archive)");
       return SR_EXIT_RUNNER;
     }
-  if (sr_cli_load_config (&config) < 0 || sr_cli_open_store (&config, &s) < 0)
+  if (sr_cli_load_config (&config) < 0 || sr_cli_open_store (&config, true, &s) < 0)
     goto out;
   sr_cli_show_progress (s, quiet);
   if (sr_image_import (s, argv[optind], want_name, &id, &name, &err) < 0)

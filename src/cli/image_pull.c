@@ -149,7 +149,7 @@ sr_cmd_image_pull (int argc, char **argv)
 
   if (sr_cli_load_config (&config) < 0)
     goto out;
-  if (sr_cli_open_store (&config, &s) < 0)
+  if (sr_cli_open_store (&config, true, &s) < 0)
     goto out;
   sr_cli_show_progress (s, quiet);
   if (sr_registry_pull (s, argv[optind], &o, &id, &err) < 0)

@@ -62,7 +62,9 @@ sr_cli_parse_uint (const char *opt, const char *s, uint64_t min, uint64_t *ret)
 static void
 usage (FILE *f)
 {
-  fprintf (f, "Usage: sandbox-runner [--version] [--help] COMMAND [ARGS...]\n\nCommands:\n");
+  fprintf (f, "Usage: sandbox-runner [--version] [--help] [--config FILE] COMMAND [ARGS...]\n\n"
+              "  --config FILE  read this config file only (as SANDBOX_CONFIG does)\n\n"
+              "Commands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf (f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf (f, "\nRun 'sandbox-runner COMMAND --help' for a command's options.\n");
@@ -70,9 +72,47 @@ usage (FILE *f)
 
 char **sr_cli_argv;
 
+/* --config FILE or --config=FILE before the command: the file goes to
+ * common/config.c through SR_CONFIG_ENV, which also carries it to the
+ * helper binaries a command is handed to.  Returns the arguments it took,
+ * or -1.  */
+static int
+parse_config_option (int argc, char **argv)
+{
+  const char *file;
+  int taken = 1;
+
+  if (strncmp (argv[1], "--config=", 9) == 0)
+    file = argv[1] + 9;
+  else if (argc > 2)
+    file = argv[2], taken = 2;
+  else
+    file = "";
+  if (*file == '\0')
+    {
+      sr_cli_error ("--config needs a file name");
+      return -1;
+    }
+  setenv (SR_CONFIG_ENV, file, 1);
+  return taken;
+}
+
 int
 sr_cli_main (int argc, char **argv)
 {
+  /* The options taken out, so that sr_cli_argv is "sandbox-runner
+   * COMMAND ..." for whoever reads it or hands it over.  */
+  while (argc >= 2
+         && (strcmp (argv[1], "--config") == 0 || strncmp (argv[1], "--config=", 9) == 0))
+    {
+      int taken = parse_config_option (argc, argv);
+
+      if (taken < 0)
+        return SR_EXIT_RUNNER;
+      argv[taken] = argv[0];
+      argc -= taken;
+      argv += taken;
+    }
   sr_cli_argv = argv;
   if (argc < 2)
     {

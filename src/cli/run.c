@@ -468,13 +468,18 @@ sr_cmd_run (int argc, char **argv)
   sr_error_t err = NULL;
   int cmd_index, status = SR_EXIT_RUNNER;
 
-  if (sr_cli_load_config (&config) < 0)
+  if (sr_cli_read_config (&config) < 0)
     goto out;
   if (parse_run_args (argc, argv, &config, &a, &cmd_index) < 0)
     goto out;
+  /* --timeout (checked against max_timeout) replaces the configured one.  */
+  if (a.policy.set & SR_POLICY_SET_TIMEOUT)
+    config.timeout_ms = a.policy.timeout_ms;
+  if (sr_cli_check_config (&config) < 0)
+    goto out;
   if (sr_policy_new (&config, SR_POLICY_NATIVE, &a.policy, &policy, &err) < 0)
     goto fail;
-  if (a.image && sr_cli_open_store (&config, &store) < 0)
+  if (a.image && sr_cli_open_store (&config, false, &store) < 0)
     goto out;
   if (a.image && use_image (store, &a, cmd_index < argc, &image, &image_argv, &err) < 0)
     goto fail;

@@ -164,9 +164,15 @@ sr_cmd_run_code (int argc, char **argv)
   bool json = false;
   int status = SR_EXIT_RUNNER;
 
-  if (sr_cli_load_config (&config) < 0)
+  if (sr_cli_read_config (&config) < 0)
     return SR_EXIT_RUNNER;
   if (parse_options (argc, argv, &config, &req, &json, &status) < 0)
+    goto out;
+  /* A --timeout replaces the configured one, which is then not checked;
+   * the flag itself is checked against max_timeout with the request.  */
+  if (req.timeout_ms && req.timeout_ms <= config.max_timeout_ms)
+    config.timeout_ms = req.timeout_ms;
+  if (sr_cli_check_config (&config) < 0)
     goto out;
   if (req.language == NULL)
     {

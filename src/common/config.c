@@ -120,6 +120,7 @@ sr_origin_name (enum sr_origin o)
     case SR_ORIGIN_DEFAULT: return "default";
     case SR_ORIGIN_SYSTEM: return "system file";
     case SR_ORIGIN_USER: return "user file";
+    case SR_ORIGIN_FILE: return "config file";
     case SR_ORIGIN_ENV: return "environment";
     case SR_ORIGIN_FLAG: return "flag";
     }
@@ -220,16 +221,17 @@ parse_value (struct sr_config *cfg, const struct setting *s, const char *value, 
 
 static const struct
 {
-  const char *name, *image, *source, *compile, *run, *description;
+  const char *name, *image, *source, *compile, *run, *description, *docker_image;
 } default_languages[] = { SR_DEFAULT_LANGUAGES };
 
 static const char *const language_fields[] = { "image", "source", "compile", "run",
-                                               "description" };
+                                               "description", "docker_image" };
 
 static char **
 language_field (struct sr_language *l, size_t field)
 {
-  char **fields[] = { &l->image, &l->source, &l->compile, &l->run, &l->description };
+  char **fields[] = { &l->image, &l->source, &l->compile, &l->run, &l->description,
+                      &l->docker_image };
 
   return fields[field];
 }
@@ -272,8 +274,8 @@ set_language (struct sr_config *cfg, const char *name, size_t name_len, const ch
       break;
   if (f == SR_ARRAY_SIZE (language_fields))
     return sr_error_set (err, 0, "unknown language field '%s' (image, source, compile, run, "
-                         "description)", field);
-  if (f == 1 && (strchr (value, '/') || *value == '\0' || *value == '.'))
+                         "description, docker_image)", field);
+  if (strcmp (field, "source") == 0 && (strchr (value, '/') || *value == '\0' || *value == '.'))
     return sr_error_set (err, 0, "language %.*s: source '%s' must be a plain file name",
                          (int) name_len, name, value);
   for (size_t i = 0; i < cfg->n_languages; i++)
@@ -414,24 +416,25 @@ load_language_env (struct sr_config *cfg, sr_error_t *err)
     {
       const char *eq = strchr (*e, '='), *name = *e + strlen (prefix);
       _cleanup_free_ char *var = NULL, *lower = NULL;
-      size_t f, n;
+      size_t f = SR_ARRAY_SIZE (language_fields), n;
 
       if (strncmp (*e, prefix, strlen (prefix)) != 0 || eq == NULL)
         continue;
       var = sr_xasprintf ("%.*s", (int) (eq - *e), *e);
-      for (f = 0; f < SR_ARRAY_SIZE (language_fields); f++)
+      /* The longest field that ends the name: _DOCKER_IMAGE, not _IMAGE.  */
+      for (size_t i = 0; i < SR_ARRAY_SIZE (language_fields); i++)
         {
-          size_t fl = strlen (language_fields[f]);
+          size_t fl = strlen (language_fields[i]);
 
           n = (size_t) (eq - name);
           if (n > fl + 1 && name[n - fl - 1] == '_'
-              && strncasecmp (name + n - fl, language_fields[f], fl) == 0)
-            break;
+              && strncasecmp (name + n - fl, language_fields[i], fl) == 0
+              && (f == SR_ARRAY_SIZE (language_fields) || fl > strlen (language_fields[f])))
+            f = i;
         }
       if (f == SR_ARRAY_SIZE (language_fields))
-        return sr_error_set (err, 0, "environment variable %s: expected "
-                             "SANDBOX_LANGUAGE_<NAME>_<IMAGE|SOURCE|COMPILE|RUN|DESCRIPTION>",
-                             var);
+        return sr_error_set (err, 0, "environment variable %s: expected SANDBOX_LANGUAGE_<NAME>_"
+                             "<IMAGE|SOURCE|COMPILE|RUN|DESCRIPTION|DOCKER_IMAGE>", var);
       n = (size_t) (eq - name) - strlen (language_fields[f]) - 1;
       lower = sr_xasprintf ("%.*s", (int) n, name);
       for (char *p = lower; *p; p++)
@@ -442,18 +445,161 @@ load_language_env (struct sr_config *cfg, sr_error_t *err)
   return 0;
 }
 
+char *
+sr_language_docker_variable (const char *name)
+{
+  char *var = sr_xasprintf (SR_DOCKER_IMAGE_ENV_PREFIX "%s", name);
+
+  for (char *p = var + strlen (SR_DOCKER_IMAGE_ENV_PREFIX); *p; p++)
+    *p = isalnum ((unsigned char) *p) ? (char) toupper ((unsigned char) *p) : '_';
+  return var;
+}
+
+/* SANDBOX_DOCKER_IMAGE_<NAME>, for each language of the table so far; an
+ * empty value is ignored, as before the setting had a file key.  */
+static void
+load_docker_image_env (struct sr_config *cfg)
+{
+  for (size_t i = 0; i < cfg->n_languages; i++)
+    {
+      struct sr_language *l = &cfg->languages[i];
+      _cleanup_free_ char *var = sr_language_docker_variable (l->name);
+      const char *value = getenv (var);
+
+      if (value == NULL || *value == '\0')
+        continue;
+      free (l->docker_image);
+      l->docker_image = sr_xstrdup (value);
+      l->origin = SR_ORIGIN_ENV;
+      free (l->where);
+      l->where = TAKE_PTR (var);
+    }
+}
+
+/* "memory" -> "SANDBOX_MEMORY", into name (64 bytes).  */
+static void
+env_name (const struct setting *s, char name[static 64])
+{
+  size_t n = strlen (strcpy (name, "SANDBOX_"));
+
+  for (const char *k = s->key; *k && n + 1 < 64; k++)
+    name[n++] = (char) toupper ((unsigned char) *k);
+  name[n] = '\0';
+}
+
+/* The SANDBOX_ variables this project reads that are not settings: the
+ * config file's name, the session client's server (SR_CLIENT_URL_ENV of
+ * cli/session_client.h), and the prefixes of the language table's.  */
+static const char *const other_variables[] = { "SANDBOX_CONFIG", "SANDBOX_RUNNER_URL" };
+static const char *const other_prefixes[] = { "SANDBOX_LANGUAGE_", SR_DOCKER_IMAGE_ENV_PREFIX };
+
+static size_t
+edit_distance (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b), row[65], diag, up;
+
+  if (lb >= SR_ARRAY_SIZE (row))
+    return SIZE_MAX;
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++)
+    {
+      diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= lb; j++)
+        {
+          size_t best = diag + (a[i - 1] != b[j - 1]);
+
+          up = row[j];
+          if (up + 1 < best)
+            best = up + 1;
+          if (row[j - 1] + 1 < best)
+            best = row[j - 1] + 1;
+          diag = up;
+          row[j] = best;
+        }
+    }
+  return row[lb];
+}
+
+bool
+sr_config_variable_known (const char *var)
+{
+  char name[64];
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (other_prefixes); i++)
+    if (strncmp (var, other_prefixes[i], strlen (other_prefixes[i])) == 0)
+      return true;
+  for (size_t i = 0; i < SR_ARRAY_SIZE (other_variables); i++)
+    if (strcmp (var, other_variables[i]) == 0)
+      return true;
+  for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+    {
+      env_name (&settings[i], name);
+      if (strcmp (var, name) == 0)
+        return true;
+    }
+  return false;
+}
+
+static bool env_warned;
+
+bool
+sr_config_env_warned (void)
+{
+  return env_warned;
+}
+
+/* One warning on stderr for each SANDBOX_ variable nothing reads (a typo
+ * like SANDBOX_MEMROY would otherwise go unnoticed), with the nearest
+ * known name when it is at most 2 edits away.  Not an error: the prefix
+ * is not ours alone.  */
+static void
+warn_unknown_env (void)
+{
+  env_warned = true;
+  for (char **e = environ; e && *e; e++)
+    {
+      const char *eq = strchr (*e, '=');
+      _cleanup_free_ char *var = NULL;
+      char name[64], nearest[64] = "";
+      size_t best = 3;
+
+      if (strncmp (*e, "SANDBOX_", 8) != 0)
+        continue;
+      var = eq ? sr_xasprintf ("%.*s", (int) (eq - *e), *e) : sr_xstrdup (*e);
+      if (sr_config_variable_known (var))
+        continue;
+      for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+        {
+          size_t d;
+
+          env_name (&settings[i], name);
+          d = edit_distance (var, name);
+          if (d < best)
+            {
+              best = d;
+              strcpy (nearest, name);
+            }
+        }
+      if (*nearest)
+        fprintf (stderr, "sandbox-runner: warning: unknown variable %s ignored "
+                 "(did you mean %s?)\n", var, nearest);
+      else
+        fprintf (stderr, "sandbox-runner: warning: unknown variable %s ignored\n", var);
+    }
+}
+
 static int
 load_env (struct sr_config *cfg, sr_error_t *err)
 {
+  warn_unknown_env ();
   for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
     {
-      char name[64] = "SANDBOX_";
-      size_t n = strlen (name);
+      char name[64];
       const char *value;
 
-      for (const char *k = settings[i].key; *k && n + 1 < sizeof name; k++)
-        name[n++] = (char) toupper ((unsigned char) *k);
-      name[n] = '\0';
+      env_name (&settings[i], name);
       value = getenv (name);
       if (value == NULL)
         continue;
@@ -503,17 +649,28 @@ set_defaults (struct sr_config *cfg)
       .compile = sr_xstrdup (default_languages[i].compile),
       .run = sr_xstrdup (default_languages[i].run),
       .description = sr_xstrdup (default_languages[i].description),
+      .docker_image = sr_xstrdup (default_languages[i].docker_image),
       .origin = SR_ORIGIN_DEFAULT,
     };
 }
 
-int
-sr_config_load (struct sr_config *cfg, const char *system_file, const char *user_file,
-                sr_error_t *err)
+/* The files: the one SANDBOX_CONFIG names (--config sets it), or the
+ * system file and then the user file; NULL arguments mean the usual
+ * places.  */
+static int
+load_files (struct sr_config *cfg, const char *system_file, const char *user_file,
+            sr_error_t *err)
 {
   _cleanup_free_ char *user_default = NULL;
+  const char *named = getenv (SR_CONFIG_ENV);
 
-  set_defaults (cfg);
+  if (system_file == NULL && user_file == NULL && named && *named)
+    {
+      if (access (named, F_OK) < 0)
+        return sr_error_set (err, errno, "config file %s (" SR_CONFIG_ENV " or --config)",
+                             named);
+      return load_file (cfg, named, SR_ORIGIN_FILE, err);
+    }
   if (system_file == NULL)
     system_file = SR_SYSCONFDIR "/sandbox-runner/sandbox-runner.conf";
   if (user_file == NULL)
@@ -530,8 +687,25 @@ sr_config_load (struct sr_config *cfg, const char *system_file, const char *user
     return -1;
   if (user_file && load_file (cfg, user_file, SR_ORIGIN_USER, err) < 0)
     return -1;
+  return 0;
+}
+
+int
+sr_config_read (struct sr_config *cfg, const char *system_file, const char *user_file,
+                sr_error_t *err)
+{
+  set_defaults (cfg);
+  if (load_files (cfg, system_file, user_file, err) < 0)
+    return -1;
   if (load_env (cfg, err) < 0 || load_language_env (cfg, err) < 0)
     return -1;
+  load_docker_image_env (cfg);
+  return 0;
+}
+
+int
+sr_config_check (const struct sr_config *cfg, sr_error_t *err)
+{
   for (size_t i = 0; i < cfg->n_languages; i++)
     {
       const struct sr_language *l = &cfg->languages[i];
@@ -551,6 +725,15 @@ sr_config_load (struct sr_config *cfg, const char *system_file, const char *user
   if (cfg->max_concurrent == 0)
     return sr_error_set (err, 0, "max_concurrent must be at least 1");
   return 0;
+}
+
+int
+sr_config_load (struct sr_config *cfg, const char *system_file, const char *user_file,
+                sr_error_t *err)
+{
+  if (sr_config_read (cfg, system_file, user_file, err) < 0)
+    return -1;
+  return sr_config_check (cfg, err);
 }
 
 void

@@ -1,14 +1,18 @@
-/* sandbox-runner's settings, from four layers, each overriding the last:
+/* sandbox-runner's settings, from these layers, each overriding the last:
  *
  *   built-in defaults (common/defaults.h)
- *   /etc/sandbox-runner/sandbox-runner.conf
- *   ~/.config/sandbox-runner/sandbox-runner.conf ($XDG_CONFIG_HOME)
+ *   the files: the one $SANDBOX_CONFIG names (the CLI's --config sets it),
+ *     or else /etc/sandbox-runner/sandbox-runner.conf and then
+ *     ~/.config/sandbox-runner/sandbox-runner.conf ($XDG_CONFIG_HOME)
  *   SANDBOX_* environment variables (key "memory" -> SANDBOX_MEMORY)
  *
  * and then command-line flags, which the commands apply themselves with
- * sr_config_set (origin SR_ORIGIN_FLAG).  A file holds `key = value` lines
- * and # comments; an unknown key or a bad value is an error that names the
- * file and line.  */
+ * sr_config_set (origin SR_ORIGIN_FLAG) between sr_config_read and
+ * sr_config_check, so that a flag wins over everything and the checks
+ * that tie settings together see the final values.  A file holds
+ * `key = value` lines and # comments; an unknown key or a bad value is an
+ * error that names the file and line; an unknown SANDBOX_* variable is a
+ * warning on stderr.  */
 #ifndef SR_CONFIG_H
 #define SR_CONFIG_H
 
@@ -18,11 +22,17 @@
 
 #include "common/error.h"
 
+/* The variable that names the one config file to read.  */
+#define SR_CONFIG_ENV "SANDBOX_CONFIG"
+/* SANDBOX_DOCKER_IMAGE_<NAME>: a language's docker_image.  */
+#define SR_DOCKER_IMAGE_ENV_PREFIX "SANDBOX_DOCKER_IMAGE_"
+
 enum sr_origin
 {
   SR_ORIGIN_DEFAULT,
   SR_ORIGIN_SYSTEM,
   SR_ORIGIN_USER,
+  SR_ORIGIN_FILE,     /* the file SANDBOX_CONFIG (--config) names */
   SR_ORIGIN_ENV,
   SR_ORIGIN_FLAG,
 };
@@ -37,6 +47,7 @@ struct sr_language
   char *compile;      /* "" when the language has no compile stage */
   char *run;
   char *description;
+  char *docker_image; /* the Docker backend's image; "" when none */
   enum sr_origin origin;
   char *where;        /* file:line or variable of the last change, or NULL */
 };
@@ -104,8 +115,18 @@ struct sr_config
   char *source[64];          /* file:line or variable name, for config show */
 };
 
-/* Fills cfg from every layer.  system_file/user_file: NULL for the usual
- * places (tests pass their own).  */
+/* Fills cfg from every layer but the flags, without sr_config_check.
+ * system_file/user_file: NULL for the usual places, or the file
+ * $SANDBOX_CONFIG names when both are NULL (tests pass their own).  A
+ * named file that is missing is an error; the usual ones may be.  The
+ * caller frees cfg with sr_config_done even on failure.  */
+int sr_config_read (struct sr_config *cfg, const char *system_file, const char *user_file,
+                    sr_error_t *err);
+/* The checks that tie settings together (timeout at most max_timeout,
+ * every language complete, ...), on the final values.  */
+int sr_config_check (const struct sr_config *cfg, sr_error_t *err);
+/* sr_config_read and then sr_config_check, for callers without flags
+ * that change checked settings.  */
 int sr_config_load (struct sr_config *cfg, const char *system_file, const char *user_file,
                     sr_error_t *err);
 void sr_config_done (struct sr_config *cfg);
@@ -127,6 +148,18 @@ const char *sr_origin_name (enum sr_origin o);
 int sr_backend_kind_parse (const char *name, enum sr_backend_kind *ret, sr_error_t *err);
 /* The name of kind, for messages ("native", "docker").  */
 const char *sr_backend_kind_name (enum sr_backend_kind kind);
+
+/* Whether the environment variable var (a name, "SANDBOX_MEMORY") is one
+ * this project reads: the settings', SANDBOX_CONFIG, SANDBOX_RUNNER_URL,
+ * SANDBOX_LANGUAGE_* and SANDBOX_DOCKER_IMAGE_*.  sr_config_read warns
+ * about the other SANDBOX_ ones.  */
+bool sr_config_variable_known (const char *var);
+/* Whether this process has warned about the others already.  */
+bool sr_config_env_warned (void);
+
+/* SANDBOX_DOCKER_IMAGE_<NAME> for the language name ("c++" ->
+ * SANDBOX_DOCKER_IMAGE_C__), the caller's to free.  */
+char *sr_language_docker_variable (const char *name);
 
 /* The entry for name, or NULL.  */
 const struct sr_language *sr_config_language (const struct sr_config *cfg, const char *name);

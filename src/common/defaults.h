@@ -49,23 +49,17 @@
 #define SR_DEFAULT_MAX_ARTIFACT_SIZE (50ull << 20)
 #define SR_DEFAULT_MAX_SEARCH_BYTES (64ull << 20)
 #define SR_DEFAULT_BACKEND          "native"
-/* The Docker backend's image per language (the native one's are store
- * names in the language table); $SANDBOX_DOCKER_IMAGE_<LANGUAGE>
- * overrides each (sandbox/docker-run.h).  */
-#define SR_DEFAULT_DOCKER_IMAGES                                                      \
-  { "python", "python:3.12-slim" },                                                   \
-  { "cpp", "gcc:14" }
-
-/* The built-in language table: name, image, source file, compile command
- * (empty: none), run command, description.  The code lands in /scratch,
- * writable while it compiles, read-only while it runs.  */
+/* The built-in language table: name, image (a name in the image store),
+ * source file, compile command (empty: none), run command, description,
+ * and the Docker backend's image.  The code lands in /scratch, writable
+ * while it compiles, read-only while it runs.  */
 #define SR_CODE_DIR                 "/scratch"
 #define SR_DEFAULT_LANGUAGES                                                          \
   { "python", "python", "main.py", "", "python3 " SR_CODE_DIR "/main.py",             \
-    "Python 3 (CPython, standard library)" },                                        \
+    "Python 3 (CPython, standard library)", "python:3.12-slim" },                    \
   { "cpp", "cpp", "main.cpp",                                                         \
     "g++ -std=c++17 -O2 -o " SR_CODE_DIR "/main " SR_CODE_DIR "/main.cpp",            \
-    SR_CODE_DIR "/main", "C++17, compiled with g++ -O2" }
+    SR_CODE_DIR "/main", "C++17, compiled with g++ -O2", "gcc:14" }
 
 /* The largest image manifest, index or config we read.  */
 #define SR_MAX_IMAGE_DOCUMENT       (4u << 20)

@@ -101,11 +101,13 @@ sr_store_lock_ (struct sr_store *s, sr_error_t *err)
   return lock_file (s, "store.lock", LOCK_EX, err);
 }
 
-int
-sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err)
+/* statedir_flags: SR_STATEDIR_NO_CREATE for a store that must exist.  */
+static int
+open_store (const char *dir, unsigned statedir_flags, struct sr_store **ret, sr_error_t *err)
 {
   struct sr_store *s;
   static const char *const subdirs[] = { "blobs", "blobs/sha256", "images", "tmp" };
+  sr_error_t e = NULL;
 
   if (dir == NULL || *dir != '/')
     return sr_error_set (err, 0, "image store %s: not an absolute path", dir ? dir : "(unset)");
@@ -113,10 +115,18 @@ sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err)
   s->dir = sr_xstrdup (dir);
   s->max_image_size = SR_DEFAULT_MAX_IMAGE_SIZE;
   s->max_image_entries = SR_DEFAULT_MAX_IMAGE_ENTRIES;
-  s->dirfd = sr_statedir_open (dir, "image_store", 0, err);
+  s->dirfd = sr_statedir_open (dir, "image_store", statedir_flags, &e);
   if (s->dirfd < 0)
     {
-      sr_error_wrap (err, "image store");
+      if (e->errnum == ENOENT && (statedir_flags & SR_STATEDIR_NO_CREATE))
+        sr_error_set_plain (err, NULL, ENOENT, "image store %s does not exist: no image was "
+                            "imported or pulled into it (is image_store right?)", dir);
+      else
+        {
+          sr_error_move (err, &e);
+          sr_error_wrap (err, "image store");
+        }
+      sr_error_free (&e);
       sr_store_close (s);
       return -1;
     }
@@ -141,6 +151,18 @@ sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err)
   }
   *ret = s;
   return 0;
+}
+
+int
+sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err)
+{
+  return open_store (dir, 0, ret, err);
+}
+
+int
+sr_store_open_existing (const char *dir, struct sr_store **ret, sr_error_t *err)
+{
+  return open_store (dir, SR_STATEDIR_NO_CREATE, ret, err);
 }
 
 void

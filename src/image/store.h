@@ -46,6 +46,11 @@ typedef void (*sr_progress_fn) (const struct sr_progress *p, void *userdata);
 /* Opens (creating when missing) the store in dir and removes what crashed
  * writers left in tmp/.  */
 int sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err);
+/* The same for a caller that only reads the store (lookups, list, rm):
+ * a store (or parent) that is missing is not made but an error, errnum
+ * ENOENT, so that a mistyped image_store is not created by a command
+ * that then fails.  */
+int sr_store_open_existing (const char *dir, struct sr_store **ret, sr_error_t *err);
 void sr_store_close (struct sr_store *s);
 const char *sr_store_dir (const struct sr_store *s);
 

@@ -2,7 +2,6 @@
 
 #include "sandbox/docker-run.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,35 +15,12 @@
 #include "docker/engine.h"
 #include "sandbox/code-internal.h"
 
-static const struct
-{
-  const char *language, *image;
-} default_images[] = { SR_DEFAULT_DOCKER_IMAGES };
-
-/* "c++" -> "SANDBOX_DOCKER_IMAGE_C__".  */
-static char *
-image_variable (const char *language)
-{
-  char *var = sr_xasprintf ("SANDBOX_DOCKER_IMAGE_%s", language);
-
-  for (char *p = var + strlen ("SANDBOX_DOCKER_IMAGE_"); *p; p++)
-    *p = isalnum ((unsigned char) *p) ? (char) toupper ((unsigned char) *p) : '_';
-  return var;
-}
-
 char *
-sr_docker_code_image (const char *language)
+sr_docker_code_image (const struct sr_config *cfg, const char *language)
 {
-  _cleanup_free_ char *var = image_variable (language);
-  const char *v;
+  const struct sr_language *l = sr_config_language (cfg, language);
 
-  v = getenv (var);
-  if (v && *v)
-    return sr_xstrdup (v);
-  for (size_t i = 0; i < sizeof default_images / sizeof default_images[0]; i++)
-    if (strcmp (default_images[i].language, language) == 0)
-      return sr_xstrdup (default_images[i].image);
-  return NULL;
+  return l && *l->docker_image ? sr_xstrdup (l->docker_image) : NULL;
 }
 
 /* --- the backend's state --- */
@@ -61,6 +37,7 @@ sr_docker_state_open (const struct sr_config *cfg, struct sr_store *store,
   unsigned removed = 0;
 
   (void) store;
+  ds->cfg = cfg;
   if (sr_docker_open (cfg->docker_host && *cfg->docker_host ? cfg->docker_host : NULL, &ds->d,
                       err)
       < 0)
@@ -135,14 +112,15 @@ sr_docker_run_begin (void *state, const struct sr_language *l, struct sr_backend
   sr_error_t e = NULL;
 
   run->ds = state;
-  run->image = sr_docker_code_image (l->name);
+  run->image = *l->docker_image ? sr_xstrdup (l->docker_image) : NULL;
   if (run->image == NULL)
     {
-      _cleanup_free_ char *var = image_variable (l->name);
+      _cleanup_free_ char *var = sr_language_docker_variable (l->name);
 
       sr_docker_run_end (run);
       return sr_error_set_plain (err, "image_missing", ENOENT,
-                                 "language %s has no Docker image: set %s", l->name, var);
+                                 "language %s has no Docker image: set language.%s.docker_image "
+                                 "or %s", l->name, l->name, var);
     }
   if (sr_docker_image_exists (run->ds->d, run->image, &e) < 0)
     {

@@ -23,6 +23,7 @@ struct sr_docker_state
 {
   struct sr_docker *d;
   struct sr_policy *policy;
+  const struct sr_config *cfg;  /* the caller's, which outlives the state */
 };
 
 /* The ops of struct sr_backend of the same names (backend.h).  Opening
@@ -40,10 +41,10 @@ int sr_docker_run_stage (struct sr_backend_run *run, const char *code_dir,
                          struct sr_code_stage *st, struct sr_run_result *res, sr_error_t *err);
 void sr_docker_run_end (struct sr_backend_run *run);
 
-/* The Docker image for a language: $SANDBOX_DOCKER_IMAGE_<LANGUAGE> (the
- * name upper-cased, anything but letters and digits as '_') when set and
- * not empty, else the built-in default (defaults.h), else NULL.  The
- * result is allocated.  */
-char *sr_docker_code_image (const char *language);
+/* The Docker image of the language of cfg named language: its
+ * language.NAME.docker_image (the file, $SANDBOX_DOCKER_IMAGE_<NAME> or
+ * the built-in default, common/config.h), or NULL when there is no such
+ * language or it has none.  The result is allocated.  */
+char *sr_docker_code_image (const struct sr_config *cfg, const char *language);
 
 #endif

@@ -473,7 +473,7 @@ docker_create (void *state, const char *id, const char *image_ref, const char *c
   b->ds = ds;
   /* A language's name ("python") means its Docker image, as run_code's
    * backend maps it; anything else is a Docker image reference.  */
-  image = sr_docker_code_image (image_ref);
+  image = sr_docker_code_image (ds->cfg, image_ref);
   b->image = image ? image : sr_xstrdup (image_ref);
   if (sr_docker_image_exists (ds->d, b->image, &e) < 0)
     {

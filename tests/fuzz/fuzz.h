@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/config.h"
@@ -97,6 +98,9 @@ fuzz_config (struct sr_config *cfg, const char *dir)
       || sr_config_set (cfg, "history_db", history, SR_ORIGIN_FLAG, "fuzz", &err) < 0
       || sr_config_set (cfg, "runtime_dir", runtime, SR_ORIGIN_FLAG, "fuzz", &err) < 0)
     fuzz_die ("configuration", &err);
+  /* A one-shot service opens the store, never makes it.  */
+  if (mkdir (store, 0700) < 0 && errno != EEXIST)
+    fuzz_die ("mkdir the image store", NULL);
 }
 
 #endif

@@ -102,6 +102,16 @@ require_busybox_rootfs () {
   make_busybox_rootfs "$ROOTFS" || skip_all "busybox is not installed (apt-get install busybox-static)"
 }
 
+# Moves the runtime dir and the user config dir into $sr_tmp (root's
+# runtime dir through SANDBOX_RUNTIME_DIR: XDG_RUNTIME_DIR does not move it).
+use_private_dirs () {
+  export XDG_RUNTIME_DIR=$sr_tmp/run XDG_CONFIG_HOME=$sr_tmp/config
+  mkdir -p "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME/sandbox-runner"
+  if [ "$(id -u)" -eq 0 ]; then
+    export SANDBOX_RUNTIME_DIR=$sr_tmp/run/sandbox-runner
+  fi
+}
+
 # Runs CMD with its stdout and stderr in $out and $err and its exit
 # status in $rc.
 run_cmd () {

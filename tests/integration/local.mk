@@ -19,6 +19,7 @@ integration_tests = \
 	tests/integration/cli-exit.sh \
 	tests/integration/doctor.sh \
 	tests/integration/ops-docs.sh \
+	tests/integration/config.sh \
 	tests/integration/faults.sh \
 	tests/integration/statedir.sh \
 	tests/integration/load.sh \

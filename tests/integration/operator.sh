@@ -5,11 +5,7 @@
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 require_busybox_rootfs
 
-export XDG_RUNTIME_DIR=$sr_tmp/run XDG_CONFIG_HOME=$sr_tmp/config
-mkdir -p "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME/sandbox-runner"
-if [ "$(id -u)" -eq 0 ]; then
-  export SANDBOX_RUNTIME_DIR=$sr_tmp/run/sandbox-runner
-fi
+use_private_dirs
 state=${SANDBOX_RUNTIME_DIR:-$XDG_RUNTIME_DIR/sandbox-runner}/containers
 
 run_sr config show

@@ -279,8 +279,9 @@ print(" ".join(k for k, v in d.items() if k != "languages" and v["origin"] != "e
   languages=$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 for name, l in d["languages"].items():
-    for f in ("image", "source", "compile", "run", "description"):
-        print("%s\t%s\t%s\t%s" % (name, f, l["origin"], l[f]))' "$sr_tmp/config.json")
+    for f, v in l.items():
+        if f not in ("origin", "source_of_setting"):
+            print("%s\t%s\t%s\t%s" % (name, f, l["origin"], v))' "$sr_tmp/config.json")
   fields=$(printf '%s\n' "$languages" | cut -f2 | sort -u)
   undocumented=""
   for f in $fields; do
