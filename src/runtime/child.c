@@ -509,7 +509,15 @@ run_init (struct child_state *st, const int *fds)
   if (sfd < 0)
     die (st, errno, "signalfd");
 
-  /* Before the command runs, which could read them otherwise.  */
+  /* Before the command runs, which could read them otherwise.  The init
+   * is a copy of the runner's memory that never execs (its environment, a
+   * server's token): not dumpable, ptrace and /proc/1/mem need
+   * CAP_SYS_PTRACE in the runner's user namespace; the command's execve
+   * makes it dumpable again.  Not earlier: a held container's init must
+   * stay as the kernel left it, for a rootless runner (no CAP_SYS_PTRACE)
+   * joins its namespaces through its pidfd.  */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    die (st, errno, "clear the dumpable flag");
   blank_runner_args ();
   command = spawn_command (st, fds);
 
@@ -562,12 +570,6 @@ sr_child_main (const struct sr_child_args *args)
   /* A parent that died before prctl is noticed as EOF on the sync socket
    * (getppid is no help: it reads 0 in a new pid namespace).  */
   reset_signals ();
-  /* The init is a copy of the runner's memory that never execs (its
-   * environment, a server's token): not dumpable, ptrace and /proc/1/mem
-   * need CAP_SYS_PTRACE in the runner's user namespace.  The command's
-   * execve makes it dumpable again.  */
-  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-    die (&st, errno, "clear the dumpable flag");
 
   /* sync 1: the parent has written our uid and gid maps.  */
   wait_for (&st, SR_SYNC_GO, NULL, 0, NULL);
