@@ -71,11 +71,13 @@ struct sr_store;
 void sr_cli_show_progress (struct sr_store *s, bool quiet);
 /* Loads the configuration; prints the error.  For `COMMAND --help` an
  * error is only a warning: cfg then holds the defaults and what was read
- * before it, for the usage text.  */
+ * before it, for the usage text.  On failure cfg is freed (and empty, so
+ * a later sr_config_done does nothing).  */
 int sr_cli_load_config (struct sr_config *cfg);
 /* The same in two steps, for a command whose flags override checked
- * settings (--timeout): reads every layer but the flags, then, once the
- * command has applied its flags to cfg, checks the final values.  */
+ * settings (--timeout): reads every layer but the flags (freeing cfg on
+ * failure, as sr_cli_load_config), then, once the command has applied its
+ * flags to cfg, checks the final values.  */
 int sr_cli_read_config (struct sr_config *cfg);
 int sr_cli_check_config (const struct sr_config *cfg);
 /* Opens the image store the configuration names; prints the error.  Only

@@ -53,6 +53,7 @@ sr_cmd_config (int argc, char **argv)
     {
       sr_cli_error ("%s", err->msg);
       sr_error_free (&err);
+      sr_config_done (&cfg);
       return SR_EXIT_RUNNER;
     }
   sr_config_print (&cfg, stdout, json);

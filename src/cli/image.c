@@ -127,7 +127,10 @@ sr_cli_read_config (struct sr_config *cfg)
 {
   sr_error_t err = NULL;
 
-  return sr_config_read (cfg, NULL, NULL, &err) < 0 ? config_error (&err) : 0;
+  if (sr_config_read (cfg, NULL, NULL, &err) == 0 || config_error (&err) == 0)
+    return 0;
+  sr_config_done (cfg);
+  return -1;
 }
 
 int
@@ -141,7 +144,12 @@ sr_cli_check_config (const struct sr_config *cfg)
 int
 sr_cli_load_config (struct sr_config *cfg)
 {
-  return sr_cli_read_config (cfg) < 0 ? -1 : sr_cli_check_config (cfg);
+  if (sr_cli_read_config (cfg) < 0)
+    return -1;
+  if (sr_cli_check_config (cfg) == 0)
+    return 0;
+  sr_config_done (cfg);
+  return -1;
 }
 
 static int
