@@ -1,6 +1,8 @@
 #include <config.h>
 
 #include <dirent.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -458,4 +460,19 @@ sr_random_hex (char *out, size_t n, sr_error_t *err)
     }
   out[2 * n] = '\0';
   return 0;
+}
+
+int
+sr_openat2 (int dirfd, const char *path, int flags, uint64_t resolve)
+{
+  struct open_how how = { .flags = (uint64_t) (flags | O_CLOEXEC), .resolve = resolve };
+
+  for (int i = 0; i < 64; i++)
+    {
+      int fd = (int) syscall (SYS_openat2, dirfd, *path ? path : ".", &how, sizeof how);
+
+      if (fd >= 0 || errno != EAGAIN)
+        return fd;
+    }
+  return -1;
 }

@@ -73,6 +73,13 @@ uint64_t sr_now_ns (void);
  * (CLOCK_REALTIME unless its attribute says otherwise).  */
 void sr_deadline_after (clockid_t clock, uint64_t ms, struct timespec *ret);
 
+/* openat2 (dirfd, path, flags | O_CLOEXEC) with the RESOLVE_* flags
+ * resolve; an empty path is dirfd itself.  The one way a path below a
+ * root of ours is opened: EAGAIN, which the kernel answers when a rename
+ * or mount anywhere raced a ".." walk under RESOLVE_IN_ROOT, is tried
+ * again (a busy host makes it common).  */
+int sr_openat2 (int dirfd, const char *path, int flags, uint64_t resolve);
+
 /* Fills buf with len bytes from the kernel's random source, retrying
  * EINTR and short reads.  */
 int sr_random_bytes (void *buf, size_t len, sr_error_t *err);

@@ -33,11 +33,8 @@ struct source
 static int
 open_in (const struct source *src, const char *name, sr_error_t *err)
 {
-  struct open_how how = {
-    .flags = O_RDONLY | O_CLOEXEC,
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-  };
-  int fd = (int) syscall (SYS_openat2, src->fd, name, &how, sizeof how);
+  int fd = sr_openat2 (src->fd, name, O_RDONLY,
+                       RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 
   if (fd < 0)
     return sr_error_set (err, errno, "%s: %s", src->path, name);

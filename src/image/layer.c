@@ -97,12 +97,8 @@ archive_failed (sr_error_t *err, struct archive *a, const char *fmt, ...)
 static int
 open_in_root (int rootfd, const char *path, int flags)
 {
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-  };
-
-  return (int) syscall (SYS_openat2, rootfd, *path ? path : ".", &how, sizeof how);
+  return sr_openat2 (rootfd, path, flags,
+                     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 }
 
 /* Copies path, split into its parent ("" for a top-level name), which the

@@ -275,14 +275,7 @@ fail (char *errbuf, size_t errlen, const char *fmt, ...)
 static int
 open_in_root (int rootfd, const char *path, int flags)
 {
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-  };
-
-  if (*path == '\0')
-    path = ".";
-  return (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+  return sr_openat2 (rootfd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 static void

@@ -151,24 +151,11 @@ sr_files_parse_path (const char *path, bool artifact, struct sr_files_where *w,
   return 0;
 }
 
-/* The one way a path under rootfd or datafd is opened.  EAGAIN is the
- * kernel noticing a rename racing a ".." walk; trying again is safe.  */
+/* The one way a path under rootfd or datafd is opened.  */
 int
 sr_files_open_in (int dirfd, const char *rel, int flags)
 {
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-  };
-
-  for (int i = 0; i < 64; i++)
-    {
-      int fd = (int) syscall (SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof how);
-
-      if (fd >= 0 || errno != EAGAIN)
-        return fd;
-    }
-  return -1;
+  return sr_openat2 (dirfd, rel, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 const char *

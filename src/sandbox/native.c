@@ -254,12 +254,7 @@ native_destroy (struct sr_backend_box *b)
 static int
 open_in_root (int rootfd, const char *path, int flags)
 {
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-  };
-
-  return (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+  return sr_openat2 (rootfd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 static int

@@ -139,6 +139,31 @@ sid=$(printf '%s' "$out" | cut -d' ' -f2)
 ok $? "a symlinked parent never leads outside"
 [ -f "$store/images/$sid/rootfs/etc/through-link" ] && [ -f "$store/images/$sid/rootfs/etc/through-up" ]
 ok $? "it resolves inside the rootfs, as in the container"
+
+# A rename anywhere on the host while a layer's symlink walks ".." makes
+# openat2 answer EAGAIN (the kernel cannot tell the walk stayed inside);
+# an import tries again and never fails for it.
+python3 -c 'import os, sys, time
+d = sys.argv[1]
+os.makedirs(d)
+open(d + "/a", "w").close()
+end = time.time() + 120
+while time.time() < end and not os.path.exists(d + "/stop"):
+    os.rename(d + "/a", d + "/b")
+    os.rename(d + "/b", d + "/a")' "$sr_tmp/renamer" &
+renamer=$!
+rename_failures=0 rename_err=""
+for i in $(seq 1 40); do
+  rm -rf "$sr_tmp/rename-store"
+  if ! SANDBOX_IMAGE_STORE=$sr_tmp/rename-store "$SR_BIN" image import --name symparent \
+    "$sr_tmp/symparent" >/dev/null 2>"$sr_tmp/rename-err"; then
+    rename_failures=$((rename_failures + 1))
+    rename_err=$(tail -n 1 "$sr_tmp/rename-err")
+  fi
+done
+touch "$sr_tmp/renamer/stop"
+wait "$renamer"
+is "$rename_failures" 0 "40 imports through symlinked parents hold while the host renames files${rename_err:+ (last: $rename_err)}"
 hostile dangling "l:escape>$outside" "f:escape/through-link=pwned"
 is "$rc" 125 "an entry below a symlink to a host-only directory is refused"
 like "$err" "entry escape/through-link: its parent escape is a symlink to nothing inside the rootfs" \
