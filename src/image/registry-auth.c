@@ -188,32 +188,6 @@ parse_www_authenticate (const char *h, struct challenge *ret)
 
 /* --- tokens and credentials --- */
 
-static const char base64_chars[]
-  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *
-base64 (const char *s)
-{
-  size_t n = strlen (s);
-  char *out = sr_xmalloc ((n + 2) / 3 * 4 + 1), *o = out;
-
-  for (size_t i = 0; i < n; i += 3)
-    {
-      unsigned v = (unsigned char) s[i] << 16;
-
-      if (i + 1 < n)
-        v |= (unsigned char) s[i + 1] << 8;
-      if (i + 2 < n)
-        v |= (unsigned char) s[i + 2];
-      *o++ = base64_chars[(v >> 18) & 63];
-      *o++ = base64_chars[(v >> 12) & 63];
-      *o++ = i + 1 < n ? base64_chars[(v >> 6) & 63] : '=';
-      *o++ = i + 2 < n ? base64_chars[v & 63] : '=';
-    }
-  *o = '\0';
-  return out;
-}
-
 static char *
 registry_origin (const struct pull *p)
 {
@@ -256,7 +230,7 @@ fetch_token (struct pull *p, const struct challenge *c, sr_error_t *err)
                              "(--plain-http allows it)",
                              c->realm);
       up = sr_xasprintf ("%s:%s", p->o->username, p->o->password ? p->o->password : "");
-      b64 = base64 (up);
+      b64 = sr_base64_encode (up, strlen (up));
       basic = sr_xasprintf ("Authorization: Basic %s", b64);
     }
   scope_esc = curl_easy_escape (p->curl, scope, 0);
@@ -327,7 +301,7 @@ authenticate (struct pull *p, const struct xfer *x, sr_error_t *err)
       else
         {
           up = sr_xasprintf ("%s:%s", p->o->username, p->o->password ? p->o->password : "");
-          b64 = base64 (up);
+          b64 = sr_base64_encode (up, strlen (up));
           free (p->auth);
           p->auth = sr_xasprintf ("Authorization: Basic %s", b64);
           p->basic_sent = true;

@@ -122,7 +122,8 @@ main (void)
   }
 
   {
-    _cleanup_free_ char *a = base64 ("alice:s3cret"), *b = base64 ("a"), *c = base64 ("ab");
+    _cleanup_free_ char *a = sr_base64_encode ("alice:s3cret", 12), *b = sr_base64_encode ("a", 1),
+                        *c = sr_base64_encode ("ab", 2);
 
     is_str (a, "YWxpY2U6czNjcmV0", "base64 of a multiple of three");
     is_str (b, "YQ==", "base64 with two pads");
