@@ -160,7 +160,6 @@ struct xfer
   CURLcode result;
 };
 
-void sr_docker_xfer_done_ (struct xfer *x);
 /* POSTs body (NULL: empty) to path, its answer going to s.  */
 void sr_docker_xfer_start_ (const struct sr_docker *d, struct xfer *x, const char *path,
                             const cJSON *body, struct stream *s);

@@ -91,8 +91,8 @@ on_stream_header (char *ptr, size_t size, size_t nmemb, void *userdata)
   return n;
 }
 
-void
-sr_docker_xfer_done_ (struct xfer *x)
+static void
+xfer_done (struct xfer *x)
 {
   if (x->added)
     curl_multi_remove_handle (x->multi, x->h);
@@ -134,7 +134,7 @@ sr_docker_xfer_start_ (const struct sr_docker *d, struct xfer *x, const char *pa
 void
 sr_docker_stream_finish_ (struct xfer *x, struct stream *s, struct sr_run_result *result)
 {
-  sr_docker_xfer_done_ (x);
+  xfer_done (x);
   result->out = sr_capture_finish (&s->out);
   result->err = sr_capture_finish (&s->err);
   sr_buf_done (&s->body);

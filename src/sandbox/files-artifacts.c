@@ -120,8 +120,8 @@ sr_artifacts_free (struct sr_artifact *v, size_t n)
   free (v);
 }
 
-int
-sr_files_compare_artifacts (const void *a, const void *b)
+static int
+compare_artifacts (const void *a, const void *b)
 {
   return strcmp (((const struct sr_artifact *) a)->path, ((const struct sr_artifact *) b)->path);
 }
@@ -180,7 +180,7 @@ sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **r
       return -1;
     }
   if (l.n)
-    qsort (l.v, l.n, sizeof *l.v, sr_files_compare_artifacts);
+    qsort (l.v, l.n, sizeof *l.v, compare_artifacts);
   for (size_t i = 0; with_mime && i < l.n; i++)
     {
       _cleanup_free_ char *abs = sr_xasprintf ("%s/%s", SR_DATA_DIR, l.v[i].path);

@@ -64,13 +64,10 @@ int sr_files_reopen_regular (int pathfd, const char *abs, struct stat *st, sr_er
 /* sr_files_reopen_regular of the file w names.  */
 int sr_files_open_regular (const struct sr_files_where *w, struct stat *st, sr_error_t *err);
 
-/* All of fd, at most max bytes (file_too_large past it), NUL-terminated
- * in *ret.  */
-int sr_files_read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *ret_len,
-                       sr_error_t *err);
-
-/* sr_files_read_all of fd, the regular file abs whose stat is *st: one
- * already over max is file_too_large without a read.  */
+/* All of fd, the regular file abs whose stat is *st, at most max bytes
+ * (file_too_large past it, checked while reading too: the container may
+ * grow the file), NUL-terminated in *ret; one already over max is
+ * file_too_large without a read.  */
 int sr_files_read_sized (int fd, const struct stat *st, uint64_t max, const char *abs, char **ret,
                          size_t *ret_len, sr_error_t *err);
 
@@ -85,48 +82,15 @@ int sr_files_fail_errno (sr_error_t *err, int errnum, const char *fmt, ...)
 
 /* --- files-write.c --- */
 
-/* A tmpfs the container mounted belongs to its user namespace, and the
- * kernel creates an inode there only for a caller whose fsuid and fsgid
- * are mapped in it (EOVERFLOW otherwise): host root is not.  So the steps
- * that create (mkdir, the temp file, the rename onto a new name) run with
- * this thread's fsuid and fsgid set to the container's root.  That makes
- * it the owner of what is created, and drops the capabilities file access
- * would use, so the kernel checks permissions as for the container's root.
- * Per thread: the server's other threads are not affected.  Not needed
- * when the runner is not root: its own uid is the container's root.  */
-struct sr_files_fsid
-{
-  const struct sr_fs_native *r;
-  bool switched;
-  uid_t uid;    /* what to go back to */
-  gid_t gid;
-};
-void sr_files_fsid_enter (const struct sr_fs_native *r, struct sr_files_fsid *s);
-void sr_files_fsid_leave (struct sr_files_fsid *s);
-
 /* Opens the directory holding w's last component (*ret_name, pointing
- * into w->rel), creating the missing ones when create (run it between
- * sr_files_fsid_enter and leave then).  */
+ * into w->rel), creating the missing ones when create (which only
+ * sr_files_write_path asks, running as the container's root).  */
 int sr_files_open_parent (const struct sr_files_where *w, bool create, int *ret_fd,
                           const char **ret_name, sr_error_t *err);
 
-/* Writes data as name in parentfd through a temp file renamed over it: a
- * reader sees the old or the new content.  A symlink at name is
- * replaced, not followed; a replaced file keeps its mode and owner.  An
- * existing name is file_exists unless overwrite.  Runs between
- * sr_files_fsid_enter (fs) and leave.  */
-int sr_files_write_atomic (struct sr_files_fsid *fs, int parentfd, const char *name,
-                           const char *abs, const void *data, size_t len, bool overwrite,
-                           sr_error_t *err);
-
-/* sr_files_write_atomic of the file w names, parents created, as the
- * container's root.  */
+/* Writes data whole as the file w names (through a temp file renamed
+ * over it), its missing parents created, as the container's root.  */
 int sr_files_write_path (const struct sr_fs_native *r, const struct sr_files_where *w,
                          const void *data, size_t len, bool overwrite, sr_error_t *err);
-
-/* --- files-artifacts.c --- */
-
-/* qsort's order of struct sr_artifact: by path.  */
-int sr_files_compare_artifacts (const void *a, const void *b);
 
 #endif

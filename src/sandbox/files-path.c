@@ -264,8 +264,8 @@ sr_files_open_regular (const struct sr_files_where *w, struct stat *st, sr_error
 /* Reads all of fd, at most max bytes (file_too_large past it), into a
  * NUL-terminated buffer.  The size is checked while reading as well: the
  * container may grow the file after fstat.  */
-int
-sr_files_read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *ret_len,
+static int
+read_all (int fd, uint64_t max, const char *abs, char **ret, size_t *ret_len,
                    sr_error_t *err)
 {
   _cleanup_free_ char *buf = NULL;
@@ -309,7 +309,7 @@ sr_files_read_sized (int fd, const struct stat *st, uint64_t max, const char *ab
     return sr_error_set_code (err, "file_too_large", 0,
                               "%s is %lld bytes, over the limit of %" PRIu64 " bytes", abs,
                               (long long) st->st_size, max);
-  return sr_files_read_all (fd, max, abs, ret, ret_len, err);
+  return read_all (fd, max, abs, ret, ret_len, err);
 }
 
 int

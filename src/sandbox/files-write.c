@@ -17,8 +17,25 @@
 #include "common/util.h"
 #include "sandbox/files-internal.h"
 
-void
-sr_files_fsid_enter (const struct sr_fs_native *r, struct sr_files_fsid *s)
+/* A tmpfs the container mounted belongs to its user namespace, and the
+ * kernel creates an inode there only for a caller whose fsuid and fsgid
+ * are mapped in it (EOVERFLOW otherwise): host root is not.  So the steps
+ * that create (mkdir, the temp file, the rename onto a new name) run with
+ * this thread's fsuid and fsgid set to the container's root.  That makes
+ * it the owner of what is created, and drops the capabilities file access
+ * would use, so the kernel checks permissions as for the container's root.
+ * Per thread: the server's other threads are not affected.  Not needed
+ * when the runner is not root: its own uid is the container's root.  */
+struct fsid
+{
+  const struct sr_fs_native *r;
+  bool switched;
+  uid_t uid;    /* what to go back to */
+  gid_t gid;
+};
+
+static void
+fsid_enter (const struct sr_fs_native *r, struct fsid *s)
 {
   s->r = r;
   s->switched = geteuid () == 0 && (r->uid != 0 || r->gid != 0);
@@ -28,8 +45,8 @@ sr_files_fsid_enter (const struct sr_fs_native *r, struct sr_files_fsid *s)
   s->uid = (uid_t) setfsuid (r->uid);
 }
 
-void
-sr_files_fsid_leave (struct sr_files_fsid *s)
+static void
+fsid_leave (struct fsid *s)
 {
   if (!s->switched)
     return;
@@ -39,7 +56,7 @@ sr_files_fsid_leave (struct sr_files_fsid *s)
 }
 
 /* Creates directory name under parentfd (a tmpfs of the session), as the
- * container's root (sr_files_fsid_enter is in effect).  An existing
+ * container's root (fsid_enter is in effect).  An existing
  * directory is fine.  */
 static int
 make_dir (int parentfd, const char *name, const char *abs, sr_error_t *err)
@@ -124,9 +141,9 @@ sr_files_open_parent (const struct sr_files_where *w, bool create, int *ret_fd,
  * renamed over name, so a reader sees the old or the new content, never
  * a part.  A symlink at name is replaced, not followed.  A file replaced
  * keeps its mode and owner; a new one belongs to the container's root.
- * Runs as the container's root (sr_files_fsid_enter is in effect, fs).  */
-int
-sr_files_write_atomic (struct sr_files_fsid *fs, int parentfd, const char *name, const char *abs,
+ * Runs as the container's root (fsid_enter is in effect, fs).  */
+static int
+write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
                        const void *data, size_t len, bool overwrite, sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
@@ -182,11 +199,11 @@ sr_files_write_atomic (struct sr_files_fsid *fs, int parentfd, const char *name,
           bool switched = fs->switched;
           int r;
 
-          sr_files_fsid_leave (fs);
+          fsid_leave (fs);
           r = fchown (fd, st.st_uid, st.st_gid);
           e = errno;
           if (switched)
-            sr_files_fsid_enter (fs->r, fs);
+            fsid_enter (fs->r, fs);
           errno = e;
           if (r < 0)
             goto fail;
@@ -223,14 +240,14 @@ sr_files_write_path (const struct sr_fs_native *r, const struct sr_files_where *
                      const void *data, size_t len, bool overwrite, sr_error_t *err)
 {
   _cleanup_close_ int parentfd = -1;
-  struct sr_files_fsid fs;
+  struct fsid fs;
   const char *name;
   int ret;
 
-  sr_files_fsid_enter (r, &fs);
+  fsid_enter (r, &fs);
   ret = sr_files_open_parent (w, true, &parentfd, &name, err);
   if (ret == 0)
-    ret = sr_files_write_atomic (&fs, parentfd, name, w->abs, data, len, overwrite, err);
-  sr_files_fsid_leave (&fs);
+    ret = write_atomic (&fs, parentfd, name, w->abs, data, len, overwrite, err);
+  fsid_leave (&fs);
   return ret;
 }
