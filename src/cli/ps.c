@@ -131,7 +131,7 @@ list_entries (int argc, char **argv, const char *kind, const char *usage)
    * next server start reclaims them.  */
   live = sr_xcalloc (n ? n : 1, sizeof *live);
   for (size_t i = 0; i < n; i++)
-    if (sr_state_process_alive (list[i].init_pid, list[i].init_start)
+    if (sr_state_running (&list[i])
         && (kind == NULL || strcmp (list[i].kind, kind) == 0))
       live[n_live++] = list[i];
   if (json)

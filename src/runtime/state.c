@@ -68,6 +68,13 @@ sr_state_process_alive (pid_t pid, uint64_t start)
   return pid > 0 && start != 0 && sr_process_start_time (pid) == start;
 }
 
+bool
+sr_state_running (const struct sr_state *s)
+{
+  return sr_state_process_alive (s->runner_pid, s->runner_start)
+         && sr_state_process_alive (s->init_pid, s->init_start);
+}
+
 static char *
 entry_path (const char *dir, const char *name)
 {

@@ -45,6 +45,11 @@ uint64_t sr_process_start_time (pid_t pid);
 /* True when the process named by pid and start time still lives.  */
 bool sr_state_process_alive (pid_t pid, uint64_t start);
 
+/* True while the entry's container runs: its runner and its init both
+ * live.  A runner killed with SIGKILL takes its container with it, but
+ * the init may take a moment to die: it is not running any more.  */
+bool sr_state_running (const struct sr_state *s);
+
 int sr_state_write (const char *dir, const struct sr_state *s, sr_error_t *err);
 int sr_state_remove (const char *dir, const char *name);
 
