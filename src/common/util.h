@@ -107,4 +107,8 @@ int sr_rm_rf_at_dev (int dirfd, const char *name, dev_t dev, sr_error_t *err);
 /* Removes everything inside the directory name under dirfd.  */
 int sr_empty_dir_at (int dirfd, const char *name, sr_error_t *err);
 
+/* The start time of pid (clock ticks since boot), 0 when it is gone or a
+ * zombie.  */
+uint64_t sr_process_start_time (pid_t pid);
+
 #endif

@@ -83,23 +83,11 @@ choose_api (struct sr_docker *d, const char *daemon_api, sr_error_t *err)
 static char *
 runner_id (const char *hostname, pid_t pid)
 {
-  _cleanup_free_ char *path = sr_xasprintf ("/proc/%ld/stat", (long) pid), *stat = NULL;
-  unsigned long long start = 0;
-  const char *p;
+  uint64_t start = sr_process_start_time (pid);
 
-  if (sr_read_file (path, &stat, NULL, NULL) < 0)
+  if (start == 0)
     return NULL;
-  /* The command may hold spaces and parentheses: fields count from the
-   * last ')'.  starttime is field 22, the 20th after it.  */
-  p = strrchr (stat, ')');
-  if (p == NULL)
-    return NULL;
-  p++;
-  for (int field = 2; field < 22 && p; field++)
-    p = strchr (p + 1, ' ');
-  if (p == NULL || sscanf (p, " %llu", &start) != 1)
-    return NULL;
-  return sr_xasprintf ("%s:%ld:%llu", hostname, (long) pid, start);
+  return sr_xasprintf ("%s:%ld:%llu", hostname, (long) pid, (unsigned long long) start);
 }
 
 int

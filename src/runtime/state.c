@@ -29,39 +29,6 @@ sr_state_done (struct sr_state *s)
   memset (s, 0, sizeof *s);
 }
 
-uint64_t
-sr_process_start_time (pid_t pid)
-{
-  char path[64], buf[1024], *p;
-  unsigned long long start = 0;
-  ssize_t n;
-  int fd;
-
-  snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
-  /* The command name may hold spaces and parentheses: fields count from
-   * the last ')'.  starttime is field 22, the 19th after the state.  */
-  p = strrchr (buf, ')');
-  if (p == NULL || p[1] != ' ')
-    return 0;
-  /* A zombie is dead, whoever has yet to reap it.  */
-  if (p[2] == 'Z' || p[2] == 'X')
-    return 0;
-  p++;
-  for (int field = 0; field < 19 && p; field++)
-    p = strchr (p + 1, ' ');
-  if (p == NULL || sscanf (p, " %llu", &start) != 1)
-    return 0;
-  return start;
-}
-
 bool
 sr_state_process_alive (pid_t pid, uint64_t start)
 {

@@ -38,10 +38,6 @@ struct sr_state
 
 void sr_state_done (struct sr_state *s);
 
-/* The start time of pid (clock ticks since boot), 0 when it is gone or a
- * zombie.  */
-uint64_t sr_process_start_time (pid_t pid);
-
 /* True when the process named by pid and start time still lives.  */
 bool sr_state_process_alive (pid_t pid, uint64_t start);
 
