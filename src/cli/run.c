@@ -477,7 +477,7 @@ sr_cmd_run (int argc, char **argv)
     config.timeout_ms = a.policy.timeout_ms;
   if (sr_cli_check_config (&config) < 0)
     goto out;
-  if (sr_policy_new (&config, SR_POLICY_NATIVE, &a.policy, &policy, &err) < 0)
+  if (sr_policy_new (&config, SR_BACKEND_NATIVE, &a.policy, &policy, &err) < 0)
     goto fail;
   if (a.image && sr_cli_open_store (&config, false, &store) < 0)
     goto out;

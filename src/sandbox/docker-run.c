@@ -46,7 +46,7 @@ sr_docker_state_open (const struct sr_config *cfg, struct sr_store *store,
       /* A sessions manager says which backend it opened itself.  */
       return sessions ? -1 : sr_error_wrap (err, "docker backend");
     }
-  if (sr_policy_new (cfg, SR_POLICY_DOCKER, sessions ? &session_needs : NULL, &ds->policy, err)
+  if (sr_policy_new (cfg, SR_BACKEND_DOCKER, sessions ? &session_needs : NULL, &ds->policy, err)
       < 0)
     {
       sr_docker_close (ds->d);

@@ -40,7 +40,7 @@ native_open (const struct sr_config *cfg, struct sr_store *store, enum sr_backen
   ns->store = store;
   ns->state_dir = sr_statedir_runtime_sub (cfg->runtime_dir, "containers", err);
   if (ns->state_dir == NULL
-      || sr_policy_new (cfg, SR_POLICY_NATIVE, use == SR_BACKEND_SESSIONS ? &session_needs : NULL,
+      || sr_policy_new (cfg, SR_BACKEND_NATIVE, use == SR_BACKEND_SESSIONS ? &session_needs : NULL,
                         &ns->policy, err)
          < 0)
     {

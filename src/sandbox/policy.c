@@ -85,12 +85,12 @@ load_json (struct sr_policy *p, const char *profile, sr_error_t *err)
 /* The seccomp profile and capabilities, as backend needs them.  */
 static int
 load_kernel_policy (struct sr_policy *p, const struct sr_config *cfg,
-                    enum sr_policy_backend backend, const struct sr_policy_overrides *o,
+                    enum sr_backend_kind backend, const struct sr_policy_overrides *o,
                     sr_error_t *err)
 {
   const char *profile = o->set & SR_POLICY_SET_SECCOMP ? o->seccomp : cfg->seccomp_profile;
 
-  if (backend == SR_POLICY_DOCKER)
+  if (backend == SR_BACKEND_DOCKER)
     {
       p->cap_names = split_names (cfg->cap_keep);
       return load_json (p, profile, err);
@@ -106,7 +106,7 @@ load_kernel_policy (struct sr_policy *p, const struct sr_config *cfg,
 #define PICK(bit, field, fallback) (o->set & (bit) ? o->field : (fallback))
 
 int
-sr_policy_new (const struct sr_config *cfg, enum sr_policy_backend backend,
+sr_policy_new (const struct sr_config *cfg, enum sr_backend_kind backend,
                const struct sr_policy_overrides *o, struct sr_policy **ret, sr_error_t *err)
 {
   static const struct sr_policy_overrides none;

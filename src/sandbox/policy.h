@@ -24,15 +24,6 @@
 
 struct sr_seccomp_filter;
 
-/* Which translator the policy feeds: the native one needs the seccomp
- * profile compiled and cap_keep as a mask, Docker's the profile's JSON
- * text and cap_keep's names as written.  */
-enum sr_policy_backend
-{
-  SR_POLICY_NATIVE,
-  SR_POLICY_DOCKER,
-};
-
 /* Which fields of struct sr_policy_overrides the caller set.  */
 enum
 {
@@ -110,12 +101,14 @@ struct sr_policy
   char **env_extra;          /* the overrides' env, added last by sr_policy_env */
 };
 
-/* Builds the policy of cfg for backend, with o (NULL: none) winning over
- * the configuration.  Loads the seccomp profile once (the native filter
+/* Builds the policy of cfg for the translator of backend (native needs
+ * the seccomp profile compiled and cap_keep as a mask, Docker the
+ * profile's JSON text and cap_keep's names as written), with o (NULL:
+ * none) winning over the configuration.  Loads the seccomp profile once (the native filter
  * through the compiled-program cache of sr_policy_seccomp_cache) and
  * parses cap_keep.  The caller owns *ret and frees it with
  * sr_policy_free; it keeps no pointer into cfg or o.  */
-int sr_policy_new (const struct sr_config *cfg, enum sr_policy_backend backend,
+int sr_policy_new (const struct sr_config *cfg, enum sr_backend_kind backend,
                    const struct sr_policy_overrides *o, struct sr_policy **ret, sr_error_t *err);
 /* Accepts NULL.  */
 void sr_policy_free (struct sr_policy *p);

@@ -42,7 +42,7 @@ test_defaults (const struct sr_config *cfg)
   struct sr_policy *p = NULL;
   sr_error_t err = NULL;
 
-  if (!ok (sr_policy_new (cfg, SR_POLICY_NATIVE, NULL, &p, &err) == 0, "native policy"))
+  if (!ok (sr_policy_new (cfg, SR_BACKEND_NATIVE, NULL, &p, &err) == 0, "native policy"))
     {
       printf ("#   %s\n", err->msg);
       sr_error_free (&err);
@@ -81,7 +81,7 @@ test_overrides (const struct sr_config *cfg)
   struct sr_policy *p = NULL;
   sr_error_t err = NULL;
 
-  if (!ok (sr_policy_new (cfg, SR_POLICY_NATIVE, &o, &p, &err) == 0, "policy with overrides"))
+  if (!ok (sr_policy_new (cfg, SR_BACKEND_NATIVE, &o, &p, &err) == 0, "policy with overrides"))
     {
       sr_error_free (&err);
       return;
@@ -139,7 +139,7 @@ test_session (const struct sr_config *cfg)
   struct sr_policy *p = NULL;
   sr_error_t err = NULL;
 
-  if (!ok (sr_policy_new (cfg, SR_POLICY_NATIVE, &o, &p, &err) == 0, "session policy"))
+  if (!ok (sr_policy_new (cfg, SR_BACKEND_NATIVE, &o, &p, &err) == 0, "session policy"))
     {
       sr_error_free (&err);
       return;
@@ -153,7 +153,7 @@ test_session (const struct sr_config *cfg)
   is_int (cc.fs.data_size, 8ull << 30, "native: the data tmpfs");
   sr_policy_free (p);
 
-  if (!ok (sr_policy_new (cfg, SR_POLICY_DOCKER, &o, &p, &err) == 0, "Docker session policy"))
+  if (!ok (sr_policy_new (cfg, SR_BACKEND_DOCKER, &o, &p, &err) == 0, "Docker session policy"))
     {
       sr_error_free (&err);
       return;
@@ -175,7 +175,7 @@ test_docker (const struct sr_config *cfg)
   struct sr_policy *p = NULL;
   sr_error_t err = NULL;
 
-  if (!ok (sr_policy_new (cfg, SR_POLICY_DOCKER, NULL, &p, &err) == 0, "Docker policy"))
+  if (!ok (sr_policy_new (cfg, SR_BACKEND_DOCKER, NULL, &p, &err) == 0, "Docker policy"))
     {
       sr_error_free (&err);
       return;
@@ -218,7 +218,7 @@ test_bad_caps (struct sr_config *cfg)
   sr_error_t err = NULL;
 
   set (cfg, "cap_keep", "NO_SUCH_CAP");
-  ok (sr_policy_new (cfg, SR_POLICY_NATIVE, NULL, &p, &err) < 0, "an unknown capability fails");
+  ok (sr_policy_new (cfg, SR_BACKEND_NATIVE, NULL, &p, &err) < 0, "an unknown capability fails");
   ok (err && strstr (err->msg, "cap_keep") != NULL, "the message names the setting");
   sr_error_free (&err);
   ok (p == NULL, "and returns no policy");
