@@ -19,8 +19,6 @@
 /* "g++ -O2 -o x y" -> argv.  */
 char **sr_code_split_command (const char *cmd);
 
-enum sr_code_status sr_code_status_of (const struct sr_run_result *r);
-
 /* One stage of a run_code, as a backend runs it.  */
 struct sr_code_stage
 {

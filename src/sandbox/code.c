@@ -206,6 +206,20 @@ sr_code_stage_progress (struct sr_code_stage *st, struct sr_run_options *opts)
   opts->userdata = st;
 }
 
+static enum sr_code_status
+code_status_of (const struct sr_run_result *r)
+{
+  switch (r->status)
+    {
+    case SR_RUN_SUCCESS: return SR_CODE_SUCCESS;
+    case SR_RUN_ERROR: return SR_CODE_ERROR;
+    case SR_RUN_TIMEOUT: return SR_CODE_TIMEOUT;
+    case SR_RUN_OOM: return SR_CODE_OOM;
+    case SR_RUN_CANCELLED: return SR_CODE_CANCELLED;
+    }
+  return SR_CODE_ERROR;
+}
+
 int
 sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
                     const struct sr_code_request *req, sr_code_stage_fn run_stage, void *ctx,
@@ -241,23 +255,9 @@ sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
     if (run_stage (ctx, &run, &res->run, err) < 0)
       return -1;
   }
-  res->status = sr_code_status_of (&res->run);
+  res->status = code_status_of (&res->run);
   res->duration_ms = res->run.duration_ns / 1000000;
   return 0;
-}
-
-enum sr_code_status
-sr_code_status_of (const struct sr_run_result *r)
-{
-  switch (r->status)
-    {
-    case SR_RUN_SUCCESS: return SR_CODE_SUCCESS;
-    case SR_RUN_ERROR: return SR_CODE_ERROR;
-    case SR_RUN_TIMEOUT: return SR_CODE_TIMEOUT;
-    case SR_RUN_OOM: return SR_CODE_OOM;
-    case SR_RUN_CANCELLED: return SR_CODE_CANCELLED;
-    }
-  return SR_CODE_ERROR;
 }
 
 int
