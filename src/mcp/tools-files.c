@@ -13,6 +13,10 @@
 
 #define FILE_READ_DEFAULT_LINES 2000u
 #define FILE_SEARCH_MAX_MATCHES 1000u
+/* How long one file_search may take: a pattern that is slow on long
+ * lines (x*[yz] is quadratic in a line's length) gives up rather than
+ * hold a server thread.  */
+#define FILE_SEARCH_MAX_MS      10000u
 
 struct file_read
 {
@@ -160,6 +164,7 @@ file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void 
   const struct sr_search_limits lim = {
     .max_size = ctx->cfg->max_artifact_size, .max_matches = FILE_SEARCH_MAX_MATCHES,
     .max_bytes = ctx->cfg->max_search_bytes, .cancel_fd = ctx->cancel_fd,
+    .max_ms = FILE_SEARCH_MAX_MS,
   };
 
   return sr_files_search (sr_session_fs (s), f->pattern, f->glob, f->path, &lim, &f->res, err);

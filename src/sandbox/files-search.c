@@ -6,12 +6,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <regex.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "common/defaults.h"
 #include "common/util.h"
@@ -22,6 +25,15 @@
 #define BINARY_PEEK     8192u
 #define MATCH_TEXT_MAX  500u
 #define CANCEL_LINES    1024u
+/* How much backtracking one line may cost the matcher (PCRE2's match
+ * limit counts its internal calls): enough for any pattern a person
+ * writes, and about 0.1 s of CPU for one that backtracks without end,
+ * such as (x+)+y, which would otherwise hold a server thread for as long
+ * as it likes.  */
+#define MATCH_LIMIT     1000000u
+/* How many matcher steps go between looks at the cancel fd and the
+ * clock: a few milliseconds' worth.  */
+#define BUDGET_STEPS    16384u
 
 void
 sr_file_matches_free (struct sr_file_match *v, size_t n)
@@ -36,36 +48,71 @@ sr_file_matches_free (struct sr_file_match *v, size_t n)
 
 struct search
 {
-  regex_t re;
+  pcre2_code *re;
+  pcre2_match_data *md;
+  pcre2_match_context *mc;
   const char *glob;
   const struct sr_search_limits *lim;
   struct sr_search_result res;
   size_t cap;
   bool cancelled;
+  bool timed_out;
+  struct timespec deadline;   /* of the search, when lim->max_ms */
+  unsigned long steps;
+  char *failed;       /* where the matcher gave up: "PATH:LINE" */
 };
 
-/* The matches of one file's content (data is changed); stops, cancelled,
- * when the cancel fd says so.  */
+/* Called by the matcher at every step of a match (PCRE2_AUTO_CALLOUT):
+ * a match is then as interruptible as the loop over lines.  */
+static int
+check_budget (pcre2_callout_block *block, void *userdata)
+{
+  struct search *s = userdata;
+  struct timespec now;
+
+  (void) block;
+  if (++s->steps % BUDGET_STEPS != 0)
+    return 0;
+  if (sr_cancel_requested (s->lim->cancel_fd))
+    s->cancelled = true;
+  else if (s->lim->max_ms && clock_gettime (CLOCK_MONOTONIC, &now) == 0
+           && (now.tv_sec > s->deadline.tv_sec
+               || (now.tv_sec == s->deadline.tv_sec && now.tv_nsec >= s->deadline.tv_nsec)))
+    s->timed_out = true;
+  else
+    return 0;
+  return PCRE2_ERROR_CALLOUT;
+}
+
+/* The matches of one file's content; stops, cancelled,
+ * when the cancel fd says so, failed when the matcher gives up.  */
 static void
-search_buffer (struct search *s, char *data, size_t len, const char *abs)
+search_buffer (struct search *s, const char *data, size_t len, const char *abs)
 {
   uint64_t line = 0;
+  int rc;
 
   if (memchr (data, '\0', len < BINARY_PEEK ? len : BINARY_PEEK))
     return;
   for (size_t pos = 0; pos < len && !s->res.truncated;)
     {
-      char *nl = memchr (data + pos, '\n', len - pos);
+      const char *nl = memchr (data + pos, '\n', len - pos);
       size_t end = nl ? (size_t) (nl - data) : len;
-      char *text = data + pos;
+      const char *text = data + pos;
 
       if (++line % CANCEL_LINES == 0 && sr_cancel_requested (s->lim->cancel_fd))
         {
           s->cancelled = true;
           break;
         }
-      data[end] = '\0';
-      if (regexec (&s->re, text, 0, NULL, 0) == 0)
+      rc = pcre2_match (s->re, (PCRE2_SPTR) text, end - pos, 0, 0, s->md, s->mc);
+      if (rc < 0 && rc != PCRE2_ERROR_NOMATCH)
+        {
+          if (!s->cancelled)
+            s->failed = sr_xasprintf ("%s:%" PRIu64, abs, line);
+          break;
+        }
+      if (rc >= 0)
         {
           size_t tlen = end - pos;
 
@@ -189,7 +236,7 @@ search_found (const struct sr_fsroot *r, struct search *s, const struct sr_files
   const char *dir = strcmp (w->abs, "/") ? w->abs : "";
 
   /* search_buffer sets truncated when max_matches are found.  */
-  for (size_t i = 0; i < f->n && !s->res.truncated && !s->cancelled; i++)
+  for (size_t i = 0; i < f->n && !s->res.truncated && !s->cancelled && !s->failed; i++)
     {
       _cleanup_free_ char *abs = NULL, *data = NULL;
       uint64_t left = lim->max_bytes - s->res.bytes_read;
@@ -218,6 +265,16 @@ search_found (const struct sr_fsroot *r, struct search *s, const struct sr_files
     }
   if (s->cancelled)
     return sr_error_set_code (err, "cancelled", ECANCELED, "file_search cancelled");
+  if (s->failed && s->timed_out)
+    return sr_error_set_code (err, "search_timeout", 0,
+                              "file_search gave up after %llu ms, matching %s; narrow it "
+                              "with path or glob, or simplify the pattern",
+                              (unsigned long long) lim->max_ms, s->failed);
+  if (s->failed)
+    return sr_error_set_code (err, "pattern_too_complex", 0,
+                              "the pattern backtracks too much to match %s; "
+                              "write it without nested repetition such as (a+)+",
+                              s->failed);
   return 0;
 }
 
@@ -247,6 +304,39 @@ out:
   return rv;
 }
 
+/* Compiles pattern as a Perl-compatible regular expression over UTF-8
+ * text that may hold invalid sequences (a file is what it is), with the
+ * match limit that bounds one line's backtracking and the callout that
+ * bounds the whole search's time.  */
+static int
+compile_pattern (struct search *s, const char *pattern, sr_error_t *err)
+{
+  PCRE2_SIZE offset;
+  int rc;
+
+  s->re = pcre2_compile ((PCRE2_SPTR) pattern, PCRE2_ZERO_TERMINATED,
+                         PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_AUTO_CALLOUT, &rc,
+                         &offset, NULL);
+  if (s->re == NULL)
+    {
+      PCRE2_UCHAR msg[256];
+
+      pcre2_get_error_message (rc, msg, sizeof msg);
+      return sr_error_set_code (err, "invalid_pattern", 0,
+                                "invalid regular expression '%s' at offset %zu: %s", pattern,
+                                (size_t) offset, (const char *) msg);
+    }
+  s->md = pcre2_match_data_create (1, NULL);
+  s->mc = pcre2_match_context_create (NULL);
+  if (s->md == NULL || s->mc == NULL)
+    sr_oom ();
+  pcre2_set_match_limit (s->mc, MATCH_LIMIT);
+  pcre2_set_callout (s->mc, check_budget, s);
+  if (s->lim->max_ms)
+    sr_deadline_after (CLOCK_MONOTONIC, s->lim->max_ms, &s->deadline);
+  return 0;
+}
+
 int
 sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glob,
                  const char *dir, const struct sr_search_limits *lim,
@@ -254,19 +344,12 @@ sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glo
 {
   struct search s = { .glob = glob && *glob ? glob : NULL, .lim = lim };
   struct sr_files_where w = { 0 };
-  int rc, rv = -1;
+  int rv = -1;
 
   if (pattern == NULL)
     return sr_error_set_code (err, "invalid_pattern", 0, "no pattern");
-  rc = regcomp (&s.re, pattern, REG_EXTENDED | REG_NOSUB);
-  if (rc != 0)
-    {
-      char msg[256];
-
-      regerror (rc, &s.re, msg, sizeof msg);
-      return sr_error_set_code (err, "invalid_pattern", 0, "invalid regular expression '%s': %s",
-                                pattern, msg);
-    }
+  if (compile_pattern (&s, pattern, err) < 0)
+    goto out_re;
   if (sr_files_parse_path (dir && *dir ? dir : SR_DATA_DIR, false, &w, err) < 0)
     goto out_re;
   if (search_walk (r, &s, &w, err) < 0)
@@ -278,6 +361,9 @@ out:
   sr_files_where_done (&w);
 out_re:
   sr_file_matches_free (s.res.v, s.res.n);
-  regfree (&s.re);
+  free (s.failed);
+  pcre2_match_context_free (s.mc);
+  pcre2_match_data_free (s.md);
+  pcre2_code_free (s.re);
   return rv;
 }

@@ -227,6 +227,7 @@ struct sr_search_limits
   size_t max_matches;
   uint64_t max_bytes;   /* of file content read in all */
   int cancel_fd;        /* readable: give up (cancelled); -1: none */
+  uint64_t max_ms;      /* of the whole search (timeout); 0: no limit */
 };
 
 /* What it found; v is the caller's (sr_file_matches_free (v, n)).  */
@@ -239,8 +240,8 @@ struct sr_search_result
   size_t files_read;
 };
 
-/* file_search: lines matching the POSIX extended regular expression
- * pattern in the regular files under dir (default SR_DATA_DIR) whose
+/* file_search: lines matching the Perl-compatible regular expression
+ * pattern (PCRE2, UTF-8) in the regular files under dir (default SR_DATA_DIR) whose
  * name matches glob (fnmatch on the base name; NULL: every file).
  * Binary files (a NUL in the first 8 KiB) and files over max_size are
  * skipped; symlinks are not followed, kernel file systems (procfs, sysfs)
@@ -248,7 +249,10 @@ struct sr_search_result
  * A file with several hard links is read once, under the first of its
  * paths in path order.  At most max_matches results, SR_MAX_ARTIFACTS
  * files found, max_bytes read (a file that would go past it is not read)
- * and SR_MAX_ARTIFACT_DEPTH levels walked (truncated then).  */
+ * and SR_MAX_ARTIFACT_DEPTH levels walked (truncated then).  Matching
+ * is bounded: a line whose match backtracks without end fails the search
+ * with code pattern_too_complex, and searching past max_ms with code
+ * search_timeout; both name the file and line.  */
 int sr_files_search (const struct sr_fsroot *r, const char *pattern, const char *glob,
                      const char *dir, const struct sr_search_limits *lim,
                      struct sr_search_result *ret, sr_error_t *err);

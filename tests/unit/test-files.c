@@ -1422,6 +1422,80 @@ test_search_limits (void)
   close (cancel[1]);
 }
 
+/* Searches bt/ for pattern in a child that an alarm kills after 20 s,
+ * making cancel_fd (-1: none) readable 200 ms after it starts; true when
+ * the search failed with code, naming the file and line.  */
+static bool
+search_fails_with (const char *pattern, const struct sr_search_limits *lim, int cancel_fd,
+                   const char *code)
+{
+  int status;
+  pid_t pid;
+
+  fflush (NULL);
+  pid = fork ();
+  if (pid < 0)
+    die ("fork");
+  if (pid == 0)
+    {
+      struct sr_search_result res;
+      sr_error_t err = NULL;
+      int rc;
+
+      alarm (20);
+      rc = sr_files_search (&fs, pattern, NULL, "bt", lim, &res, &err);
+      if (rc == 0)
+        _exit (2);
+      printf ("# %s: %s\n", pattern, err->msg);
+      fflush (stdout);
+      _exit (strcmp (sr_error_code (err), code) == 0
+                     && (strcmp (code, "cancelled") == 0
+                         || strstr (err->msg, "/mnt/data/bt/x.txt:1"))
+                 ? 0
+                 : 1);
+    }
+  if (cancel_fd >= 0)
+    {
+      usleep (200000);
+      if (write (cancel_fd, "x", 1) != 1)
+        die ("write");
+    }
+  if (waitpid (pid, &status, 0) < 0)
+    die ("waitpid");
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+/* A pattern that is slow on a long line gives up instead of holding the
+ * server thread: glibc's regexec took about 100 s on this line, and
+ * nothing could interrupt it.  */
+static void
+test_search_backtracking (void)
+{
+  struct sr_search_limits lim = { .max_size = BIG, .max_matches = 10,
+                                  .max_bytes = UINT64_MAX, .cancel_fd = -1 };
+  const size_t len = 300000;
+  _cleanup_free_ char *line = sr_xmalloc (len + 4);
+  int cancel[2];
+
+  memset (line, 'x', len);
+  strcpy (line + len, "!y\n");
+  ok (upload ("bt/x.txt", line, false, NULL, NULL) == 0,
+      "backtracking: a line of 300000 x then y");
+  ok (search_fails_with ("(x+)+y", &lim, -1, "pattern_too_complex"),
+      "(x+)+y stops with pattern_too_complex, naming the file and line");
+  lim.max_ms = 300;
+  ok (search_fails_with ("x*[yz]", &lim, -1, "search_timeout"),
+      "x*[yz], quadratic in the line, stops at max_ms with search_timeout");
+  lim.max_ms = 0;
+  if (pipe2 (cancel, O_CLOEXEC) < 0)
+    die ("pipe");
+  lim.cancel_fd = cancel[0];
+  ok (search_fails_with ("x*[yz]", &lim, cancel[1], "cancelled"),
+      "and a cancel interrupts it inside the line");
+  close (cancel[0]);
+  close (cancel[1]);
+}
+
 static void
 test_search (void)
 {
@@ -1829,6 +1903,7 @@ main (void)
   test_patch_diff ();
   test_search ();
   test_search_limits ();
+  test_search_backtracking ();
   test_remote ();
   cleanup ();
   return done_testing ();
