@@ -12,8 +12,10 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -57,6 +59,17 @@ struct sr_cgroup
   int v2_fd;                     /* O_DIRECTORY fd of v2_dir, or -1 */
   char *v1_dir[CTL_COUNT];       /* the container's v1 cgroup per controller, or NULL */
   bool v2_has[CTL_COUNT];        /* controllers enabled in v2_dir */
+  atomic_uint execs;             /* exec cgroups made so far, for their names */
+};
+
+/* The cgroups of one command of a held container are named EXEC_PREFIX
+ * and a number, one level below the container's.  */
+#define EXEC_PREFIX "exec-"
+
+struct sr_cgroup_exec
+{
+  char *dir;
+  bool v2;
 };
 
 static struct hierarchies hier;
@@ -722,12 +735,104 @@ remove_dir (const char *dir, uint64_t timeout_ns, sr_error_t *err)
   return 0;
 }
 
+static int kill_and_remove (const char *dir, bool v2, uint64_t timeout_ns, sr_error_t *err);
+
+/* Kills and removes the exec cgroups below a container's dir, which
+ * would keep it from being removed: the ones of commands whose cgroup
+ * could not be removed when they ended, or of a runner that died.  */
+static int
+remove_exec_dirs (const char *dir, bool v2, uint64_t timeout_ns, sr_error_t *err)
+{
+  DIR *d = opendir (dir);
+  struct dirent *de;
+  int r = 0;
+
+  if (d == NULL)
+    return errno == ENOENT ? 0 : sr_error_set (err, errno, "open %s", dir);
+  while ((de = readdir (d)))
+    {
+      _cleanup_free_ char *sub = NULL;
+
+      if (de->d_type != DT_DIR || strncmp (de->d_name, EXEC_PREFIX, strlen (EXEC_PREFIX)) != 0)
+        continue;
+      sub = sr_xasprintf ("%s/%s", dir, de->d_name);
+      if (kill_and_remove (sub, v2, timeout_ns, r < 0 ? NULL : err) < 0)
+        r = -1;
+    }
+  closedir (d);
+  return r;
+}
+
 static int
 kill_and_remove (const char *dir, bool v2, uint64_t timeout_ns, sr_error_t *err)
 {
-  if (kill_dir (dir, v2, timeout_ns, err) < 0)
+  if (remove_exec_dirs (dir, v2, timeout_ns, err) < 0 || kill_dir (dir, v2, timeout_ns, err) < 0)
     return -1;
   return remove_dir (dir, timeout_ns, err);
+}
+
+/* The hierarchy an exec cgroup goes in: v2 when the container has it
+ * (cgroup.kill, and its limits hold below it); else v1 pids, whose
+ * count and limit are hierarchical, then cpu.  Not v1 memory: a kill
+ * counted in a child there may not reach the container's oom_kill.  */
+static const char *
+exec_parent (const struct sr_cgroup *cg, bool *v2)
+{
+  *v2 = cg->v2_dir != NULL;
+  if (cg->v2_dir)
+    return cg->v2_dir;
+  if (cg->v1_dir[CTL_PIDS])
+    return cg->v1_dir[CTL_PIDS];
+  return cg->v1_dir[CTL_CPU];
+}
+
+int
+sr_cgroup_exec_new (struct sr_cgroup *cg, pid_t pid, struct sr_cgroup_exec **ret,
+                    sr_error_t *err)
+{
+  struct sr_cgroup_exec *x;
+  const char *parent;
+  char value[32];
+  bool v2;
+
+  *ret = NULL;
+  parent = exec_parent (cg, &v2);
+  if (parent == NULL)
+    return 0;
+  x = sr_xcalloc (1, sizeof *x);
+  x->v2 = v2;
+  x->dir = sr_xasprintf ("%s/" EXEC_PREFIX "%u", parent, atomic_fetch_add (&cg->execs, 1));
+  if (mkdir (x->dir, 0755) < 0)
+    {
+      sr_error_set (err, errno, "mkdir %s", x->dir);
+      free (x->dir);
+      free (x);
+      return -1;
+    }
+  snprintf (value, sizeof value, "%d", (int) pid);
+  if (write_at (x->dir, "cgroup.procs", value, err) < 0)
+    {
+      sr_cgroup_exec_done (x);
+      return sr_error_wrap (err, "attach pid %d to cgroup %s", (int) pid, parent);
+    }
+  *ret = x;
+  return 0;
+}
+
+int
+sr_cgroup_exec_kill (struct sr_cgroup_exec *x, sr_error_t *err)
+{
+  return kill_dir (x->dir, x->v2, DRAIN_TIMEOUT_NS, err);
+}
+
+void
+sr_cgroup_exec_done (struct sr_cgroup_exec *x)
+{
+  if (x == NULL)
+    return;
+  kill_and_remove (x->dir, x->v2, DRAIN_TIMEOUT_NS, NULL);
+  free (x->dir);
+  free (x);
 }
 
 /* Each base/name, for the bases of ours that exist: the cgroups a

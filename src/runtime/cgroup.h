@@ -48,6 +48,23 @@ int sr_cgroup_attach (struct sr_cgroup *cg, pid_t pid, sr_error_t *err);
  * kernel has it, else SIGKILL to each pid in cgroup.procs until empty.  */
 int sr_cgroup_kill (struct sr_cgroup *cg, sr_error_t *err);
 
+/* A cgroup of one command of a held container (a session's exec), below
+ * the container's, so that the whole tree the command starts, setsid'd
+ * and double-forked processes too, can be killed without touching the
+ * container's other commands.  Limits stay the container's.  */
+struct sr_cgroup_exec;
+
+/* Makes an exec cgroup below cg and moves pid into it (its children
+ * follow); *ret NULL when cg has no hierarchy for it.  */
+int sr_cgroup_exec_new (struct sr_cgroup *cg, pid_t pid, struct sr_cgroup_exec **ret,
+                        sr_error_t *err);
+/* Kills every process in it, as sr_cgroup_kill.  */
+int sr_cgroup_exec_kill (struct sr_cgroup_exec *x, sr_error_t *err);
+/* Kills what is left, removes the cgroup and frees x (accepts NULL).  One
+ * that will not go is removed with the container's (sr_cgroup_destroy,
+ * sr_cgroup_reclaim).  */
+void sr_cgroup_exec_done (struct sr_cgroup_exec *x);
+
 /* How many processes of this container the kernel's OOM killer has killed
  * so far (the counter only grows; a held container compares it with its
  * value when a command started).  */

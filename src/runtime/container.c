@@ -48,6 +48,7 @@ struct proc
   bool reaped;
   pid_t command_pid;     /* joiner's command, for its process group */
   int command_pidfd;     /* an init's command (pid 2), once it exec'd; or -1 */
+  struct sr_cgroup_exec *exec_cgroup;  /* a joiner's, with its command's whole tree */
   struct sr_container *container;
   uint64_t marks[SR_MARK_MAX];
 };
@@ -82,7 +83,8 @@ pidfd_signal (int pidfd, int sig)
 }
 
 /* Kills what the supervised process stands for: a whole container when it
- * is the init, the command's process group when it is a joiner.  Short of
+ * is the init; when it is a joiner, its command's cgroup (the whole tree
+ * it started), or its process group where there is no cgroup.  Short of
  * all, an init's command alone, which the init then reaps and reports.  */
 static void
 kill_proc (void *ctx, bool all)
@@ -96,6 +98,8 @@ kill_proc (void *ctx, bool all)
     }
   if (p->pidfd >= 0 && !p->reaped)
     pidfd_signal (p->pidfd, SIGKILL);
+  if (p->exec_cgroup)
+    sr_cgroup_exec_kill (p->exec_cgroup, NULL);
   if (p->command_pid > 0)
     kill (-p->command_pid, SIGKILL);
   else if (p->container->cgroup)
@@ -125,6 +129,8 @@ proc_reap (struct proc *p)
     close (p->sync_fd);
   if (p->command_pidfd >= 0)
     close (p->command_pidfd);
+  sr_cgroup_exec_done (p->exec_cgroup);
+  p->exec_cgroup = NULL;
   p->pidfd = p->sync_fd = p->command_pidfd = -1;
   p->reaped = true;
 }
@@ -760,6 +766,8 @@ sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
   if (r < 0)
     goto out;
   r = -1;
+  if (c->cgroup && sr_cgroup_exec_new (c->cgroup, joiner.pid, &joiner.exec_cgroup, err) < 0)
+    goto out;
   if (send_msg (&joiner, SR_SYNC_GO, NULL, 0, err) < 0)
     goto out;
   if (expect (&joiner, SR_SYNC_READY, "while entering the container", err) < 0)

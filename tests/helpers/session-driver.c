@@ -2,8 +2,9 @@
  * creates one container on ROOTFS, holds it, then runs each argument as a
  * `sh -c` command inside it and prints one line per command:
  *   <status> <exit_code> <stdout with newlines as |>
- * so the shell test can check persistence and isolation across commands.
- * An argument "timeout:CMD" runs CMD with a 500 ms timeout.  */
+ * so the shell test can check persistence and isolation across commands,
+ * then "pids MECHANISM", what limited their pids (cgroup1, cgroup2,
+ * rlimit).  An argument "timeout:CMD" runs CMD with a 500 ms timeout.  */
 #include <config.h>
 
 #include <stdio.h>
@@ -20,6 +21,7 @@ main (int argc, char **argv)
   struct sr_container *c = NULL;
   sr_error_t err = NULL;
   const char *rootfs = getenv ("ROOTFS");
+  enum sr_limit_mechanism pids_by = SR_LIMIT_NONE;
 
   if (rootfs == NULL || argc < 2)
     {
@@ -62,6 +64,7 @@ main (int argc, char **argv)
           }
         else
           {
+            pids_by = res.limits.pids;
             for (char *p = res.out.data; *p; p++)
               if (*p == '\n')
                 *p = '|';
@@ -72,6 +75,7 @@ main (int argc, char **argv)
       fflush (stdout);
       sr_run_result_done (&res);
     }
+  printf ("pids %s\n", sr_limit_mechanism_name (pids_by));
   sr_container_destroy (c);
   return 0;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
-# The cgroup v2 part of the suite (limits.sh expecting cgroup2, and
-# cgroup2.sh), run where v2 controllers exist: on this host when it is a
-# pure v2 host, else in a throwaway QEMU guest booted by
+# The cgroup v2 part of the suite (limits.sh expecting cgroup2,
+# cgroup2.sh, and session.sh for the cgroup of each session command), run
+# where v2 controllers exist: on this host when it is a pure v2 host, else
+# in a throwaway QEMU guest booted by
 # ../shared/cgroup2-vm/run-in-cgroup2-vm.sh, with the binary built here.
 # The guest's TAP results are relayed one by one, renumbered.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
@@ -10,7 +11,7 @@
 [ "${SR_SKIP_CGROUP2_VM:-0}" = 1 ] && skip_all "SR_SKIP_CGROUP2_VM=1"
 
 vm=${SR_CGROUP2_VM:-$SR_SRCDIR/../shared/cgroup2-vm/run-in-cgroup2-vm.sh}
-scripts="limits.sh cgroup2.sh"
+scripts="limits.sh cgroup2.sh session.sh"
 cmd="export SR_BIN='$SR_BIN' SR_BUILDDIR='$SR_BUILDDIR' SR_SRCDIR='$SR_SRCDIR' \
 SR_EXPECT_LIMITS=cgroup2 TMPDIR=/tmp; for t in $scripts; do echo \"# script \$t\"; \
 sh '$SR_SRCDIR'/tests/integration/\$t; echo \"# exit \$?\"; done"

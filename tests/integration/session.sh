@@ -15,6 +15,11 @@ ROOTFS=$ROOTFS "$driver" \
   'timeout:sleep 30 & sleep 30' \
   'ps -o args | grep -c "^sleep 30"; true' \
   'touch /bin/x 2>&1' \
+  'grep -c ":/exec-" /proc/self/cgroup; true' \
+  'timeout:setsid sleep 31 & sleep 30' \
+  'ps -o args | grep -c "^sleep 31"; true' \
+  'setsid sleep 32 & echo started' \
+  'ps -o args | grep -c "^sleep 32"; true' \
   > "$sr_tmp/session.out" 2>&1
 rc=$?
 is "$rc" 0 "the driver ran every command"
@@ -31,6 +36,22 @@ is "$(line 6)" "error 7 " "exit codes come back"
 is "$(line 7)" "timeout 137 " "a command's timeout kills it"
 is "$(line 8)" "success 0 0|" "and its background job, while the session lives on"
 like "$(line 9)" "Read-only file system" "the root stays read-only"
+like "$(line 15)" "^pids " "the driver says what limited the pids"
+case $(line 15) in
+  "pids cgroup"*) has_cgroup=yes ;;
+  *) has_cgroup=no ;;
+esac
+if [ "$has_cgroup" = no ]; then
+  for t in "each command runs in a cgroup of its own" \
+    "a command's timeout kills what it started in a session of its own" \
+    "and so does its end"; do
+    skip "$t: the session has no cgroup here ($(line 15)), so a command's processes are killed by process group only"
+  done
+else
+  like "$(line 10)" "^success 0 [1-9]\|" "each command runs in a cgroup of its own"
+  is "$(line 12)" "success 0 0|" "a command's timeout kills what it started in a session of its own"
+  is "$(line 14)" "success 0 0|" "and so does its end"
+fi
 init=$(line 0 | cut -d' ' -f2)
 init_gone () { [ ! -e "/proc/$init" ]; }
 wait_until 10 init_gone
