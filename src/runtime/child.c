@@ -326,27 +326,105 @@ exec_command (struct child_state *st, const int *fds)
   die (st, errno, "exec %s", spec.argv[0]);
 }
 
-/* Closes every fd from 3 up except keep_a and keep_b.  */
+/* Closes every fd from 3 up but the n of keep (at most SR_SYNC_MAX_FDS + 1).  */
 static void
-close_all_but (int keep_a, int keep_b)
+close_all_except (const int *keep, size_t n)
 {
-  unsigned lo = (unsigned) (keep_a < keep_b ? keep_a : keep_b);
-  unsigned hi = (unsigned) (keep_a < keep_b ? keep_b : keep_a);
+  int sorted[SR_SYNC_MAX_FDS + 1];
+  unsigned next = 3;
 
-  if (lo > 3)
-    syscall (SYS_close_range, 3, lo - 1, 0);
-  if (hi > lo + 1)
-    syscall (SYS_close_range, lo + 1, hi - 1, 0);
-  syscall (SYS_close_range, hi + 1, ~0U, 0);
+  /* Insertion sort: a handful of fds, and no allocation in the child.  */
+  for (size_t i = 0; i < n; i++)
+    {
+      size_t j = i;
+
+      for (; j > 0 && sorted[j - 1] > keep[i]; j--)
+        sorted[j] = sorted[j - 1];
+      sorted[j] = keep[i];
+    }
+  for (size_t i = 0; i < n; i++)
+    {
+      if (sorted[i] < (int) next)
+        continue;
+      if ((unsigned) sorted[i] > next)
+        syscall (SYS_close_range, next, (unsigned) sorted[i] - 1, 0);
+      next = (unsigned) sorted[i] + 1;
+    }
+  syscall (SYS_close_range, next, ~0U, 0);
+}
+
+/* The runner's command line and environment, which the init's memory
+ * still holds: /proc/1/environ is closed to the command (the init is not
+ * dumpable), but /proc/1/cmdline is open to every process.  Blanked in
+ * place, in the init's own copy of those pages, at the addresses of fields
+ * 48 to 51 of /proc/self/stat; best effort.  */
+static void
+blank_runner_args (void)
+{
+  char buf[1024], *p;
+  unsigned long long v[4];
+  ssize_t n;
+  int fd;
+
+  fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  /* The name (field 2) ends at the last ')'; p goes to the space before
+   * field 48.  */
+  p = strrchr (buf, ')');
+  for (int field = 2; field < 48 && p; field++)
+    p = strchr (p + 1, ' ');
+  for (int i = 0; i < 4; i++)
+    {
+      if (p == NULL || *p != ' ')
+        return;
+      v[i] = strtoull (p + 1, &p, 10);
+    }
+  if (v[0] < v[1])
+    memset ((void *) (uintptr_t) v[0], 0, v[1] - v[0]);
+  if (v[2] < v[3])
+    memset ((void *) (uintptr_t) v[2], 0, v[3] - v[2]);
+}
+
+/* The fds of enum sr_held_fd, opened by the init in its own namespaces.  */
+static void
+open_held_fds (struct child_state *st, int fds[SR_HELD_FDS])
+{
+  static const char *const ns[SR_HELD_NS_COUNT] = {
+    [SR_HELD_NS_USER] = "user", [SR_HELD_NS_MNT] = "mnt",  [SR_HELD_NS_PID] = "pid",
+    [SR_HELD_NS_NET] = "net",   [SR_HELD_NS_IPC] = "ipc",  [SR_HELD_NS_UTS] = "uts",
+    [SR_HELD_NS_CGROUP] = "cgroup",
+  };
+  char path[32];
+
+  for (int i = 0; i < SR_HELD_NS_COUNT; i++)
+    {
+      snprintf (path, sizeof path, "/proc/self/ns/%s", ns[i]);
+      fds[i] = open (path, O_RDONLY | O_CLOEXEC);
+      if (fds[i] < 0)
+        die (st, errno, "open %s", path);
+    }
+  fds[SR_HELD_ROOT] = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fds[SR_HELD_ROOT] < 0)
+    die (st, errno, "open the root");
 }
 
 /* A held container's init: pid 1 of its namespace, reaping whatever the
  * commands that join it leave behind, until the runner closes the sync
- * socket or kills it.  */
+ * socket or kills it.  Once the runner has its namespaces and root, it
+ * keeps no more privilege than a command: not dumpable (it is a copy of
+ * the runner's memory, a server's tokens with it), the command's
+ * capabilities, no_new_privs and seccomp.  */
 static __attribute__ ((noreturn)) void
 hold (struct child_state *st)
 {
   struct pollfd pfd = { .fd = st->args->sync_fd, .events = POLLIN };
+  int held[SR_HELD_FDS];
   sigset_t chld;
   int sfd;
 
@@ -358,10 +436,19 @@ hold (struct child_state *st)
   if (sfd < 0)
     die (st, errno, "signalfd");
   /* Nothing of the runner stays open in the init but the sync socket.  */
-  close_all_but (st->args->sync_fd, sfd);
+  close_all_except ((int[]){ st->args->sync_fd, sfd }, 2);
+  open_held_fds (st, held);
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    die (st, errno, "clear the dumpable flag");
+  blank_runner_args ();
+  drop_privileges (st);
+  if (st->args->seccomp && sr_seccomp_filter_install (st->args->seccomp) < 0)
+    die (st, errno, "load the seccomp filter");
   st->msg.type = SR_SYNC_READY;
-  if (sr_sync_send (st->args->sync_fd, &st->msg, NULL, 0) < 0)
+  if (sr_sync_send (st->args->sync_fd, &st->msg, held, SR_HELD_FDS) < 0)
     _exit (SR_CHILD_EXIT_SETUP);
+  for (int i = 0; i < SR_HELD_FDS; i++)
+    close (held[i]);
   for (;;)
     {
       struct pollfd fds[2] = { pfd, { .fd = sfd, .events = POLLIN } };
@@ -440,44 +527,6 @@ spawn_command (struct child_state *st, const int *fds)
   return pid;
 }
 
-/* The runner's command line and environment, which the init's memory
- * still holds: /proc/1/environ is closed to the command (the init is not
- * dumpable), but /proc/1/cmdline is open to every process.  Blanked in
- * place, in the init's own copy of those pages, at the addresses of fields
- * 48 to 51 of /proc/self/stat; best effort.  */
-static void
-blank_runner_args (void)
-{
-  char buf[1024], *p;
-  unsigned long long v[4];
-  ssize_t n;
-  int fd;
-
-  fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return;
-  buf[n] = '\0';
-  /* The name (field 2) ends at the last ')'; p goes to the space before
-   * field 48.  */
-  p = strrchr (buf, ')');
-  for (int field = 2; field < 48 && p; field++)
-    p = strchr (p + 1, ' ');
-  for (int i = 0; i < 4; i++)
-    {
-      if (p == NULL || *p != ' ')
-        return;
-      v[i] = strtoull (p + 1, &p, 10);
-    }
-  if (v[0] < v[1])
-    memset ((void *) (uintptr_t) v[0], 0, v[1] - v[0]);
-  if (v[2] < v[3])
-    memset ((void *) (uintptr_t) v[2], 0, v[3] - v[2]);
-}
-
 /* A one-shot container's init.  The command is its child, pid 2, so the
  * signals the command sends itself (raise, abort, kill $$) reach it as on
  * a host, which they do not reach a pid 1 without a handler.  The init
@@ -513,9 +562,8 @@ run_init (struct child_state *st, const int *fds)
    * is a copy of the runner's memory that never execs (its environment, a
    * server's token): not dumpable, ptrace and /proc/1/mem need
    * CAP_SYS_PTRACE in the runner's user namespace; the command's execve
-   * makes it dumpable again.  Not earlier: a held container's init must
-   * stay as the kernel left it, for a rootless runner (no CAP_SYS_PTRACE)
-   * joins its namespaces through its pidfd.  */
+   * makes it dumpable again.  (A held container's init does the same in
+   * hold, once it has handed over its namespaces.)  */
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     die (st, errno, "clear the dumpable flag");
   blank_runner_args ();
@@ -596,7 +644,7 @@ sr_child_main (const struct sr_child_args *args)
    * may wait long (a warm container), and one holding another container's
    * sync socket or output pipe would keep that container's runner from
    * ever seeing its EOF.  START brings the fds the command needs.  */
-  close_all_but (args->sync_fd, args->sync_fd);
+  close_all_except (&args->sync_fd, 1);
 
   /* sync 2: built; wait for the command, or to be held.  */
   st.msg.marks[SR_MARK_READY] = sr_now_ns ();
@@ -626,7 +674,7 @@ sr_child_main (const struct sr_child_args *args)
  * This process waits for the command and ends the same way it did, so the
  * runner supervises it like an init.  */
 void
-sr_joiner_main (const struct sr_child_args *args, int target_pidfd)
+sr_joiner_main (const struct sr_child_args *args, const int ns_fds[SR_HELD_NS_COUNT])
 {
   struct child_state st = { .args = args };
   int fds[SR_SYNC_MAX_FDS], status;
@@ -637,17 +685,25 @@ sr_joiner_main (const struct sr_child_args *args, int target_pidfd)
   /* This process may outlive its clone by hours (a shell): the fds the
    * runner had open then, another container's sync socket or output pipe
    * among them, must not stay open with it.  */
-  close_all_but (args->sync_fd, target_pidfd);
+  {
+    int keep[SR_HELD_NS_COUNT + 1];
+
+    memcpy (keep, ns_fds, SR_HELD_NS_COUNT * sizeof *keep);
+    keep[SR_HELD_NS_COUNT] = args->sync_fd;
+    close_all_except (keep, SR_HELD_NS_COUNT + 1);
+  }
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     die (&st, errno, "set the parent death signal");
   reset_signals ();
 
   /* GO: the parent has put us in the container's cgroups.  */
   wait_for (&st, SR_SYNC_GO, NULL, 0, NULL);
-  if (setns (target_pidfd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET
-                               | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) < 0)
-    die (&st, errno, "join the container's namespaces");
-  close (target_pidfd);
+  for (int i = 0; i < SR_HELD_NS_COUNT; i++)
+    {
+      if (setns (ns_fds[i], 0) < 0)
+        die (&st, errno, "join the container's namespaces");
+      close (ns_fds[i]);
+    }
   become_root (&st);
   st.msg.marks[SR_MARK_PIVOT] = st.msg.marks[SR_MARK_NET] = sr_now_ns ();
   st.msg.marks[SR_MARK_READY] = sr_now_ns ();

@@ -56,10 +56,30 @@ struct sr_child_args
 
 __attribute__ ((noreturn)) void sr_child_main (const struct sr_child_args *args);
 
-/* A process that enters the held container of target_pidfd to run one
- * command there (see sr_container_exec).  */
+/* What a held container's init hands the runner with its READY: its
+ * namespaces, in the order a joiner enters them (the user namespace
+ * first, which gives the privileges the others need), then an O_PATH fd
+ * of its root.  Then the init closes itself to ptrace and /proc, which
+ * would otherwise be the only way in for a rootless runner.  */
+enum sr_held_fd
+{
+  SR_HELD_NS_USER,
+  SR_HELD_NS_MNT,
+  SR_HELD_NS_PID,
+  SR_HELD_NS_NET,
+  SR_HELD_NS_IPC,
+  SR_HELD_NS_UTS,
+  SR_HELD_NS_CGROUP,
+  SR_HELD_NS_COUNT,
+  SR_HELD_ROOT = SR_HELD_NS_COUNT,
+  SR_HELD_FDS,
+};
+
+/* A process that enters a held container, through the namespace fds its
+ * init handed over (enum sr_held_fd), to run one command there (see
+ * sr_container_exec).  */
 __attribute__ ((noreturn)) void sr_joiner_main (const struct sr_child_args *args,
-                                                int target_pidfd);
+                                                const int ns_fds[SR_HELD_NS_COUNT]);
 
 /* The exec spec travels in a memfd as NUL-terminated strings:
  *   argc envc argv[0] ... argv[argc-1] env[0] ... env[envc-1] cwd

@@ -68,12 +68,19 @@ struct sr_container
   char name[64];
   struct sr_state state;
   char *state_dir;        /* set once the state entry is written */
+  int held_fds[SR_HELD_FDS];  /* a held init's namespaces and root, or -1 */
 };
 
 pid_t
 sr_container_pid (const struct sr_container *c)
 {
   return c->init.pid;
+}
+
+int
+sr_container_root_fd (const struct sr_container *c)
+{
+  return c->held_fds[SR_HELD_ROOT];
 }
 
 static int
@@ -162,13 +169,16 @@ merge_marks (struct proc *p, const struct sr_sync_msg *msg)
 }
 
 /* Receives the next message and turns an ERROR or EOF into an error.  */
+/* Receives the message of type from p, with up to max_fds fds (the
+ * number in *n_fds; NULL when none may come).  */
 static int
-expect (struct proc *p, enum sr_sync_type type, const char *when, sr_error_t *err)
+expect_fds (struct proc *p, enum sr_sync_type type, const char *when, int *fds, size_t max_fds,
+            size_t *n_fds, sr_error_t *err)
 {
   struct sr_sync_msg msg;
   int r;
 
-  r = sr_sync_recv (p->sync_fd, &msg, NULL, 0, NULL);
+  r = sr_sync_recv (p->sync_fd, &msg, fds, max_fds, n_fds);
   if (r == 1)
     return proc_died (p, when, err);
   if (r < 0)
@@ -179,6 +189,12 @@ expect (struct proc *p, enum sr_sync_type type, const char *when, sr_error_t *er
   if (msg.type != type)
     return sr_error_set (err, EPROTO, "unexpected message %u from the container", msg.type);
   return 0;
+}
+
+static int
+expect (struct proc *p, enum sr_sync_type type, const char *when, sr_error_t *err)
+{
+  return expect_fds (p, type, when, NULL, 0, NULL, err);
 }
 
 /* After START: EXEC once the policy is in place, then EOF when execve
@@ -394,7 +410,7 @@ spawn (struct sr_container *c, struct proc *p, const struct sr_child_args *args,
   if (pid == 0)
     {
       if (joiner)
-        sr_joiner_main (args, c->init.pidfd);
+        sr_joiner_main (args, c->held_fds);
       sr_child_main (args);
     }
 
@@ -479,6 +495,8 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
   c = sr_xcalloc (1, sizeof *c);
   c->init.pidfd = -1;
   c->init.command_pidfd = -1;
+  for (int i = 0; i < SR_HELD_FDS; i++)
+    c->held_fds[i] = -1;
   c->init.sync_fd = -1;
   c->init.container = c;
   c->child.sync_fd = -1;
@@ -730,10 +748,22 @@ sr_container_hold (struct sr_container *c, sr_error_t *err)
 {
   if (c->started || c->held)
     return sr_error_set (err, EBUSY, "the container already runs a command");
+  size_t n_fds = 0;
+
   if (send_msg (&c->init, SR_SYNC_HOLD, NULL, 0, err) < 0)
     return -1;
-  if (expect (&c->init, SR_SYNC_READY, "while becoming a holding init", err) < 0)
+  if (expect_fds (&c->init, SR_SYNC_READY, "while becoming a holding init", c->held_fds,
+                  SR_HELD_FDS, &n_fds, err) < 0)
     return -1;
+  if (n_fds != SR_HELD_FDS)
+    {
+      for (size_t i = 0; i < n_fds; i++)
+        close (c->held_fds[i]);
+      for (int i = 0; i < SR_HELD_FDS; i++)
+        c->held_fds[i] = -1;
+      return sr_error_set (err, EPROTO, "the holding init sent %zu fds, expected %d", n_fds,
+                           SR_HELD_FDS);
+    }
   c->held = true;
   if (c->state_dir)
     {
@@ -797,6 +827,9 @@ sr_container_destroy (struct sr_container *c)
   if (c == NULL)
     return;
   proc_reap (&c->init);
+  for (int i = 0; i < SR_HELD_FDS; i++)
+    if (c->held_fds[i] >= 0)
+      close (c->held_fds[i]);
   /* A cgroup that would not go keeps the entry, for a reclaim after this
    * runner to remove.  */
   if (sr_cgroup_destroy (c->cgroup, NULL) == 0 && c->state_dir)

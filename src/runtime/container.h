@@ -69,6 +69,12 @@ int sr_container_create (const struct sr_container_config *cfg, struct sr_contai
 /* The pid of the container's init on the host, for ps and kill.  */
 pid_t sr_container_pid (const struct sr_container *c);
 
+/* An O_PATH fd of a held container's root directory (the container's
+ * own; -1 before sr_container_hold).  The container owns it: dup it to
+ * keep it past sr_container_destroy.  Its init is closed to
+ * /proc/PID/root, as to ptrace.  */
+int sr_container_root_fd (const struct sr_container *c);
+
 /* Runs the command to its end.  Returns 0 when the command ran (whatever
  * its status), -1 when the container failed before or at exec: the error
  * names the step ("pivot_root: Invalid argument").  *result is filled in

@@ -41,7 +41,7 @@ enum sr_sync_type
 };
 
 #define SR_SYNC_TEXT_MAX 384
-#define SR_SYNC_MAX_FDS 5
+#define SR_SYNC_MAX_FDS 8
 
 struct sr_sync_msg
 {

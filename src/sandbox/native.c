@@ -285,7 +285,7 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
 {
   struct native_state *ns = state;
   struct sr_backend_box *b = sr_xcalloc (1, sizeof *b);
-  _cleanup_free_ char *root = NULL, *label = NULL;
+  _cleanup_free_ char *label = NULL;
   struct sr_container_config cc;
   struct sr_bind bind = { .source = (char *) code_dir, .target = (char *) SR_CODE_DIR };
 
@@ -307,11 +307,10 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
       goto fail;
     }
 
-  root = sr_xasprintf ("/proc/%ld/root", (long) sr_container_pid (b->c));
-  b->files.rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  b->files.rootfd = fcntl (sr_container_root_fd (b->c), F_DUPFD_CLOEXEC, 3);
   if (b->files.rootfd < 0)
     {
-      sr_error_set (err, errno, "open %s", root);
+      sr_error_set (err, errno, "take the session's root");
       goto fail;
     }
   b->files.datafd = open_in_root (b->files.rootfd, SR_DATA_DIR, O_PATH | O_DIRECTORY);

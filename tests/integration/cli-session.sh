@@ -85,6 +85,11 @@ is "$rc $out" "0 42" "run without --session is a one-shot run"
 echo 'import time; time.sleep(30)' > "$sr_tmp/slow.py"
 s run -s "$sid" -l python --timeout 1 "$sr_tmp/slow.py"
 like "$rc $err" "^124 .*timed out" "a run that times out exits 124"
+printf 'import re\nst = open("/proc/1/status").read()\nprint(" ".join(re.findall(r"^(?:CapEff|NoNewPrivs|Seccomp):\\s*(\\S+)", st, re.M)))\n' \
+  > "$sr_tmp/init.py"
+s run -s "$sid" -l python "$sr_tmp/init.py"
+is "$rc $out" "0 0000000000000000 1 2" \
+  "the session's holding init has no capability, no_new_privs and the seccomp filter"
 s run -s "$sid" -l cobol "$sr_tmp/c.py"
 like "$rc $err" "^125 sandbox-runner: session: [a-z_]+: .*cobol" "an unknown language: the server's refusal, 125"
 

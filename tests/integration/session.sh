@@ -20,6 +20,8 @@ ROOTFS=$ROOTFS "$driver" \
   'ps -o args | grep -c "^sleep 31"; true' \
   'setsid sleep 32 & echo started' \
   'ps -o args | grep -c "^sleep 32"; true' \
+  'grep -E "^(CapEff|NoNewPrivs)" /proc/1/status | tr -s "\t" " " | tr "\n" " "' \
+  'cat /proc/1/environ >/dev/null 2>&1 && echo readable || echo closed' \
   > "$sr_tmp/session.out" 2>&1
 rc=$?
 is "$rc" 0 "the driver ran every command"
@@ -36,8 +38,11 @@ is "$(line 6)" "error 7 " "exit codes come back"
 is "$(line 7)" "timeout 137 " "a command's timeout kills it"
 is "$(line 8)" "success 0 0|" "and its background job, while the session lives on"
 like "$(line 9)" "Read-only file system" "the root stays read-only"
-like "$(line 15)" "^pids " "the driver says what limited the pids"
-case $(line 15) in
+is "$(line 15)" "success 0 CapEff: 0000000000000000 NoNewPrivs: 1 " \
+  "the holding init keeps no capability and has no_new_privs"
+is "$(line 16)" "success 0 closed|" "and its memory is closed to the commands"
+like "$(line 17)" "^pids " "the driver says what limited the pids"
+case $(line 17) in
   "pids cgroup"*) has_cgroup=yes ;;
   *) has_cgroup=no ;;
 esac
@@ -45,7 +50,7 @@ if [ "$has_cgroup" = no ]; then
   for t in "each command runs in a cgroup of its own" \
     "a command's timeout kills what it started in a session of its own" \
     "and so does its end"; do
-    skip "$t: the session has no cgroup here ($(line 15)), so a command's processes are killed by process group only"
+    skip "$t: the session has no cgroup here ($(line 17)), so a command's processes are killed by process group only"
   done
 else
   like "$(line 10)" "^success 0 [1-9]\|" "each command runs in a cgroup of its own"
