@@ -129,7 +129,10 @@ sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_
   dir = sr_xasprintf ("%s/code-XXXXXX", base);
   if (sr_workdir_make (dir, &dfd, err) < 0)
     return -1;
-  if ((geteuid () == 0 && fchown (dfd, uid, gid) < 0) || fchmod (dfd, 0755) < 0)
+  /* 0700: the code and what the container writes there are no other
+   * local user's to read, nor a setuid file it makes theirs to run.  A
+   * backend whose commands run as another uid hands it over (code_dir).  */
+  if ((geteuid () == 0 && fchown (dfd, uid, gid) < 0) || fchmod (dfd, 0700) < 0)
     {
       sr_error_set (err, errno, "chown %s", dir);
       goto fail;
