@@ -25,6 +25,7 @@
 #include "image/store.h"
 #include "runtime/cgroup.h"
 #include "runtime/idmap.h"
+#include "sandbox/code.h"
 
 enum level { OK, WARN, FAIL };
 
@@ -299,9 +300,48 @@ check_kernel (struct report *r)
            "a kernel built with CONFIG_SECCOMP_FILTER");
 }
 
+/* Starts a container of l's image as runs would (the configured
+ * backend, policy and seccomp profile) and runs `true` in it.  */
+static void
+try_container (struct report *r, const struct sr_config *cfg, struct sr_store *s,
+               const struct sr_language *l, const char *what)
+{
+  _cleanup_free_ char *name = sr_xasprintf ("run %s", what), *detail = NULL;
+  struct sr_code_result res;
+  sr_error_t err = NULL;
+
+  if (sr_code_try (cfg, s, l, &res, &err) < 0)
+    {
+      detail = sr_xasprintf ("a container of %s could not be made: %s", l->image, err->msg);
+      check (r, name, FAIL, detail,
+             "see the checks above; with backend docker, that dockerd runs and has the image");
+      sr_error_free (&err);
+    }
+  else if (res.status != SR_CODE_SUCCESS)
+    {
+      detail = sr_xasprintf ("`true` in a container of %s ended with %s (exit %d): %.200s",
+                             l->image, sr_code_status_name (res.status), res.run.exit_code,
+                             res.run.err.data ? res.run.err.data : "");
+      check (r, name, FAIL, detail,
+             "check the seccomp_profile and cap_keep settings, and that the image has true");
+    }
+  else
+    {
+      detail = sr_xasprintf ("a %s container of %s ran true in %llu ms",
+                             sr_backend_kind_name (cfg->backend_kind), l->image,
+                             (unsigned long long) (res.run.duration_ns / 1000000));
+      check (r, name, OK, detail, NULL);
+    }
+  sr_code_result_done (&res);
+}
+
+/* Each language's image, and the session image: there, and a container
+ * of it starts.  A missing image stops one language, not isolation.  */
 static void
 check_images (struct report *r, const struct sr_config *cfg)
 {
+  struct sr_language session = { .name = (char *) "session", .image = cfg->session_image,
+                                 .source = (char *) "main", .docker_image = cfg->session_image };
   struct sr_store *s = NULL;
   sr_error_t err = NULL;
 
@@ -311,30 +351,47 @@ check_images (struct report *r, const struct sr_config *cfg)
       sr_error_free (&err);
       return;
     }
-  for (size_t i = 0; i < cfg->n_languages; i++)
+  for (size_t i = 0; i <= cfg->n_languages; i++)
     {
-      const struct sr_language *l = &cfg->languages[i];
+      const struct sr_language *l = i < cfg->n_languages ? &cfg->languages[i] : &session;
+      bool seen = false;
+
+      for (size_t j = 0; j < i && i == cfg->n_languages; j++)
+        seen |= strcmp (cfg->languages[j].image, cfg->session_image) == 0;
+      if (seen)
+        continue;
       struct sr_image_info info = { 0 };
       _cleanup_free_ char *what = sr_xasprintf ("image %s", l->image);
+      _cleanup_free_ char *user = i < cfg->n_languages ? sr_xasprintf ("language %s", l->name)
+                                                       : sr_xstrdup ("sessions");
       _cleanup_free_ char *fix = sr_xasprintf (
           "rootfs/build-all.sh --import, or sandbox-runner image import --name %s PATH",
           l->image);
+      bool there = sr_store_lookup (s, l->image, &info, NULL) == 0;
 
-      if (sr_store_lookup (s, l->image, &info, NULL) == 0)
+      if (there)
         {
-          _cleanup_free_ char *detail = sr_xasprintf ("language %s: %s (%.12s)", l->name,
-                                                      l->image, info.id);
+          _cleanup_free_ char *detail = sr_xasprintf ("%s: %s (%.12s)", user, l->image,
+                                                      info.id);
 
           check (r, what, OK, detail, NULL);
         }
       else
         {
           _cleanup_free_ char *detail = sr_xasprintf (
-              "language %s: image %s is not in %s", l->name, l->image, cfg->image_store);
+              "%s: image %s is not in %s", user, l->image, cfg->image_store);
 
           check (r, what, WARN, detail, fix);
         }
       sr_image_info_done (&info);
+      if (there || cfg->backend_kind != SR_BACKEND_NATIVE)
+        {
+          bool was = r->informational;
+
+          r->informational = false;
+          try_container (r, cfg, s, l, i < cfg->n_languages ? l->name : "session");
+          r->informational = was;
+        }
     }
   sr_store_close (s);
 }
@@ -344,15 +401,18 @@ sr_cmd_doctor (int argc, char **argv)
 {
   struct sr_config config = { 0 };
   struct report r = { .checks = cJSON_CreateArray () };
+  sr_error_t err = NULL;
+  bool config_ok = true;
   int status;
 
   if (argc == 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
     {
       cJSON_Delete (r.checks);
       printf ("Usage: sandbox-runner doctor [--json]\n\n"
-              "Checks what this host supports and what runs will enforce, with a fix\n"
-              "for each missing piece.  Exit status: 0 fully isolated, 1 degraded,\n"
-              "2 runs impossible.\n");
+              "Checks what this host supports and what runs will enforce, then starts\n"
+              "a container of each configured image as runs would, with a fix for each\n"
+              "missing piece.  Exit status: 0 fully isolated, 1 degraded, 2 runs\n"
+              "impossible (or the configuration is broken).\n");
       return 0;
     }
   if (argc > 2 || (argc == 2 && strcmp (argv[1], "--json") != 0))
@@ -362,10 +422,15 @@ sr_cmd_doctor (int argc, char **argv)
       return SR_EXIT_RUNNER;
     }
   r.json = argc == 2;
-  if (sr_cli_load_config (&config) < 0)
+  /* A broken configuration is one more finding: the host checks still
+   * run, and the ones that need the settings are left out.  */
+  if (sr_config_load (&config, NULL, NULL, &err) < 0)
     {
-      cJSON_Delete (r.checks);
-      return SR_EXIT_RUNNER;
+      check (&r, "configuration", FAIL, err->msg,
+             "correct that setting; `sandbox-runner config show` prints each one and where it "
+             "comes from");
+      sr_error_free (&err);
+      config_ok = false;
     }
   check_userns (&r);
   check_idmap (&r);
@@ -373,7 +438,8 @@ sr_cmd_doctor (int argc, char **argv)
   check_limits (&r);
   /* Missing images stop runs of a language, not their isolation.  */
   r.informational = true;
-  check_images (&r, &config);
+  if (config_ok)
+    check_images (&r, &config);
   status = r.worst == OK ? 0 : r.worst == WARN ? 1 : 2;
   if (r.json)
     {

@@ -333,18 +333,16 @@ out:
   return r;
 }
 
-int
-sr_code_run (const struct sr_config *cfg, struct sr_store *store,
-             const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err)
+/* Runs req on language l through the configured backend.  */
+static int
+run_on_configured (const struct sr_config *cfg, struct sr_store *store,
+                   const struct sr_language *l, const struct sr_code_request *req,
+                   struct sr_code_result *res, sr_error_t *err)
 {
-  const struct sr_language *l = NULL;
   const struct sr_backend *be;
   void *state = NULL;
   int r;
 
-  memset (res, 0, sizeof *res);
-  if (sr_code_validate (cfg, req, &l, err) < 0)
-    return -1;
   res->language = sr_xstrdup (l->name);
   be = sr_backend_get (cfg, err);
   if (be == NULL || be->open (cfg, store, SR_BACKEND_RUNS, &state, err) < 0)
@@ -352,4 +350,29 @@ sr_code_run (const struct sr_config *cfg, struct sr_store *store,
   r = sr_code_run_on (be, state, cfg, l, req, res, err);
   be->close (state);
   return r;
+}
+
+int
+sr_code_run (const struct sr_config *cfg, struct sr_store *store,
+             const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err)
+{
+  const struct sr_language *l = NULL;
+
+  memset (res, 0, sizeof *res);
+  if (sr_code_validate (cfg, req, &l, err) < 0)
+    return -1;
+  return run_on_configured (cfg, store, l, req, res, err);
+}
+
+int
+sr_code_try (const struct sr_config *cfg, struct sr_store *store, const struct sr_language *l,
+             struct sr_code_result *res, sr_error_t *err)
+{
+  const struct sr_code_request req = { .language = l->name, .code = "", .cancel_fd = -1 };
+  struct sr_language probe = *l;
+
+  memset (res, 0, sizeof *res);
+  probe.compile = (char *) "";
+  probe.run = (char *) "true";
+  return run_on_configured (cfg, store, &probe, &req, res, err);
 }

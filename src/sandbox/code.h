@@ -69,4 +69,11 @@ void sr_code_reclaim (const struct sr_config *cfg);
 int sr_code_run (const struct sr_config *cfg, struct sr_store *store,
                  const struct sr_code_request *req, struct sr_code_result *res, sr_error_t *err);
 
+/* Runs `true` instead of l's commands, in a fresh container of l's image
+ * through the configured backend, with a run stage's policy: what
+ * `sandbox-runner doctor` tries for each image.  Fails as sr_code_run
+ * when the container could not be made; else res says how `true` ended.  */
+int sr_code_try (const struct sr_config *cfg, struct sr_store *store, const struct sr_language *l,
+                 struct sr_code_result *res, sr_error_t *err);
+
 #endif

@@ -13,6 +13,13 @@ like "$out" "^ok +image python +language python: python \([0-9a-f]{12}\)" "and t
 like "$out" "^warning +image cpp .*not in" "and says the cpp image is missing"
 like "$out" "fix: rootfs/build-all.sh --import, or sandbox-runner image import --name cpp PATH" \
   "with the fix"
+like "$out" "^ok +run python +a native container of python ran true in [0-9]+ ms" \
+  "it starts a real container of each image there is, as runs would"
+if printf '%s' "$out" | grep -q "^ok +run cpp"; then
+  ok 1 "and none of an image that is missing"
+else
+  ok 0 "and none of an image that is missing"
+fi
 
 run_sr doctor --json
 is "$rc" "$doctor_rc" "--json exits as the table does"
@@ -42,6 +49,24 @@ esac
 run_sr run --json --rootfs "$SANDBOX_IMAGE_STORE/images/$(ls "$SANDBOX_IMAGE_STORE/images" | grep -v lock | head -1)/rootfs" -- true
 is "$(json_field "$out" limits.memory)" "$(printf '%s' "$limits" | sed -n 's/^memory: \([a-z0-9]*\),.*/\1/p')" \
   "doctor reports the mechanism a run then uses for memory"
+
+SANDBOX_MEMORY=lots run_sr doctor
+like "$rc $out" "^2 missing +configuration +environment variable SANDBOX_MEMORY: memory: 'lots' is not a size" \
+  "a broken configuration is diagnosed, exit 2"
+like "$(printf '%s' "$out" | grep 'user namespaces')" "^ok " "and the host is still checked"
+
+# A host where containers cannot be made, as under systemd's
+# ProtectKernelTunables=: doctor says so instead of "fully isolated".
+if [ "$(id -u)" -eq 0 ]; then
+  unshare -m sh -c 'mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys &&
+    exec "$0" doctor' "$SR_BIN" >"$sr_tmp/ro.out" 2>&1
+  is "$?" 2 "a container that cannot be made is a finding, exit 2"
+  like "$(grep '^missing  *run python' "$sr_tmp/ro.out")" \
+    "a container of python could not be made: .*Read-only file system" "which says why"
+else
+  skip "a container that cannot be made is a finding: needs root to make /proc/sys read-only"
+  skip "which says why: needs root"
+fi
 
 run_sr doctor --bogus
 is "$rc" 125 "a bad argument is refused"
