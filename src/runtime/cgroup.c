@@ -432,6 +432,18 @@ set_v2_limits (struct sr_cgroup *cg, const struct sr_cgroup_limits *l,
   return 0;
 }
 
+/* write_limit, for a file the kernel may not have (memsw without swap
+ * accounting, kmem.tcp in a kernel built without it).  */
+static int
+write_optional_limit (const char *dir, const char *file, const char *value, sr_error_t *err)
+{
+  _cleanup_free_ char *path = sr_xasprintf ("%s/%s", dir, file);
+
+  if (access (path, F_OK) < 0)
+    return 0;
+  return write_limit (dir, file, value, err);
+}
+
 static int
 set_v1_limit (struct sr_cgroup *cg, enum controller c, const struct sr_cgroup_limits *l,
               sr_error_t *err)
@@ -445,14 +457,14 @@ set_v1_limit (struct sr_cgroup *cg, enum controller c, const struct sr_cgroup_li
       snprintf (value, sizeof value, "%" PRIu64, l->memory);
       if (write_limit (dir, "memory.limit_in_bytes", value, err) < 0)
         return -1;
-      {
-        _cleanup_free_ char *memsw = sr_xasprintf ("%s/memory.memsw.limit_in_bytes", dir);
-        if (access (memsw, F_OK) == 0
-            && write_limit (dir, "memory.memsw.limit_in_bytes", value, err) < 0)
-          return -1;
-      }
+      if (write_optional_limit (dir, "memory.memsw.limit_in_bytes", value, err) < 0)
+        return -1;
       write_at (dir, "memory.swappiness", "0", NULL);
-      return 0;
+      /* v1 charges socket buffers to a counter of their own, unlimited
+       * and so not counted at all until this is set: without it a
+       * snippet held 1 GiB of loopback TCP buffers under 256M.  (v2
+       * charges them to memory.max.)  */
+      return write_optional_limit (dir, "memory.kmem.tcp.limit_in_bytes", value, err);
     case CTL_CPU:
       if (write_limit (dir, "cpu.cfs_period_us", "100000", err) < 0)
         return -1;
