@@ -13,6 +13,10 @@
 #include "mcp/tool-args.h"
 #include "mcp/tool-schema.h"
 
+/* The largest result a tool returns: the official SDK drops a connection
+ * on a message over 10 MiB; the rest is room for the JSON-RPC envelope.  */
+#define RESULT_MAX (8u << 20)
+
 enum
 {
   RUNS_CODE = 1 << 0, /* takes a run slot (max_concurrent) */
@@ -133,6 +137,31 @@ sr_mcp_tool_runs_code (const char *name)
   return t && (t->flags & RUNS_CODE);
 }
 
+/* The bytes of v as cJSON prints it unformatted, give or take a number's
+ * digits (counted at their most): cheaper than printing it to see.  */
+static size_t
+json_size (const cJSON *v)
+{
+  size_t n = v->string ? strlen (v->string) + 3 : 0; /* "key": */
+  const cJSON *c;
+
+  if (cJSON_IsString (v))
+    {
+      n += 2;
+      for (const unsigned char *p = (const unsigned char *) v->valuestring; *p; p++)
+        n += *p < 0x20 ? 6 : (*p == '"' || *p == '\\') ? 2 : 1;
+      return n;
+    }
+  if (cJSON_IsNumber (v))
+    return n + 24;
+  if (!cJSON_IsArray (v) && !cJSON_IsObject (v))
+    return n + 5;
+  n += 2;
+  cJSON_ArrayForEach (c, v)
+    n += json_size (c) + 1;
+  return n;
+}
+
 /* Puts the tool's text block, made from r's structuredContent, first in
  * r's content (a refusal has its own).  Returns r.  */
 static cJSON *
@@ -159,6 +188,8 @@ sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJS
   const cJSON *schema = NULL;
   const struct tool *t = find (name, &schema);
   _cleanup_free_ char *bad = NULL;
+  size_t size;
+  cJSON *r;
 
   *ret_cancelled = false;
   if (t == NULL)
@@ -167,5 +198,17 @@ sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJS
     return sr_mcp_tool_error ("invalid_arguments", "%s", bad);
   if ((t->flags & SESSIONS) && ctx->sessions == NULL)
     return sr_mcp_no_sessions ();
-  return with_text (t, t->call (ctx, args, ret_cancelled));
+  r = with_text (t, t->call (ctx, args, ret_cancelled));
+  /* What no argument of a tool bounds (a listing of 10000 deep paths)
+   * is refused here rather than dropping the client's connection.  */
+  if ((size = json_size (r)) > RESULT_MAX)
+    {
+      cJSON_Delete (r);
+      return sr_mcp_tool_error ("result_too_large",
+                                "the result is about %zu bytes, over the %u a client accepts; "
+                                "ask for less (a smaller max_output, offset and limit, a "
+                                "narrower path)",
+                                size, RESULT_MAX);
+    }
+  return r;
 }

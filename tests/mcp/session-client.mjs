@@ -376,6 +376,20 @@ r = await call(client, "run_code", { session_id: cpp, language: "cpp", code: "in
 check(r.structuredContent?.status === "compile_error", "a compile failure in a session is compile_error", r.structuredContent);
 r = await call(client, "create_session", { image: "no-such-image" });
 check(errorCode(r) === "image_missing", "a session of a missing image is image_missing", r);
+
+// A result no argument bounds (10000 long names, each a long URI) is
+// refused with its code instead of going past the 10 MiB the SDK
+// accepts: the connection and the session live on.
+r = await call(client, "create_session", { image: "python" });
+const wide = r.structuredContent?.session_id;
+r = await call(client, "run_code", { session_id: wide, language: "python",
+  code: "for i in range(10000): open('\u00e9' * 120 + str(i), 'w').close()" });
+check(errorCode(r) === "result_too_large", "a run_code result over 8 MiB is result_too_large", r.content?.[0]?.text?.slice(0, 300));
+r = await call(client, "list_artifacts", { session_id: wide });
+check(errorCode(r) === "result_too_large", "and so is such a list_artifacts", r.content?.[0]?.text?.slice(0, 300));
+r = await call(client, "run_code", { session_id: wide, language: "python", code: "import os; print(len(os.listdir()))" });
+check(r.structuredContent?.stdout === "10000\n", "the connection and the session serve on", r.structuredContent);
+await call(client, "close_session", { session_id: wide });
 await client.close();
 
 // Limits, quota and expiry, in a server configured for them.
