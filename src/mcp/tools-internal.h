@@ -114,7 +114,8 @@ void sr_mcp_add_artifact_links (cJSON *r, const char *session_id, const struct s
  * configured max_output, capped at max_output_ceiling.  */
 uint64_t sr_mcp_max_output_arg (const struct sr_mcp_tool_ctx *ctx, const cJSON *args);
 /* Cuts out and err (their heads kept, at a UTF-8 boundary) so together
- * they hold at most max bytes, marking what was cut truncated.  */
+ * they hold at most max bytes of output, each cut one ending with the
+ * truncation marker (sr_captured_cut) and marked truncated.  */
 void sr_mcp_fit_output (struct sr_captured *out, struct sr_captured *err, size_t max);
 /* len (at most data's length), moved back off the middle of a UTF-8
  * sequence in data: where to cut data.  */

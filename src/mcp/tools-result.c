@@ -205,20 +205,18 @@ sr_mcp_utf8_cut (const char *data, size_t len)
   return len;
 }
 
+/* Cuts c's output to at most len bytes, at a UTF-8 boundary.  */
 static void
 cut (struct sr_captured *c, size_t len)
 {
-  if (c->len <= len)
-    return;
-  c->len = sr_mcp_utf8_cut (c->data, len);
-  c->data[c->len] = '\0';
-  c->truncated = true;
+  if (len < sr_captured_output_len (c))
+    sr_captured_cut (c, sr_mcp_utf8_cut (c->data, len));
 }
 
 void
 sr_mcp_fit_output (struct sr_captured *out, struct sr_captured *err, size_t max)
 {
-  size_t o = out->len, e = err->len;
+  size_t o = sr_captured_output_len (out), e = sr_captured_output_len (err);
 
   if (o + e <= max)
     return;

@@ -84,22 +84,13 @@ put_output (FILE *f, const cJSON *o, const char *key, const char *encoding_key)
   return true;
 }
 
-/* "[key: shown of total bytes shown; why]" for an output cut short.  */
+/* "[output truncated: ...]" for a shell's output cut short.  */
 static void
-put_truncation (FILE *f, const cJSON *o, const char *name, const char *truncated_key,
-                const char *total_key)
+put_truncation (FILE *f, const cJSON *o)
 {
-  const cJSON *total = num (o, total_key), *cap = num (o, "max_output");
-
-  if (!flag (o, truncated_key))
-    return;
-  fprintf (f, "[%s truncated", name);
-  if (total)
-    fprintf (f, ": %.0f bytes written", total->valuedouble);
-  if (cap)
-    fprintf (f, "%s at most %.0f bytes of output returned (max_output)", total ? ";" : ":",
-             cap->valuedouble);
-  fputs ("]\n", f);
+  if (flag (o, "truncated"))
+    fprintf (f, "[output truncated: its newest %.0f bytes shown (max_output)]\n",
+             number (o, "max_output"));
 }
 
 static void
@@ -145,8 +136,6 @@ sr_mcp_text_run (FILE *f, const cJSON *o)
   if (str (o, "stderr") && *str (o, "stderr"))
     fputs ("[stderr]\n", f);
   put_output (f, o, "stderr", "stderr_encoding");
-  put_truncation (f, o, "stdout", "stdout_truncated", "stdout_bytes");
-  put_truncation (f, o, "stderr", "stderr_truncated", "stderr_bytes");
   fprintf (f, "[%s", status ? status : "?");
   if (sig)
     fprintf (f, ", killed by signal %.0f", sig->valuedouble);
@@ -156,6 +145,9 @@ sr_mcp_text_run (FILE *f, const cJSON *o)
     fprintf (f, ", %.0f ms", ms->valuedouble);
   if (compile_ms)
     fprintf (f, " (compile %.0f ms)", compile_ms->valuedouble);
+  /* Each cut stream ends with the runner's marker saying how much.  */
+  if (flag (o, "stdout_truncated") || flag (o, "stderr_truncated"))
+    fprintf (f, ", output truncated (max_output %.0f)", number (o, "max_output"));
   if (str (o, "session_id"))
     fprintf (f, ", session %s", str (o, "session_id"));
   fputs ("]\n", f);
@@ -168,7 +160,7 @@ sr_mcp_text_shell (FILE *f, const cJSON *o)
   const cJSON *exit_code = num (o, "exit_code");
 
   put_output (f, o, "output", "output_encoding");
-  put_truncation (f, o, "output", "truncated", "output_bytes");
+  put_truncation (f, o);
   fprintf (f, "[shell %s: %s", str (o, "shell_id"), str (o, "state"));
   if (exit_code)
     fprintf (f, ", exit code %.0f", exit_code->valuedouble);
