@@ -36,6 +36,8 @@ static const struct setting settings[] = {
   U ("compile_timeout", T_SECONDS, compile_timeout_ms, SR_DEFAULT_COMPILE_TIMEOUT_MS,
      "ceiling of a compile stage"),
   U ("max_output", T_SIZE, max_output, SR_DEFAULT_MAX_OUTPUT, "captured bytes per stream"),
+  U ("max_output_ceiling", T_SIZE, max_output_ceiling, SR_DEFAULT_MAX_OUTPUT_CEILING,
+     "most output a tool call's max_output may ask for"),
   U ("max_code_size", T_SIZE, max_code_size, SR_DEFAULT_MAX_CODE_SIZE, "largest snippet accepted"),
   U ("memory", T_SIZE, memory, SR_DEFAULT_MEMORY, "memory limit per container (0: none)"),
   { "cpus", T_CPUS, offsetof (struct sr_config, cpus), 0, SR_DEFAULT_CPUS, NULL,
@@ -79,6 +81,8 @@ static const struct setting settings[] = {
      "largest artifact read back"),
   U ("max_search_bytes", T_SIZE, max_search_bytes, SR_DEFAULT_MAX_SEARCH_BYTES,
      "most bytes one file_search reads"),
+  U ("max_read_size", T_SIZE, max_read_size, SR_DEFAULT_MAX_READ_SIZE,
+     "most file text one file_read or file_search returns"),
   { "backend", T_BACKEND, offsetof (struct sr_config, backend_kind), 0, 0, SR_DEFAULT_BACKEND,
     "native or docker" },
   S ("docker_host", docker_host, "", "Docker API socket (empty: DOCKER_HOST or the default)"),
@@ -722,6 +726,14 @@ sr_config_check (const struct sr_config *cfg, sr_error_t *err)
     return sr_error_set (err, 0, "max_output %llu must be from 1 byte to %lluM",
                          (unsigned long long) cfg->max_output,
                          (unsigned long long) (SR_MAX_OUTPUT_CEILING >> 20));
+  if (cfg->max_output_ceiling == 0 || cfg->max_output_ceiling > SR_MAX_OUTPUT_CEILING_BOUND)
+    return sr_error_set (err, 0, "max_output_ceiling %llu must be from 1 byte to %lluK",
+                         (unsigned long long) cfg->max_output_ceiling,
+                         (unsigned long long) (SR_MAX_OUTPUT_CEILING_BOUND >> 10));
+  if (cfg->max_read_size == 0 || cfg->max_read_size > SR_MAX_READ_SIZE_BOUND)
+    return sr_error_set (err, 0, "max_read_size %llu must be from 1 byte to %lluK",
+                         (unsigned long long) cfg->max_read_size,
+                         (unsigned long long) (SR_MAX_READ_SIZE_BOUND >> 10));
   if (cfg->max_concurrent == 0)
     return sr_error_set (err, 0, "max_concurrent must be at least 1");
   return 0;

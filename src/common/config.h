@@ -69,6 +69,7 @@ struct sr_config
   uint64_t max_timeout_ms;
   uint64_t compile_timeout_ms;
   uint64_t max_output;
+  uint64_t max_output_ceiling; /* the most a tool call's max_output may ask */
   uint64_t max_code_size;
   /* limits */
   uint64_t memory;
@@ -104,6 +105,7 @@ struct sr_config
   uint64_t max_upload_size;
   uint64_t max_artifact_size;
   uint64_t max_search_bytes;  /* file_search stops, truncated, past it */
+  uint64_t max_read_size;     /* file text one file_read or file_search returns */
   /* backend */
   enum sr_backend_kind backend_kind;
   char *docker_host;

@@ -10,6 +10,13 @@
 /* Every captured byte is held, then JSON-encoded (base64 when binary):
  * more per stream would make one result hundreds of megabytes.  */
 #define SR_MAX_OUTPUT_CEILING       (16ull << 20)
+/* The most output (stdout and stderr together) one MCP call returns: its
+ * max_output argument is capped at max_output_ceiling, whose own bound
+ * keeps a result under the official SDK's 10 MiB message even when every
+ * byte is a control character (six bytes in structuredContent's JSON,
+ * three in the text block, which shows it as U+FFFD).  */
+#define SR_DEFAULT_MAX_OUTPUT_CEILING (1u << 20)
+#define SR_MAX_OUTPUT_CEILING_BOUND (1u << 20)
 #define SR_DEFAULT_TMP_SIZE         (64ull << 20)
 #define SR_DEFAULT_SCRATCH_SIZE     (256ull << 20)
 #define SR_DEFAULT_DEV_SHM_SIZE     (16ull << 20)
@@ -48,6 +55,11 @@
 #define SR_DEFAULT_MAX_UPLOAD_SIZE  (50ull << 20)
 #define SR_DEFAULT_MAX_ARTIFACT_SIZE (50ull << 20)
 #define SR_DEFAULT_MAX_SEARCH_BYTES (64ull << 20)
+/* The file text one file_read or file_search returns (then a hint to page
+ * or narrow): what the seed servers returned, well under the 25k-token
+ * default cap of Claude Code on MCP output.  */
+#define SR_DEFAULT_MAX_READ_SIZE    (50u * 1024u)
+#define SR_MAX_READ_SIZE_BOUND      (1u << 20)
 #define SR_DEFAULT_BACKEND          "native"
 /* The built-in language table: name, image (a name in the image store),
  * source file, compile command (empty: none), run command, description,

@@ -56,6 +56,20 @@ sr_capture_add (struct sr_capture *cap, const char *buf, size_t len)
   cap->c.data[cap->c.len] = '\0';
 }
 
+/* Ends c's first len bytes with the truncation marker.  */
+static void
+add_marker (struct sr_captured *c, size_t len)
+{
+  _cleanup_free_ char *marker = sr_xasprintf (SR_TRUNCATION_MARKER_FMT, len,
+                                              (unsigned long long) (c->total - len));
+  size_t mlen = strlen (marker);
+
+  c->data = sr_xrealloc (c->data, len + mlen + 1);
+  memcpy (c->data + len, marker, mlen + 1);
+  c->len = len + mlen;
+  c->truncated = true;
+}
+
 struct sr_captured
 sr_capture_finish (struct sr_capture *cap)
 {
@@ -64,18 +78,33 @@ sr_capture_finish (struct sr_capture *cap)
   if (cap->c.data == NULL)
     cap->c.data = sr_xstrdup ("");
   if (cap->c.truncated)
-    {
-      _cleanup_free_ char *marker = sr_xasprintf (SR_TRUNCATION_MARKER_FMT, cap->c.len,
-                                                  (unsigned long long) (cap->c.total - cap->c.len));
-      size_t mlen = strlen (marker);
-
-      cap->c.data = sr_xrealloc (cap->c.data, cap->c.len + mlen + 1);
-      memcpy (cap->c.data + cap->c.len, marker, mlen + 1);
-      cap->c.len += mlen;
-    }
+    add_marker (&cap->c, cap->c.len);
   c = cap->c;
   memset (cap, 0, sizeof *cap);
   return c;
+}
+
+size_t
+sr_captured_output_len (const struct sr_captured *c)
+{
+  /* The marker's fixed start: the format up to its first conversion.  */
+  size_t plen = strcspn (SR_TRUNCATION_MARKER_FMT, "%");
+
+  if (!c->truncated)
+    return c->len;
+  /* The last one: the output itself may hold the text.  */
+  for (size_t at = c->len >= plen ? c->len - plen + 1 : 0; at-- > 0;)
+    if (memcmp (c->data + at, SR_TRUNCATION_MARKER_FMT, plen) == 0)
+      return at;
+  return c->len;
+}
+
+void
+sr_captured_cut (struct sr_captured *c, size_t keep)
+{
+  if (keep >= sr_captured_output_len (c))
+    return;
+  add_marker (c, keep);
 }
 
 void

@@ -64,6 +64,13 @@ struct sr_captured
   bool truncated;
 };
 void sr_captured_done (struct sr_captured *c);
+/* The bytes of output c holds, before the truncation marker that ends a
+ * truncated one.  */
+size_t sr_captured_output_len (const struct sr_captured *c);
+/* Keeps the first keep bytes of c's output, ended by the truncation
+ * marker, which counts the rest of what the process wrote as dropped;
+ * nothing when c holds no more than that.  */
+void sr_captured_cut (struct sr_captured *c, size_t keep);
 
 /* A stream's output as it comes, kept up to cap bytes (the rest counted
  * in c.total): what every backend keeps, so their results agree.  Set

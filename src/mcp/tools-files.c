@@ -17,6 +17,9 @@
  * lines (x*[yz] is quadratic in a line's length) gives up rather than
  * hold a server thread.  */
 #define FILE_SEARCH_MAX_MS      10000u
+/* The most of one matching line file_search returns (a minified file is
+ * one line).  */
+#define FILE_SEARCH_MAX_LINE 500u
 
 struct file_read
 {
@@ -33,6 +36,49 @@ file_read_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *d
 
   return sr_files_read_lines (sr_session_fs (s), f->path, f->offset, f->limit,
                               ctx->cfg->max_artifact_size, &f->text, &f->total, err);
+}
+
+/* Cuts text (the numbered lines from line offset on) to cap bytes at a
+ * line's end, adding truncated, next_offset and a hint to o; a first
+ * line longer than cap is cut inside, with a hint to read it otherwise.  */
+static void
+cap_lines (cJSON *o, char *text, size_t *len, uint64_t offset, uint64_t total, uint64_t cap)
+{
+  char *end;
+  uint64_t lines = 0;
+  _cleanup_free_ char *hint = NULL;
+
+  if (*len <= cap)
+    {
+      cJSON_AddBoolToObject (o, "truncated", false);
+      return;
+    }
+  end = memrchr (text, '\n', cap);
+  if (end)
+    {
+      *len = (size_t) (end - text) + 1;
+      for (char *p = text; p < text + *len; p++)
+        lines += *p == '\n';
+      hint = sr_xasprintf ("output capped at %llu bytes (max_read_size): lines %llu-%llu of %llu "
+                           "shown; call file_read with offset=%llu to read on",
+                           (unsigned long long) cap, (unsigned long long) offset,
+                           (unsigned long long) (offset + lines - 1), (unsigned long long) total,
+                           (unsigned long long) (offset + lines));
+    }
+  else
+    {
+      *len = sr_mcp_utf8_cut (text, cap);
+      lines = 1;
+      hint = sr_xasprintf ("line %llu alone is over the %llu-byte cap (max_read_size): its first "
+                           "bytes are shown; read the whole file with read_artifact, or parts "
+                           "of it with shell_exec (cut -c, head -c)",
+                           (unsigned long long) offset, (unsigned long long) cap);
+    }
+  text[*len] = '\0';
+  cJSON_AddBoolToObject (o, "truncated", true);
+  if (offset + lines <= total)
+    cJSON_AddNumberToObject (o, "next_offset", (double) (offset + lines));
+  cJSON_AddStringToObject (o, "hint", hint);
 }
 
 cJSON *
@@ -57,6 +103,7 @@ sr_mcp_call_file_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   clean = sr_utf8_sanitize (text, strlen (text), &clean_len);
   o = cJSON_CreateObject ();
   sr_utf8_add_name (o, "path", f.path);
+  cap_lines (o, clean, &clean_len, f.offset, f.total, ctx->cfg->max_read_size);
   cJSON_AddStringToObject (o, "content", clean);
   cJSON_AddNumberToObject (o, "total_lines", (double) f.total);
   return sr_mcp_tool_result (o, false);
@@ -179,6 +226,7 @@ sr_mcp_call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
     .pattern = sr_mcp_arg_string (args, "pattern"),
     .glob = sr_mcp_arg_string (args, "glob"),
   };
+  size_t used = 0, omitted = 0;
   cJSON *o, *list, *bad;
 
   if ((bad = sr_mcp_path_arg (args, "path", &path)))
@@ -191,16 +239,40 @@ sr_mcp_call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   for (size_t i = 0; i < f.res.n; i++)
     {
       const struct sr_file_match *m = &f.res.v[i];
-      cJSON *e = cJSON_CreateObject ();
-      size_t clean_len;
-      _cleanup_free_ char *clean = sr_utf8_sanitize (m->text, strlen (m->text), &clean_len);
+      cJSON *e;
+      size_t clean_len, line_len = strlen (m->text);
+      _cleanup_free_ char *clean = NULL;
 
+      if (line_len > FILE_SEARCH_MAX_LINE)
+        line_len = sr_mcp_utf8_cut (m->text, FILE_SEARCH_MAX_LINE);
+      /* A match's share of the cap: its text, its path and some room for
+       * the line number and punctuation.  */
+      used += line_len + strlen (m->path) + 16;
+      if (used > ctx->cfg->max_read_size)
+        {
+          omitted = f.res.n - i;
+          break;
+        }
+      clean = sr_utf8_sanitize (m->text, line_len, &clean_len);
+      e = cJSON_CreateObject ();
       sr_utf8_add_name (e, "path", m->path);
       cJSON_AddNumberToObject (e, "line", (double) m->line);
       cJSON_AddStringToObject (e, "text", clean);
+      if (line_len < strlen (m->text))
+        cJSON_AddBoolToObject (e, "text_truncated", true);
       cJSON_AddItemToArray (list, e);
     }
   cJSON_AddBoolToObject (o, "truncated", f.res.truncated);
+  cJSON_AddNumberToObject (o, "omitted", (double) omitted);
+  if (omitted)
+    {
+      _cleanup_free_ char *hint = sr_xasprintf (
+        "%zu more match%s left out over the %llu-byte cap (max_read_size); narrow the pattern, "
+        "glob or path", omitted, omitted == 1 ? "" : "es",
+        (unsigned long long) ctx->cfg->max_read_size);
+
+      cJSON_AddStringToObject (o, "hint", hint);
+    }
   cJSON_AddNumberToObject (o, "files_read", (double) f.res.files_read);
   cJSON_AddNumberToObject (o, "bytes_read", (double) f.res.bytes_read);
   sr_file_matches_free (f.res.v, f.res.n);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/error.h"
 #include "common/run-result.h"
@@ -37,9 +38,26 @@ sr_mcp_tool_fn sr_mcp_call_file_read, sr_mcp_call_file_write, sr_mcp_call_file_p
 sr_mcp_tool_fn sr_mcp_call_shell_new, sr_mcp_call_shell_exec, sr_mcp_call_shell_read,
   sr_mcp_call_write_stdin, sr_mcp_call_shell_list, sr_mcp_call_shell_remove;
 
-/* A CallToolResult of structured (taken over): structuredContent and the
- * same as text; a refusal carries its JSON in the text only.  */
+/* A CallToolResult of structured (taken over): its structuredContent,
+ * and content blocks a handler may add (sr_mcp_result_add); the registry
+ * puts the tool's text block (its sr_mcp_text_fn) first.  A refusal
+ * carries its JSON in a text block only: clients check structured
+ * content against the tool's output schema, which describes results.  */
 cJSON *sr_mcp_tool_result (cJSON *structured, bool is_error);
+/* Appends block (taken over) to the content of result r.  */
+void sr_mcp_result_add (cJSON *r, cJSON *block);
+
+/* The text block of a result, from its structuredContent: what people
+ * and models read (tools-text.c), written to f.  run: stdout, stderr,
+ * then one line of status; shell: the output then the shell's state;
+ * file_read: the lines and any hint; file_search: path:line: text lines;
+ * artifact: one line on the file and where its bytes are; summary (every
+ * other tool): "key: value" lines, arrays an item a line.  */
+typedef void sr_mcp_text_fn (FILE *f, const cJSON *structured);
+sr_mcp_text_fn sr_mcp_text_run, sr_mcp_text_shell, sr_mcp_text_file_read,
+  sr_mcp_text_file_search, sr_mcp_text_artifact, sr_mcp_text_summary;
+/* What fn writes of structured, without a final newline; allocated.  */
+char *sr_mcp_text (sr_mcp_text_fn *fn, const cJSON *structured);
 
 /* A refusal: {"error": {"code": code, "message": ...}}.  */
 cJSON *sr_mcp_tool_error (const char *code, const char *fmt, ...)
@@ -69,10 +87,42 @@ void sr_mcp_add_output (cJSON *o, const char *key, const char *encoding_key,
  * (sr_utf8_add_name).  NULL, or the refusal of a "<key>_base64" that is
  * not base64 or holds a NUL.  */
 cJSON *sr_mcp_path_arg (const cJSON *args, const char *key, char **ret_path);
-/* "artifacts": [{path, path_base64, size, mtime, mime_type,
+/* "artifacts": [{path, path_base64, size, mtime, mime_type, uri,
  * download_url}] on o (path_base64 only for a path not valid UTF-8).  */
 void sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *session_id,
                            const struct sr_artifact *v, size_t n);
+
+/* The largest file read_artifact sends inline (as an image, text or an
+ * embedded blob); a larger one comes as a resource_link, so a result
+ * stays well under the official SDK's 10 MiB message.  */
+#define SR_MCP_INLINE_MAX (1u << 20)
+
+/* The most resource_link blocks one result carries; the structured
+ * artifacts list has them all.  */
+#define SR_MCP_MAX_LINKS 50
+
+/* A resource_link block to path of session_id (mcp/resource-uri.h),
+ * named by its last segment.  */
+cJSON *sr_mcp_resource_link (const char *session_id, const char *path, const char *mime_type,
+                             uint64_t size);
+/* A resource_link block on result r for each of the first
+ * SR_MCP_MAX_LINKS artifacts.  */
+void sr_mcp_add_artifact_links (cJSON *r, const char *session_id, const struct sr_artifact *v,
+                                size_t n);
+
+/* The output a call returns at most: its max_output argument, or the
+ * configured max_output, capped at max_output_ceiling.  */
+uint64_t sr_mcp_max_output_arg (const struct sr_mcp_tool_ctx *ctx, const cJSON *args);
+/* Cuts out and err (their heads kept, at a UTF-8 boundary) so together
+ * they hold at most max bytes of output, each cut one ending with the
+ * truncation marker (sr_captured_cut) and marked truncated.  */
+void sr_mcp_fit_output (struct sr_captured *out, struct sr_captured *err, size_t max);
+/* len (at most data's length), moved back off the middle of a UTF-8
+ * sequence in data: where to cut data.  */
+size_t sr_mcp_utf8_cut (const char *data, size_t len);
+/* Keeps the last max bytes of data[0..*len) (from a UTF-8 boundary),
+ * setting *truncated when it drops any: a shell's newest output.  */
+void sr_mcp_fit_tail (char *data, size_t *len, size_t max, bool *truncated);
 
 /* The work of a tool inside its session, between acquire and release:
  * 0, or -1 with *err set (its code: sr_mcp_tool_refusal).  data is the

@@ -8,29 +8,35 @@
 
 #include "common/utf8.h"
 #include "common/util.h"
+#include "mcp/resource-uri.h"
 #include "sandbox/service.h"
 
-/* A result: structured content, and the same as JSON text for clients
- * that read only content.  An error carries its JSON in the text only:
- * clients check structured content against the tool's output schema,
- * which describes results, not refusals.  */
 cJSON *
 sr_mcp_tool_result (cJSON *structured, bool is_error)
 {
   cJSON *r = cJSON_CreateObject ();
-  cJSON *content = cJSON_AddArrayToObject (r, "content");
-  cJSON *text = cJSON_CreateObject ();
-  _cleanup_free_ char *s = cJSON_PrintUnformatted (structured);
 
-  cJSON_AddStringToObject (text, "type", "text");
-  cJSON_AddStringToObject (text, "text", s);
-  cJSON_AddItemToArray (content, text);
+  cJSON_AddArrayToObject (r, "content");
   if (is_error)
-    cJSON_Delete (structured);
+    {
+      _cleanup_free_ char *s = cJSON_PrintUnformatted (structured);
+      cJSON *text = cJSON_CreateObject ();
+
+      cJSON_AddStringToObject (text, "type", "text");
+      cJSON_AddStringToObject (text, "text", s);
+      sr_mcp_result_add (r, text);
+      cJSON_Delete (structured);
+    }
   else
     cJSON_AddItemToObject (r, "structuredContent", structured);
   cJSON_AddBoolToObject (r, "isError", is_error);
   return r;
+}
+
+void
+sr_mcp_result_add (cJSON *r, cJSON *block)
+{
+  cJSON_AddItemToArray (cJSON_GetObjectItemCaseSensitive (r, "content"), block);
 }
 
 cJSON *
@@ -126,31 +132,6 @@ sr_mcp_path_arg (const cJSON *args, const char *key, char **ret_path)
   return NULL;
 }
 
-/* Percent-encodes what a URL path may not hold as it is.  */
-static char *
-url_path (const char *p)
-{
-  static const char hex[] = "0123456789ABCDEF";
-  char *out = sr_xmalloc (3 * strlen (p) + 1), *o = out;
-
-  for (; *p; p++)
-    {
-      unsigned char ch = (unsigned char) *p;
-
-      if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
-          || strchr ("-._~/", ch))
-        *o++ = (char) ch;
-      else
-        {
-          *o++ = '%';
-          *o++ = hex[ch >> 4];
-          *o++ = hex[ch & 15];
-        }
-    }
-  *o = '\0';
-  return out;
-}
-
 void
 sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *session_id,
                       const struct sr_artifact *v, size_t n)
@@ -161,15 +142,17 @@ sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *s
     {
       cJSON *e = cJSON_CreateObject ();
       _cleanup_free_ char *when = sr_history_format_time (v[i].mtime_ns / 1000000);
+      _cleanup_free_ char *uri = sr_mcp_file_uri (session_id, v[i].path);
 
       sr_utf8_add_name (e, "path", v[i].path);
       cJSON_AddNumberToObject (e, "size", (double) v[i].size);
       cJSON_AddStringToObject (e, "mtime", when);
       if (v[i].mime_type)
         cJSON_AddStringToObject (e, "mime_type", v[i].mime_type);
+      cJSON_AddStringToObject (e, "uri", uri);
       if (ctx->files_url)
         {
-          _cleanup_free_ char *path = url_path (v[i].path);
+          _cleanup_free_ char *path = sr_mcp_uri_path (v[i].path);
           _cleanup_free_ char *url = sr_xasprintf ("%s/files/%s/%s", ctx->files_url, session_id,
                                                    path);
 
@@ -177,4 +160,93 @@ sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *s
         }
       cJSON_AddItemToArray (list, e);
     }
+}
+
+cJSON *
+sr_mcp_resource_link (const char *session_id, const char *path, const char *mime_type,
+                      uint64_t size)
+{
+  cJSON *b = cJSON_CreateObject ();
+  _cleanup_free_ char *uri = sr_mcp_file_uri (session_id, path);
+  const char *slash = strrchr (path, '/');
+
+  cJSON_AddStringToObject (b, "type", "resource_link");
+  cJSON_AddStringToObject (b, "uri", uri);
+  sr_utf8_add_text (b, "name", slash ? slash + 1 : path);
+  if (mime_type)
+    cJSON_AddStringToObject (b, "mimeType", mime_type);
+  cJSON_AddNumberToObject (b, "size", (double) size);
+  return b;
+}
+
+void
+sr_mcp_add_artifact_links (cJSON *r, const char *session_id, const struct sr_artifact *v,
+                           size_t n)
+{
+  for (size_t i = 0; i < n && i < SR_MCP_MAX_LINKS; i++)
+    sr_mcp_result_add (r, sr_mcp_resource_link (session_id, v[i].path, v[i].mime_type,
+                                                v[i].size));
+}
+
+uint64_t
+sr_mcp_max_output_arg (const struct sr_mcp_tool_ctx *ctx, const cJSON *args)
+{
+  uint64_t ceiling = ctx->cfg->max_output_ceiling;
+  uint64_t want = sr_mcp_arg_count (args, "max_output", ctx->cfg->max_output);
+
+  return want < ceiling ? want : ceiling;
+}
+
+size_t
+sr_mcp_utf8_cut (const char *data, size_t len)
+{
+  for (int i = 0; i < 3 && len > 0 && ((unsigned char) data[len] & 0xc0) == 0x80; i++)
+    len--;
+  return len;
+}
+
+/* Cuts c's output to at most len bytes, at a UTF-8 boundary.  */
+static void
+cut (struct sr_captured *c, size_t len)
+{
+  if (len < sr_captured_output_len (c))
+    sr_captured_cut (c, sr_mcp_utf8_cut (c->data, len));
+}
+
+void
+sr_mcp_fit_output (struct sr_captured *out, struct sr_captured *err, size_t max)
+{
+  size_t o = sr_captured_output_len (out), e = sr_captured_output_len (err);
+
+  if (o + e <= max)
+    return;
+  /* Each stream keeps its head; one that needs less than half leaves the
+   * rest to the other.  */
+  if (e <= max / 2)
+    o = max - e;
+  else if (o <= max / 2)
+    e = max - o;
+  else
+    {
+      e = max / 2;
+      o = max - e;
+    }
+  cut (out, o);
+  cut (err, e);
+}
+
+void
+sr_mcp_fit_tail (char *data, size_t *len, size_t max, bool *truncated)
+{
+  size_t start;
+
+  if (*len <= max)
+    return;
+  start = *len - max;
+  while (start < *len && ((unsigned char) data[start] & 0xc0) == 0x80)
+    start++;
+  memmove (data, data + start, *len - start);
+  *len -= start;
+  data[*len] = '\0';
+  *truncated = true;
 }

@@ -23,6 +23,7 @@ run_request (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, struct sr_cod
     .language = sr_mcp_arg_string (args, "language"), .code = sr_mcp_arg_string (args, "code"),
   };
   req->code_len = strlen (req->code);
+  req->max_output = sr_mcp_max_output_arg (ctx, args);
   if ((bad = sr_mcp_timeout_arg (ctx, args, "timeout_seconds", 0, &req->timeout_ms)))
     return bad;
   /* Every refusal of sr_code_validate has its code.  */
@@ -53,20 +54,27 @@ run_recorded (const struct sr_mcp_tool_ctx *ctx, const struct sr_service_run *ru
     }
 }
 
-/* The result of a run that ran.  */
+/* The result of a run that ran, its output cut to max_output bytes in
+ * all; its files changed as resource_link blocks too.  */
 static cJSON *
-run_result (const struct sr_mcp_tool_ctx *ctx, const struct sr_service_run *run)
+run_result (const struct sr_mcp_tool_ctx *ctx, struct sr_service_run *run, uint64_t max_output)
 {
-  const struct sr_code_result *res = &run->code;
-  cJSON *o = cJSON_CreateObject ();
+  struct sr_code_result *res = &run->code;
+  cJSON *o = cJSON_CreateObject (), *r;
 
+  sr_mcp_fit_output (&res->run.out, &res->run.err, max_output);
   cJSON_AddStringToObject (o, "status", sr_code_status_name (res->status));
   cJSON_AddNumberToObject (o, "exit_code",
                            res->run.signal ? 128 + res->run.signal : res->run.exit_code);
+  if (res->run.signal)
+    cJSON_AddNumberToObject (o, "signal", res->run.signal);
   sr_mcp_add_output (o, "stdout", "stdout_encoding", &res->run.out);
   sr_mcp_add_output (o, "stderr", "stderr_encoding", &res->run.err);
   cJSON_AddBoolToObject (o, "stdout_truncated", res->run.out.truncated);
   cJSON_AddBoolToObject (o, "stderr_truncated", res->run.err.truncated);
+  cJSON_AddNumberToObject (o, "stdout_bytes", (double) res->run.out.total);
+  cJSON_AddNumberToObject (o, "stderr_bytes", (double) res->run.err.total);
+  cJSON_AddNumberToObject (o, "max_output", (double) max_output);
   cJSON_AddNumberToObject (o, "duration_ms", (double) res->duration_ms);
   if (res->compiled)
     cJSON_AddNumberToObject (o, "compile_ms", (double) res->compile_ms);
@@ -77,7 +85,10 @@ run_result (const struct sr_mcp_tool_ctx *ctx, const struct sr_service_run *run)
       sr_mcp_add_artifacts (o, ctx, run->session_id, run->artifacts, run->n_artifacts);
     }
   run_recorded (ctx, run, o);
-  return sr_mcp_tool_result (o, false);
+  r = sr_mcp_tool_result (o, false);
+  if (run->session_id)
+    sr_mcp_add_artifact_links (r, run->session_id, run->artifacts, run->n_artifacts);
+  return r;
 }
 
 cJSON *
@@ -99,7 +110,7 @@ sr_mcp_call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool
       return sr_mcp_tool_refusal (&err);
     }
   *ret_cancelled = run.code.status == SR_CODE_CANCELLED;
-  o = run_result (ctx, &run);
+  o = run_result (ctx, &run, req.max_output);
   sr_service_run_done (&run);
   return o;
 }

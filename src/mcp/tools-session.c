@@ -11,6 +11,7 @@
 #include "common/defaults.h"
 #include "common/utf8.h"
 #include "common/util.h"
+#include "mcp/resource-uri.h"
 #include "sandbox/files.h"
 #include "sandbox/session.h"
 #include "sandbox/service.h"
@@ -202,13 +203,85 @@ read_artifact_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, voi
                                  &a->data, &a->len, &a->mime, err);
 }
 
+/* MIME types that clients show as images (the ones model APIs accept);
+ * other image types (SVG) go as text or bytes.  */
+static bool
+shown_as_image (const char *mime)
+{
+  static const char *const types[] = { "image/png", "image/jpeg", "image/gif", "image/webp" };
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (types); i++)
+    if (strcmp (mime, types[i]) == 0)
+      return true;
+  return false;
+}
+
+/* Text a person can read: valid UTF-8 without control characters other
+ * than tab, newlines and form feed.  */
+static bool
+readable_text (const char *data, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    {
+      unsigned char ch = (unsigned char) data[i];
+
+      if ((ch < 0x20 && !strchr ("\t\n\r\f", ch)) || ch == 0x7f)
+        return false;
+    }
+  return sr_utf8_valid (data, len);
+}
+
+/* The block that carries a's bytes, and in *ret_delivery its kind:
+ * "image", "text", "resource" (an embedded blob) or, over
+ * SR_MCP_INLINE_MAX, "link" (a resource_link to fetch them by).  */
+static cJSON *
+artifact_block (const char *session_id, const struct read_artifact *a, const char **ret_delivery)
+{
+  _cleanup_free_ char *uri = sr_mcp_file_uri (session_id, a->path), *b64 = NULL, *text = NULL;
+  cJSON *b, *res;
+
+  if (a->len > SR_MCP_INLINE_MAX)
+    {
+      *ret_delivery = "link";
+      return sr_mcp_resource_link (session_id, a->path, a->mime, a->len);
+    }
+  b = cJSON_CreateObject ();
+  if (readable_text (a->data, a->len))
+    {
+      *ret_delivery = "text";
+      text = sr_xasprintf ("%.*s", (int) a->len, a->data ? a->data : "");
+      cJSON_AddStringToObject (b, "type", "text");
+      cJSON_AddStringToObject (b, "text", text);
+      return b;
+    }
+  b64 = sr_base64_encode (a->data, a->len);
+  if (shown_as_image (a->mime))
+    {
+      *ret_delivery = "image";
+      cJSON_AddStringToObject (b, "type", "image");
+      cJSON_AddStringToObject (b, "data", b64);
+      cJSON_AddStringToObject (b, "mimeType", a->mime);
+      return b;
+    }
+  *ret_delivery = "resource";
+  cJSON_AddStringToObject (b, "type", "resource");
+  res = cJSON_AddObjectToObject (b, "resource");
+  cJSON_AddStringToObject (res, "uri", uri);
+  cJSON_AddStringToObject (res, "mimeType", a->mime);
+  cJSON_AddStringToObject (res, "blob", b64);
+  return b;
+}
+
+/* The bytes travel once, in their content block: structuredContent says
+ * which kind (delivery) and where they live (uri), not the bytes again.  */
 cJSON *
 sr_mcp_call_read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                            bool *ret_cancelled)
 {
-  _cleanup_free_ char *data = NULL, *mime = NULL, *b64 = NULL, *path = NULL;
+  const char *session_id = sr_mcp_arg_string (args, "session_id"), *delivery;
+  _cleanup_free_ char *data = NULL, *mime = NULL, *path = NULL, *uri = NULL;
   struct read_artifact a = { 0 };
-  cJSON *o, *bad;
+  cJSON *o, *r, *block, *bad;
 
   if ((bad = sr_mcp_path_arg (args, "path", &path)))
     return bad;
@@ -218,11 +291,15 @@ sr_mcp_call_read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   mime = a.mime;
   if (bad)
     return bad;
-  b64 = sr_base64_encode (data, a.len);
+  block = artifact_block (session_id, &a, &delivery);
+  uri = sr_mcp_file_uri (session_id, a.path);
   o = cJSON_CreateObject ();
   sr_utf8_add_name (o, "path", a.path);
-  cJSON_AddStringToObject (o, "content_base64", b64);
   cJSON_AddStringToObject (o, "mime_type", mime);
   cJSON_AddNumberToObject (o, "size", (double) a.len);
-  return sr_mcp_tool_result (o, false);
+  cJSON_AddStringToObject (o, "uri", uri);
+  cJSON_AddStringToObject (o, "delivery", delivery);
+  r = sr_mcp_tool_result (o, false);
+  sr_mcp_result_add (r, block);
+  return r;
 }

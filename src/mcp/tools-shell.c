@@ -38,15 +38,20 @@ decode_escapes (char *s)
   return (size_t) (o - s);
 }
 
+/* The result of output, its newest max_output bytes.  */
 static cJSON *
-shell_result (const char *shell_id, struct sr_shell_output *out)
+shell_result (const char *shell_id, struct sr_shell_output *out, uint64_t max_output)
 {
   cJSON *o = cJSON_CreateObject ();
-  struct sr_captured c = { .data = out->data, .len = out->len };
+  struct sr_captured c;
 
+  if (out->data)
+    sr_mcp_fit_tail (out->data, &out->len, max_output, &out->truncated);
+  c = (struct sr_captured) { .data = out->data, .len = out->len };
   cJSON_AddStringToObject (o, "shell_id", shell_id);
   sr_mcp_add_output (o, "output", "output_encoding", &c);
   cJSON_AddBoolToObject (o, "truncated", out->truncated);
+  cJSON_AddNumberToObject (o, "max_output", (double) max_output);
   cJSON_AddStringToObject (o, "state", sr_shell_state_name (out->state));
   if (out->finished)
     cJSON_AddNumberToObject (o, "exit_code", out->exit_code);
@@ -128,7 +133,8 @@ sr_mcp_call_shell_exec (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                               (unsigned long long) ctx->cfg->max_code_size);
   if ((bad = with_shell (ctx, args, shell_exec_work, &x)))
     return bad;
-  return shell_result (sr_mcp_arg_string (args, "shell_id"), &x.out);
+  return shell_result (sr_mcp_arg_string (args, "shell_id"), &x.out,
+                       sr_mcp_max_output_arg (ctx, args));
 }
 
 static int
@@ -148,7 +154,8 @@ sr_mcp_call_shell_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 
   if ((bad = with_shell (ctx, args, shell_read_work, &out)))
     return bad;
-  return shell_result (sr_mcp_arg_string (args, "shell_id"), &out);
+  return shell_result (sr_mcp_arg_string (args, "shell_id"), &out,
+                       sr_mcp_max_output_arg (ctx, NULL));
 }
 
 struct write_stdin

@@ -13,6 +13,10 @@
 #include "mcp/tool-args.h"
 #include "mcp/tool-schema.h"
 
+/* The largest result a tool returns: the official SDK drops a connection
+ * on a message over 10 MiB; the rest is room for the JSON-RPC envelope.  */
+#define RESULT_MAX (8u << 20)
+
 enum
 {
   RUNS_CODE = 1 << 0, /* takes a run slot (max_concurrent) */
@@ -20,29 +24,30 @@ enum
 };
 
 /* Every tool, one row each, in the order of tools/list: its name (what
- * src/mcp/schemas/NAME.json describes), flags and handler.  */
-#define SR_MCP_TOOLS(TOOL)                                                  \
-  TOOL (run_code, RUNS_CODE, sr_mcp_call_run_code)                          \
-  TOOL (list_supported_languages, 0, sr_mcp_call_list_languages)            \
-  TOOL (get_execution_history, 0, sr_mcp_call_history)                      \
-  TOOL (create_session, SESSIONS, sr_mcp_call_create_session)               \
-  TOOL (close_session, SESSIONS, sr_mcp_call_close_session)                 \
-  TOOL (list_sessions, SESSIONS, sr_mcp_call_list_sessions)                 \
-  TOOL (upload_file, SESSIONS, sr_mcp_call_upload_file)                     \
-  TOOL (list_artifacts, SESSIONS, sr_mcp_call_list_artifacts)               \
-  TOOL (read_artifact, SESSIONS, sr_mcp_call_read_artifact)                 \
-  TOOL (shell_new, SESSIONS, sr_mcp_call_shell_new)                         \
-  TOOL (shell_exec, SESSIONS, sr_mcp_call_shell_exec)                       \
-  TOOL (shell_read, SESSIONS, sr_mcp_call_shell_read)                       \
-  TOOL (write_stdin, SESSIONS, sr_mcp_call_write_stdin)                     \
-  TOOL (shell_list, SESSIONS, sr_mcp_call_shell_list)                       \
-  TOOL (shell_remove, SESSIONS, sr_mcp_call_shell_remove)                   \
-  TOOL (file_read, SESSIONS, sr_mcp_call_file_read)                         \
-  TOOL (file_write, SESSIONS, sr_mcp_call_file_write)                       \
-  TOOL (file_patch, SESSIONS, sr_mcp_call_file_patch)                       \
-  TOOL (file_search, SESSIONS, sr_mcp_call_file_search)
+ * src/mcp/schemas/NAME.json describes), flags, handler, and what its
+ * text block says (tools-text.c).  */
+#define SR_MCP_TOOLS(TOOL)                                                             \
+  TOOL (run_code, RUNS_CODE, sr_mcp_call_run_code, sr_mcp_text_run)                    \
+  TOOL (list_supported_languages, 0, sr_mcp_call_list_languages, sr_mcp_text_summary)  \
+  TOOL (get_execution_history, 0, sr_mcp_call_history, sr_mcp_text_summary)            \
+  TOOL (create_session, SESSIONS, sr_mcp_call_create_session, sr_mcp_text_summary)     \
+  TOOL (close_session, SESSIONS, sr_mcp_call_close_session, sr_mcp_text_summary)       \
+  TOOL (list_sessions, SESSIONS, sr_mcp_call_list_sessions, sr_mcp_text_summary)       \
+  TOOL (upload_file, SESSIONS, sr_mcp_call_upload_file, sr_mcp_text_summary)           \
+  TOOL (list_artifacts, SESSIONS, sr_mcp_call_list_artifacts, sr_mcp_text_summary)     \
+  TOOL (read_artifact, SESSIONS, sr_mcp_call_read_artifact, sr_mcp_text_artifact)      \
+  TOOL (shell_new, SESSIONS, sr_mcp_call_shell_new, sr_mcp_text_summary)               \
+  TOOL (shell_exec, SESSIONS, sr_mcp_call_shell_exec, sr_mcp_text_shell)               \
+  TOOL (shell_read, SESSIONS, sr_mcp_call_shell_read, sr_mcp_text_shell)               \
+  TOOL (write_stdin, SESSIONS, sr_mcp_call_write_stdin, sr_mcp_text_summary)           \
+  TOOL (shell_list, SESSIONS, sr_mcp_call_shell_list, sr_mcp_text_summary)             \
+  TOOL (shell_remove, SESSIONS, sr_mcp_call_shell_remove, sr_mcp_text_summary)         \
+  TOOL (file_read, SESSIONS, sr_mcp_call_file_read, sr_mcp_text_file_read)             \
+  TOOL (file_write, SESSIONS, sr_mcp_call_file_write, sr_mcp_text_summary)             \
+  TOOL (file_patch, SESSIONS, sr_mcp_call_file_patch, sr_mcp_text_summary)             \
+  TOOL (file_search, SESSIONS, sr_mcp_call_file_search, sr_mcp_text_file_search)
 
-#define EMBED(name, flags, call) SR_MCP_EMBED_SCHEMA (name);
+#define EMBED(name, flags, call, text) SR_MCP_EMBED_SCHEMA (name);
 SR_MCP_TOOLS (EMBED)
 #undef EMBED
 
@@ -52,9 +57,10 @@ struct tool
   const char *definition; /* the JSON text of src/mcp/schemas/NAME.json */
   unsigned flags;
   sr_mcp_tool_fn *call;
+  sr_mcp_text_fn *text;
 };
 
-#define ENTRY(name, flags, call) { #name, sr_mcp_schema_##name, flags, call },
+#define ENTRY(name, flags, call, text) { #name, sr_mcp_schema_##name, flags, call, text },
 static const struct tool tools[] = { SR_MCP_TOOLS (ENTRY) };
 #undef ENTRY
 
@@ -131,6 +137,50 @@ sr_mcp_tool_runs_code (const char *name)
   return t && (t->flags & RUNS_CODE);
 }
 
+/* The bytes of v as cJSON prints it unformatted, give or take a number's
+ * digits (counted at their most): cheaper than printing it to see.  */
+static size_t
+json_size (const cJSON *v)
+{
+  size_t n = v->string ? strlen (v->string) + 3 : 0; /* "key": */
+  const cJSON *c;
+
+  if (cJSON_IsString (v))
+    {
+      n += 2;
+      for (const unsigned char *p = (const unsigned char *) v->valuestring; *p; p++)
+        n += *p < 0x20 ? 6 : (*p == '"' || *p == '\\') ? 2 : 1;
+      return n;
+    }
+  if (cJSON_IsNumber (v))
+    return n + 24;
+  if (!cJSON_IsArray (v) && !cJSON_IsObject (v))
+    return n + 5;
+  n += 2;
+  cJSON_ArrayForEach (c, v)
+    n += json_size (c) + 1;
+  return n;
+}
+
+/* Puts the tool's text block, made from r's structuredContent, first in
+ * r's content (a refusal has its own).  Returns r.  */
+static cJSON *
+with_text (const struct tool *t, cJSON *r)
+{
+  const cJSON *structured = cJSON_GetObjectItemCaseSensitive (r, "structuredContent");
+  _cleanup_free_ char *s = NULL;
+  cJSON *block;
+
+  if (structured == NULL)
+    return r;
+  s = sr_mcp_text (t->text, structured);
+  block = cJSON_CreateObject ();
+  cJSON_AddStringToObject (block, "type", "text");
+  cJSON_AddStringToObject (block, "text", s);
+  cJSON_InsertItemInArray (cJSON_GetObjectItemCaseSensitive (r, "content"), 0, block);
+  return r;
+}
+
 cJSON *
 sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
                   bool *ret_cancelled)
@@ -138,6 +188,8 @@ sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJS
   const cJSON *schema = NULL;
   const struct tool *t = find (name, &schema);
   _cleanup_free_ char *bad = NULL;
+  size_t size;
+  cJSON *r;
 
   *ret_cancelled = false;
   if (t == NULL)
@@ -146,5 +198,17 @@ sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJS
     return sr_mcp_tool_error ("invalid_arguments", "%s", bad);
   if ((t->flags & SESSIONS) && ctx->sessions == NULL)
     return sr_mcp_no_sessions ();
-  return t->call (ctx, args, ret_cancelled);
+  r = with_text (t, t->call (ctx, args, ret_cancelled));
+  /* What no argument of a tool bounds (a listing of 10000 deep paths)
+   * is refused here rather than dropping the client's connection.  */
+  if ((size = json_size (r)) > RESULT_MAX)
+    {
+      cJSON_Delete (r);
+      return sr_mcp_tool_error ("result_too_large",
+                                "the result is about %zu bytes, over the %u a client accepts; "
+                                "ask for less (a smaller max_output, offset and limit, a "
+                                "narrower path)",
+                                size, RESULT_MAX);
+    }
+  return r;
 }

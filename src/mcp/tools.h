@@ -1,7 +1,9 @@
 /* The MCP tools: their schemas and their calls.  A call returns a
- * CallToolResult object: content (a text block) and structuredContent,
- * with isError for a request the tool refuses, whose text block is
- * {"error": {"code": MACHINE-READABLE, "message": ...}}.  */
+ * CallToolResult object: structuredContent, every field for programs,
+ * and content: a text block for people and models first (the output,
+ * then a line of status; not JSON), then any image, embedded resource or
+ * resource_link blocks.  A request the tool refuses has isError and one
+ * text block, {"error": {"code": MACHINE-READABLE, "message": ...}}.  */
 #ifndef SR_MCP_TOOLS_H
 #define SR_MCP_TOOLS_H
 

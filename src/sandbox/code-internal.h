@@ -36,6 +36,10 @@ typedef int (*sr_code_stage_fn) (void *ctx, struct sr_code_stage *st, struct sr_
  * opts at a counter of its output.  */
 void sr_code_stage_progress (struct sr_code_stage *st, struct sr_run_options *opts);
 
+/* The bytes a stage captures per stream: the request's max_output, else
+ * configured (the backend's policy or configuration).  */
+uint64_t sr_code_stage_max_output (const struct sr_code_stage *st, uint64_t configured);
+
 /* The compile stage (when the language has one) then the run stage,
  * each through run_stage; fills res as sr_code_run documents.  */
 int sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,

@@ -209,6 +209,12 @@ sr_code_stage_progress (struct sr_code_stage *st, struct sr_run_options *opts)
   opts->userdata = st;
 }
 
+uint64_t
+sr_code_stage_max_output (const struct sr_code_stage *st, uint64_t configured)
+{
+  return st->req->max_output ? st->req->max_output : configured;
+}
+
 static enum sr_code_status
 code_status_of (const struct sr_run_result *r)
 {

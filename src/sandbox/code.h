@@ -27,6 +27,7 @@ struct sr_code_request
   const char *code;
   size_t code_len;
   uint64_t timeout_ms;   /* 0: the configured default */
+  uint64_t max_output;   /* bytes captured per stream; 0: the configured max_output */
   int cancel_fd;         /* readable cancels the run; -1: none */
   /* Called, on the calling thread, when a stage starts (output_bytes 0)
    * and as its output arrives (bytes of stdout and stderr so far).  */

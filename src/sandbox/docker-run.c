@@ -147,8 +147,8 @@ sr_docker_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr
   struct sr_docker_config dc;
   struct sr_exec_spec spec = { .argv = argv, .cwd = SR_DEFAULT_WORKDIR };
   struct sr_run_options opts = {
-    .timeout_ms = st->timeout_ms, .max_output = policy->max_output, .stdin_fd = -1,
-    .cancel_fd = st->req->cancel_fd,
+    .timeout_ms = st->timeout_ms, .max_output = sr_code_stage_max_output (st, policy->max_output),
+    .stdin_fd = -1, .cancel_fd = st->req->cancel_fd,
   };
 
   if (argv[0] == NULL)

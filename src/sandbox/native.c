@@ -102,8 +102,8 @@ stage_options (const struct sr_policy *policy, struct sr_code_stage *st,
                struct sr_run_options *opts)
 {
   *opts = (struct sr_run_options){
-    .timeout_ms = st->timeout_ms, .max_output = policy->max_output, .stdin_fd = -1,
-    .cancel_fd = st->req->cancel_fd,
+    .timeout_ms = st->timeout_ms, .max_output = sr_code_stage_max_output (st, policy->max_output),
+    .stdin_fd = -1, .cancel_fd = st->req->cancel_fd,
   };
   sr_code_stage_progress (st, opts);
 }

@@ -570,7 +570,8 @@ run_session_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *re
   struct sr_session *s = ctx;
   _cleanup_strv_ char **argv = sr_code_split_command (st->command);
   struct sr_run_options opts = {
-    .timeout_ms = st->timeout_ms, .max_output = s->m->cfg->max_output, .stdin_fd = -1,
+    .timeout_ms = st->timeout_ms, .max_output = sr_code_stage_max_output (st, s->m->cfg->max_output),
+    .stdin_fd = -1,
     .cancel_fd = st->req->cancel_fd,
   };
   struct sr_exec_spec spec = { .argv = argv };
@@ -657,6 +658,7 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
   struct sr_session *s;
   struct sr_shell *sh = NULL;
   char id[64];
+  size_t keep;
   int r;
 
   if (session_id && *session_id)
@@ -692,8 +694,11 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
       r = 0;
     }
   pthread_mutex_unlock (&m->lock);
+  /* The shell keeps what the largest max_output of a call may return.  */
+  keep = m->cfg->max_output > m->cfg->max_output_ceiling ? m->cfg->max_output
+                                                         : m->cfg->max_output_ceiling;
   if (r == 0
-      && sr_shell_start (session_exec, s, &s->fs, id, m->cfg->max_output,
+      && sr_shell_start (session_exec, s, &s->fs, id, keep,
                          m->be->shell_one_stream, &sh, err) < 0)
     {
       /* A shell that does not start is the service's failure, whatever

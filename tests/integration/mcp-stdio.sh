@@ -62,7 +62,7 @@ head -c 8192 /dev/urandom > "$sr_tmp/corrupt.db"
 out=$(printf '%s\n' "$init" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"print(7)"}}}' \
   '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_execution_history","arguments":{}}}' |
   SANDBOX_HISTORY_DB=$sr_tmp/corrupt.db timeout 20 "$SR_BIN" serve 2>/dev/null)
-like "$out" '"id":1,"result".*\\"stdout\\":\\"7\\\\n\\".*history\\":\\"unavailable: ' \
+like "$out" '"id":1,"result".*"structuredContent":.*"stdout":"7\\n".*"history":"unavailable: ' \
   "with a corrupt history database run_code works and says the history is unavailable"
 like "$out" '"id":2,"result".*history_unavailable.*"isError":true' \
   "get_execution_history says why it cannot answer"

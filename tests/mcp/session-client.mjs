@@ -24,6 +24,9 @@ const connect = async (env = {}) => {
       stderr: "inherit" });
   const client = new Client({ name: "sandbox-runner-session-test", version: "1.0.0" });
   await client.connect(transport);
+  // The SDK client checks every structuredContent against the output
+  // schemas tools/list gave it.
+  await client.listTools();
   return client;
 };
 const call = (client, name, args) => client.callTool({ name, arguments: args });
@@ -108,10 +111,28 @@ check(r.structuredContent?.status === "success" && r.structuredContent?.stdout =
 check(arts.length === 1 && arts[0].path === "chart.png" && arts[0].mime_type === "image/png" && arts[0].size > 1000,
   "the result lists chart.png, and only it, as a new image/png artifact", arts);
 
+const link = r.content?.find((b) => b.type === "resource_link");
+check(r.content?.[0]?.type === "text" && /chart\.png \(image\/png, \d+ bytes\)/.test(r.content[0].text)
+  && link?.uri === `sandbox://sessions/${sid}/files/chart.png` && link.name === "chart.png"
+  && link.mimeType === "image/png" && link.size === arts[0]?.size && arts[0]?.uri === link.uri,
+  "the run's new file comes as a resource_link block (uri, name, mimeType, size), named in the text", r.content);
+
 r = await call(client, "read_artifact", { session_id: sid, path: "chart.png" });
-const png = Buffer.from(r.structuredContent?.content_base64 ?? "", "base64");
-check(r.structuredContent?.mime_type === "image/png" && png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
-  && png.length === r.structuredContent?.size, "read_artifact returns the PNG, byte for byte", r.structuredContent?.size);
+const image = r.content?.[1];
+const png = Buffer.from(image?.data ?? "", "base64");
+const onDisk = await call(client, "run_code", { session_id: sid, language: "python",
+  code: "import base64; print(base64.b64encode(open('chart.png','rb').read()).decode())" });
+check(r.content?.length === 2 && r.content[0].type === "text" && image?.type === "image"
+  && image.mimeType === "image/png" && png.equals(Buffer.from(onDisk.structuredContent?.stdout?.trim() ?? "", "base64"))
+  && png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+  "read_artifact of the chart is an image block whose bytes are the PNG", r.content?.map((b) => b.type));
+check(r.structuredContent?.mime_type === "image/png" && r.structuredContent.size === png.length
+  && r.structuredContent.delivery === "image" && r.structuredContent.content_base64 === undefined
+  && /^chart\.png: image\/png, \d+ bytes/.test(r.content[0].text),
+  "its structuredContent says where the bytes are and does not repeat them", r.structuredContent);
+r = await call(client, "read_artifact", { session_id: sid, path: "data.csv" });
+check(r.structuredContent?.delivery === "text" && r.content?.[1]?.type === "text" && r.content[1].text === csv,
+  "read_artifact of a CSV is its text", r.content);
 
 r = await call(client, "list_artifacts", { session_id: sid });
 check(JSON.stringify((r.structuredContent?.artifacts ?? []).map((a) => a.path)) === JSON.stringify(["chart.png", "data.csv"])
@@ -150,6 +171,41 @@ check(r.structuredContent?.stdout === "42\n", "the patched file runs", r.structu
 r = await call(client, "file_search", { session_id: sid, pattern: "^b = [0-9]+", glob: "*.py" });
 check(r.structuredContent?.matches?.length === 1 && r.structuredContent.matches[0].line === 2
   && r.structuredContent.matches[0].path === "/mnt/data/src/app.py", "file_search finds the line", r.structuredContent);
+// Sizes: file_read of a 1 MB file comes back capped with a hint to
+// page; file_search counts what it left out; a binary file is an
+// embedded resource, and one over 1 MiB a resource_link.
+await call(client, "run_code", { session_id: sid, language: "python", code: [
+  "open('big.log', 'w').write(''.join(f'line {i} ' + 'z' * 90 + '\\n' for i in range(10000)))",
+  "open('one.line', 'w').write('q' * 1000000)",
+  "open('blob.bin', 'wb').write(bytes(range(256)) * 8)",
+  "open('huge.bin', 'wb').write(bytes(2 << 20))",
+].join("\n") });
+r = await call(client, "file_read", { session_id: sid, path: "big.log" });
+const next = r.structuredContent?.next_offset;
+check(r.structuredContent?.truncated === true && Buffer.byteLength(r.structuredContent.content) <= 51200
+  && next > 1 && r.structuredContent.content.endsWith("\n") && r.content?.[0]?.text?.includes(`offset=${next}`),
+  "file_read of a 1 MB file is capped at 50 KiB, its text ending with a hint to page with offset", r.structuredContent?.hint);
+r = await call(client, "file_read", { session_id: sid, path: "big.log", offset: next, limit: 1 });
+check(r.structuredContent?.content?.startsWith(`${String(next).padStart(6)}\tline ${next - 1} `)
+  && r.structuredContent.truncated === false, "and offset=next_offset reads on where it stopped", r.structuredContent);
+r = await call(client, "file_read", { session_id: sid, path: "one.line" });
+check(r.structuredContent?.truncated === true && Buffer.byteLength(r.structuredContent.content) <= 51200
+  && /read_artifact/.test(r.structuredContent.hint ?? ""), "a single line over the cap is cut, the hint says how to read it", r.structuredContent?.hint);
+r = await call(client, "file_search", { session_id: sid, pattern: "^line", path: "/mnt/data", glob: "big.log" });
+const shown = r.structuredContent?.matches?.length ?? 0;
+check(shown > 0 && r.structuredContent.omitted > 0 && shown + r.structuredContent.omitted === 1000
+  && /left out/.test(r.content?.[0]?.text ?? ""), `file_search returns ${shown} matches within the cap and counts the ${r.structuredContent?.omitted} it left out`, r.structuredContent?.omitted);
+r = await call(client, "read_artifact", { session_id: sid, path: "blob.bin" });
+check(r.structuredContent?.delivery === "resource" && r.content?.[1]?.type === "resource"
+  && r.content[1].resource.uri === `sandbox://sessions/${sid}/files/blob.bin`
+  && Buffer.from(r.content[1].resource.blob, "base64").equals(Buffer.from(Array.from({ length: 2048 }, (_, i) => i % 256))),
+  "read_artifact of a binary is an embedded resource blob, byte for byte", r.structuredContent);
+r = await call(client, "read_artifact", { session_id: sid, path: "huge.bin" });
+check(r.structuredContent?.delivery === "link" && r.content?.[1]?.type === "resource_link"
+  && r.content[1].size === 2 << 20 && JSON.stringify(r).length < 4096,
+  "read_artifact of a file over 1 MiB is a resource_link, not its bytes", r.structuredContent);
+await call(client, "run_code", { session_id: sid, language: "python", code: "import os\nfor f in ('big.log', 'one.line', 'blob.bin', 'huge.bin'): os.remove(f)" });
+
 r = await call(client, "file_read", { session_id: sid, path: "/etc/os-release" });
 check(/Debian/.test(r.structuredContent?.content ?? ""), "file_read of an absolute path reads the container's file", r);
 r = await call(client, "file_write", { session_id: sid, path: "/etc/passwd", content: "x" });
@@ -168,8 +224,7 @@ await call(client, "run_code", { session_id: sid, language: "python", code: [
 for (const path of ["abs-link", "rel-link", "proc-link", `root-link${secret}`, `../../../../..${secret}`,
   secret, `/proc/1/root${secret}`, "fifo"]) {
   r = await call(client, "read_artifact", { session_id: sid, path });
-  const got = Buffer.from(r.structuredContent?.content_base64 ?? "", "base64").toString();
-  check(r.isError && !got.includes("host-secret"), `read_artifact ${path} is refused (${errorCode(r)})`, r);
+  check(r.isError && !/host-secret \d/.test(JSON.stringify(r)), `read_artifact ${path} is refused (${errorCode(r)})`, r);
   r = await call(client, "file_read", { session_id: sid, path });
   check(!(r.structuredContent?.content ?? "").includes("host-secret"), `file_read ${path} never reads the host`, r);
 }
@@ -198,7 +253,7 @@ const hit = r.structuredContent?.matches?.[0];
 check(r.structuredContent?.matches?.length === 1 && hit.path === "/mnt/data/bad\\xff.txt"
   && hit.path_base64 === badPath.toString("base64"), "and so does file_search", r);
 r = await callSoon("read_artifact", { session_id: sid, path: bad?.path ?? "", path_base64: bad?.path_base64 });
-check(Buffer.from(r.structuredContent?.content_base64 ?? "", "base64").toString() === "needle in a bad name\n"
+check(r.content?.[1]?.text === "needle in a bad name\n"
   && r.structuredContent?.path_base64 === badName.toString("base64"), "the name round-trips to read_artifact", r);
 r = await callSoon("file_read", { session_id: sid, path: hit?.path ?? "", path_base64: hit?.path_base64 });
 check(/needle in a bad name/.test(r.structuredContent?.content ?? ""), "and to file_read", r);
@@ -321,6 +376,20 @@ r = await call(client, "run_code", { session_id: cpp, language: "cpp", code: "in
 check(r.structuredContent?.status === "compile_error", "a compile failure in a session is compile_error", r.structuredContent);
 r = await call(client, "create_session", { image: "no-such-image" });
 check(errorCode(r) === "image_missing", "a session of a missing image is image_missing", r);
+
+// A result no argument bounds (10000 long names, each a long URI) is
+// refused with its code instead of going past the 10 MiB the SDK
+// accepts: the connection and the session live on.
+r = await call(client, "create_session", { image: "python" });
+const wide = r.structuredContent?.session_id;
+r = await call(client, "run_code", { session_id: wide, language: "python",
+  code: "for i in range(10000): open('\u00e9' * 120 + str(i), 'w').close()" });
+check(errorCode(r) === "result_too_large", "a run_code result over 8 MiB is result_too_large", r.content?.[0]?.text?.slice(0, 300));
+r = await call(client, "list_artifacts", { session_id: wide });
+check(errorCode(r) === "result_too_large", "and so is such a list_artifacts", r.content?.[0]?.text?.slice(0, 300));
+r = await call(client, "run_code", { session_id: wide, language: "python", code: "import os; print(len(os.listdir()))" });
+check(r.structuredContent?.stdout === "10000\n", "the connection and the session serve on", r.structuredContent);
+await call(client, "close_session", { session_id: wide });
 await client.close();
 
 // Limits, quota and expiry, in a server configured for them.

@@ -48,8 +48,32 @@ const run = async (language, code, extra = {}, options = {}) =>
 let r = await run("python", "print(1)");
 check(r.structuredContent?.status === "success" && r.structuredContent?.stdout === "1\n" && !r.isError,
   "run_code python print(1)", r);
-check(r.content?.[0]?.type === "text" && JSON.parse(r.content[0].text).stdout === "1\n",
-  "the text block carries the same result");
+check(r.content?.length === 1 && r.content[0].type === "text"
+  && /^1\n\[success, exit code 0, \d+ ms\]$/.test(r.content[0].text),
+  "the text block is the output then a line of status, not JSON", r.content);
+
+// Output sized per call: max_output counts stdout and stderr together
+// (each cut stream ends with the runner's truncation marker), defaults
+// to the configured max_output (100 KiB) and is capped at
+// max_output_ceiling (1 MiB).
+const marker = /\n\[sandbox-runner: output truncated after (\d+) bytes; (\d+) bytes dropped\]\n$/;
+const kept = (text) => text?.replace(marker, "");
+r = await run("python", "import sys; print('o' * 5000); print('e' * 5000, file=sys.stderr)", { max_output: 1000 });
+let s = r.structuredContent;
+check(kept(s?.stdout)?.length + kept(s?.stderr)?.length === 1000 && kept(s.stdout).length === 500
+  && s.stdout.match(marker)?.slice(1).join() === "500,4501" && s.stdout_truncated && s.stderr_truncated
+  && s.stdout_bytes === 5001 && s.max_output === 1000
+  && /\[success, exit code 0, \d+ ms, output truncated \(max_output 1000\)\]$/.test(r.content?.[0]?.text),
+  "max_output 1000 returns 1000 bytes of stdout and stderr together, each cut one saying so", s);
+r = await run("python", "print('x' * 1048576)");
+s = r.structuredContent;
+check(s?.max_output === 102400 && kept(s.stdout).length === 102400 && s.stdout_truncated
+  && s.stdout.match(marker)?.slice(1).join() === "102400,946177" && s.stdout_bytes === 1048577
+  && Buffer.byteLength(r.content[0].text) < 103000, "a 1 MB print returns the default 100 KiB, once in the text", s?.stdout_bytes);
+r = await run("python", "print('x' * 3000000)", { max_output: 50000000 });
+s = r.structuredContent;
+check(s?.max_output === 1048576 && kept(s.stdout).length === 1048576 && s.stdout_truncated,
+  "a max_output over the ceiling is capped at max_output_ceiling", s?.max_output);
 
 r = await run("python", "import sys; sys.stdout.buffer.write(b'\\xff\\xfe ok'); sys.exit(3)");
 check(r.structuredContent?.status === "error" && r.structuredContent?.exit_code === 3,
