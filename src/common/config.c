@@ -79,6 +79,8 @@ static const struct setting settings[] = {
      "largest artifact read back"),
   U ("max_search_bytes", T_SIZE, max_search_bytes, SR_DEFAULT_MAX_SEARCH_BYTES,
      "most bytes one file_search reads"),
+  U ("resource_page_size", T_UINT, resource_page_size, SR_DEFAULT_RESOURCE_PAGE_SIZE,
+     "session files one MCP resources/list page holds"),
   { "backend", T_BACKEND, offsetof (struct sr_config, backend_kind), 0, 0, SR_DEFAULT_BACKEND,
     "native or docker" },
   S ("docker_host", docker_host, "", "Docker API socket (empty: DOCKER_HOST or the default)"),

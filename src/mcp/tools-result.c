@@ -8,6 +8,7 @@
 
 #include "common/utf8.h"
 #include "common/util.h"
+#include "mcp/resource-uri.h"
 #include "sandbox/service.h"
 
 /* A result: structured content, and the same as JSON text for clients
@@ -126,31 +127,6 @@ sr_mcp_path_arg (const cJSON *args, const char *key, char **ret_path)
   return NULL;
 }
 
-/* Percent-encodes what a URL path may not hold as it is.  */
-static char *
-url_path (const char *p)
-{
-  static const char hex[] = "0123456789ABCDEF";
-  char *out = sr_xmalloc (3 * strlen (p) + 1), *o = out;
-
-  for (; *p; p++)
-    {
-      unsigned char ch = (unsigned char) *p;
-
-      if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
-          || strchr ("-._~/", ch))
-        *o++ = (char) ch;
-      else
-        {
-          *o++ = '%';
-          *o++ = hex[ch >> 4];
-          *o++ = hex[ch & 15];
-        }
-    }
-  *o = '\0';
-  return out;
-}
-
 void
 sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *session_id,
                       const struct sr_artifact *v, size_t n)
@@ -169,7 +145,7 @@ sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *s
         cJSON_AddStringToObject (e, "mime_type", v[i].mime_type);
       if (ctx->files_url)
         {
-          _cleanup_free_ char *path = url_path (v[i].path);
+          _cleanup_free_ char *path = sr_mcp_uri_path_encode (v[i].path);
           _cleanup_free_ char *url = sr_xasprintf ("%s/files/%s/%s", ctx->files_url, session_id,
                                                    path);
 
