@@ -15,6 +15,7 @@ unit_tests = \
 	tests/unit/test-state-workdir \
 	tests/unit/test-state-full \
 	tests/unit/test-tool-args \
+	tests/unit/test-resource-uri \
 	tests/unit/test-state-reclaim
 
 check_PROGRAMS += $(unit_tests)
@@ -36,6 +37,7 @@ tests_unit_test_backend_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
 tests_unit_test_tool_args_LDADD = $(UNIT_LDADD)
+tests_unit_test_resource_uri_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_reclaim_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk
 
