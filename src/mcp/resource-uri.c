@@ -2,33 +2,33 @@
 
 #include "mcp/resource-uri.h"
 
+#include <errno.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
 
-#define URI_PREFIX "sandbox://sessions/"
-#define URI_FILES "/files/"
+#define FILES_PART "/files/"
 
 static bool
 unreserved (unsigned char ch)
 {
   return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
-         || (ch != '\0' && strchr ("-._~", ch));
+         || ch == '-' || ch == '.' || ch == '_' || ch == '~';
 }
 
-char *
-sr_mcp_uri_path_encode (const char *p)
+/* Appends s percent-encoded at o, '/' kept when keep_slash; returns the
+ * end.  */
+static char *
+encode (char *o, const char *s, bool keep_slash)
 {
   static const char hex[] = "0123456789ABCDEF";
-  char *out = sr_xmalloc (3 * strlen (p) + 1), *o = out;
 
-  for (; *p; p++)
+  for (; *s; s++)
     {
-      unsigned char ch = (unsigned char) *p;
+      unsigned char ch = (unsigned char) *s;
 
-      if (unreserved (ch) || ch == '/')
+      if (unreserved (ch) || (keep_slash && ch == '/'))
         *o++ = (char) ch;
       else
         {
@@ -37,17 +37,30 @@ sr_mcp_uri_path_encode (const char *p)
           *o++ = hex[ch & 15];
         }
     }
-  *o = '\0';
+  return o;
+}
+
+char *
+sr_mcp_uri_path (const char *path)
+{
+  char *out = sr_xmalloc (3 * strlen (path) + 1);
+
+  *encode (out, path, true) = '\0';
   return out;
 }
 
 char *
-sr_mcp_resource_uri (const char *session_id, const char *path)
+sr_mcp_file_uri (const char *session_id, const char *path)
 {
-  _cleanup_free_ char *id = sr_mcp_uri_path_encode (session_id);
-  _cleanup_free_ char *p = sr_mcp_uri_path_encode (path);
+  char *uri = sr_xmalloc (strlen (SR_MCP_URI_SESSIONS) + 3 * strlen (session_id)
+                          + strlen (FILES_PART) + 3 * strlen (path) + 1);
+  char *o = stpcpy (uri, SR_MCP_URI_SESSIONS);
 
-  return sr_xasprintf (URI_PREFIX "%s" URI_FILES "%s", id, p);
+  o = encode (o, session_id, false);
+  o = stpcpy (o, FILES_PART);
+  o = encode (o, path, true);
+  *o = '\0';
+  return uri;
 }
 
 static int
@@ -62,64 +75,61 @@ hex_value (char c)
   return -1;
 }
 
-/* Decodes s[0..len) into a new string; NULL for a bad escape, an escaped
- * NUL, or (when one_segment) a '/', escaped or not.  */
+/* The decoding of s[0..len), or NULL when it is empty, holds a malformed
+ * escape, or decodes to a NUL or (unless slash_ok) a '/'.  */
 static char *
-decode (const char *s, size_t len, bool one_segment)
+decode (const char *s, size_t len, bool slash_ok)
 {
-  char *out = sr_xmalloc (len + 1), *o = out;
+  _cleanup_free_ char *out = sr_xmalloc (len + 1);
+  char *o = out;
 
+  if (len == 0)
+    return NULL;
   for (size_t i = 0; i < len; i++)
     {
       int hi, lo;
 
       if (s[i] != '%')
         {
-          if (one_segment && s[i] == '/')
-            goto bad;
           *o++ = s[i];
           continue;
         }
-      if (i + 2 >= len)
-        goto bad;
-      hi = hex_value (s[i + 1]);
-      lo = hi < 0 ? -1 : hex_value (s[i + 2]);
-      /* An escaped '/' would make two URIs of one path.  */
-      if (lo < 0 || (hi == 0 && lo == 0) || (hi << 4 | lo) == '/')
-        goto bad;
-      *o++ = (char) (hi << 4 | lo);
+      if (i + 2 >= len || (hi = hex_value (s[i + 1])) < 0 || (lo = hex_value (s[i + 2])) < 0)
+        return NULL;
+      if (hi == 0 && lo == 0)
+        return NULL;
+      if (!slash_ok && hi * 16 + lo == '/')
+        return NULL;
+      *o++ = (char) (hi * 16 + lo);
       i += 2;
     }
   *o = '\0';
-  return out;
-
-bad:
-  free (out);
-  return NULL;
+  return TAKE_PTR (out);
 }
 
 int
-sr_mcp_resource_uri_parse (const char *uri, char **ret_session_id, char **ret_path)
+sr_mcp_file_uri_parse (const char *uri, char **ret_session_id, char **ret_path,
+                       sr_error_t *err)
 {
+  size_t pre = strlen (SR_MCP_URI_SESSIONS);
   const char *id, *files;
-  char *session_id, *path;
+  _cleanup_free_ char *sid = NULL, *path = NULL;
 
-  if (strncmp (uri, URI_PREFIX, strlen (URI_PREFIX)) != 0)
-    return -1;
-  id = uri + strlen (URI_PREFIX);
-  files = strstr (id, URI_FILES);
-  if (files == NULL || files == id || files[strlen (URI_FILES)] == '\0')
-    return -1;
-  session_id = decode (id, (size_t) (files - id), true);
-  if (session_id == NULL)
-    return -1;
-  path = decode (files + strlen (URI_FILES), strlen (files + strlen (URI_FILES)), false);
-  if (path == NULL)
-    {
-      free (session_id);
-      return -1;
-    }
-  *ret_session_id = session_id;
-  *ret_path = path;
+  if (strncmp (uri, SR_MCP_URI_SESSIONS, pre) != 0)
+    goto bad;
+  id = uri + pre;
+  if ((files = strstr (id, FILES_PART)) == NULL || memchr (id, '/', (size_t) (files - id)))
+    goto bad;
+  sid = decode (id, (size_t) (files - id), false);
+  path = decode (files + strlen (FILES_PART), strlen (files + strlen (FILES_PART)), true);
+  if (sid == NULL || path == NULL)
+    goto bad;
+  *ret_session_id = TAKE_PTR (sid);
+  *ret_path = TAKE_PTR (path);
   return 0;
+
+bad:
+  return sr_error_set_plain (err, "invalid_uri", EINVAL,
+                             "'%s' is not a sandbox://sessions/{session_id}/files/{path} URI",
+                             uri);
 }

@@ -1,28 +1,29 @@
-/* The URIs of session files as MCP resources:
- *
- *   sandbox://sessions/{session_id}/files/{path}
- *
- * path is relative to SR_DATA_DIR; each of its segments is
- * percent-encoded (RFC 3986: the unreserved characters and the '/'
- * between segments kept, every other byte as %XX), so any name a
- * container makes, bytes that are not UTF-8 included, has one URI.  */
+/* The URIs of a session's files, as MCP resources and resource_link
+ * blocks name them: sandbox://sessions/{session_id}/files/{path}, each
+ * segment of the session id and of the path percent-encoded (RFC 3986's
+ * unreserved characters kept, '/' kept between the path's segments).
+ * The one place such a URI is built or read.  */
 #ifndef SR_MCP_RESOURCE_URI_H
 #define SR_MCP_RESOURCE_URI_H
 
-#define SR_MCP_RESOURCE_URI_TEMPLATE "sandbox://sessions/{session_id}/files/{path}"
+#include "common/error.h"
 
-/* path with every byte but the unreserved ones and '/' percent-encoded:
- * the path part of a URI (also of the HTTP download URL).  */
-char *sr_mcp_uri_path_encode (const char *path);
+#define SR_MCP_URI_SESSIONS "sandbox://sessions/"
 
-/* The URI of file path (relative to SR_DATA_DIR) of session session_id.  */
-char *sr_mcp_resource_uri (const char *session_id, const char *path);
+/* path percent-encoded for a URI's path: RFC 3986's unreserved
+ * characters and '/' kept, every other byte %XX; allocated.  */
+char *sr_mcp_uri_path (const char *path);
 
-/* Splits a URI sr_mcp_resource_uri makes into its session id and its
- * decoded path (the caller's to free).  -1 when uri is not of that form:
- * another scheme, a bad %-escape, an escaped '/' or NUL, an empty
- * session id or path.  The path is not checked any further here: the
- * file functions that get it validate it.  */
-int sr_mcp_resource_uri_parse (const char *uri, char **ret_session_id, char **ret_path);
+/* The URI of path (relative to the session's /mnt/data, any bytes but
+ * NUL) in session session_id; allocated.  */
+char *sr_mcp_file_uri (const char *session_id, const char *path);
+
+/* The session id and path of a URI sr_mcp_file_uri made (both
+ * allocated, the caller's to free).  Fails with code invalid_uri (errnum
+ * EINVAL) for another scheme or shape, an empty id or path, a malformed
+ * escape, or an escaped NUL or '/' inside a segment; *ret_* are left
+ * untouched then.  */
+int sr_mcp_file_uri_parse (const char *uri, char **ret_session_id, char **ret_path,
+                           sr_error_t *err);
 
 #endif

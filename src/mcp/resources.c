@@ -18,6 +18,7 @@
 #include "sandbox/files.h"
 #include "sandbox/session.h"
 
+#define URI_TEMPLATE SR_MCP_URI_SESSIONS "{session_id}/files/{path}"
 /* The subscriptions one connection may hold.  */
 #define MAX_SUBSCRIPTIONS 1024u
 
@@ -345,6 +346,26 @@ uri_param (const cJSON *params)
   return cJSON_IsString (uri) ? uri->valuestring : NULL;
 }
 
+/* The session id and path of params.uri (*ret_uri), or the reply that
+ * refuses it.  */
+static char *
+uri_arg (const cJSON *id, const cJSON *params, const char **ret_uri, char **ret_session_id,
+         char **ret_path)
+{
+  sr_error_t err = NULL;
+  char *reply;
+
+  *ret_uri = uri_param (params);
+  if (*ret_uri == NULL)
+    return error_reply (id, SR_RPC_INVALID_PARAMS, NULL, "Invalid params: uri must be a string");
+  if (sr_mcp_file_uri_parse (*ret_uri, ret_session_id, ret_path, &err) == 0)
+    return NULL;
+  reply = error_reply (id, SR_RPC_RESOURCE_NOT_FOUND, *ret_uri, "Resource not found: %s",
+                       err->msg);
+  sr_error_free (&err);
+  return reply;
+}
+
 static char *
 templates_list (const cJSON *id)
 {
@@ -352,7 +373,7 @@ templates_list (const cJSON *id)
   cJSON *list = cJSON_AddArrayToObject (result, "resourceTemplates");
   cJSON *t = cJSON_CreateObject ();
 
-  cJSON_AddStringToObject (t, "uriTemplate", SR_MCP_RESOURCE_URI_TEMPLATE);
+  cJSON_AddStringToObject (t, "uriTemplate", URI_TEMPLATE);
   cJSON_AddStringToObject (t, "name", "session-file");
   cJSON_AddStringToObject (t, "title", "A file of a sandbox session");
   cJSON_AddStringToObject (t, "description",
@@ -377,7 +398,7 @@ static void
 add_resource (cJSON *list, struct sr_session *s, const struct sr_artifact *a)
 {
   cJSON *e = cJSON_CreateObject ();
-  _cleanup_free_ char *uri = sr_mcp_resource_uri (sr_session_id (s), a->path);
+  _cleanup_free_ char *uri = sr_mcp_file_uri (sr_session_id (s), a->path);
   _cleanup_free_ char *escaped = NULL, *mime = NULL, *description = NULL;
   uint64_t size;
   int fd = sr_files_open_artifact (sr_session_fs (s), a->path, &size, NULL);
@@ -578,19 +599,18 @@ read_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data, 
 static char *
 resources_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *id, const cJSON *params)
 {
-  const char *uri = uri_param (params);
   _cleanup_free_ char *session_id = NULL, *path = NULL;
   struct reading rd = { 0 };
   sr_error_t err = NULL;
   cJSON *result, *contents, *c;
+  const char *uri;
   char *reply;
 
-  if (uri == NULL)
-    return error_reply (id, SR_RPC_INVALID_PARAMS, NULL, "Invalid params: uri must be a string");
-  if (sr_mcp_resource_uri_parse (uri, &session_id, &path) < 0 || ctx->sessions == NULL)
+  if ((reply = uri_arg (id, params, &uri, &session_id, &path)))
+    return reply;
+  if (ctx->sessions == NULL)
     return error_reply (id, SR_RPC_RESOURCE_NOT_FOUND, uri,
-                        "Resource not found: not a file of a session (%s)",
-                        SR_MCP_RESOURCE_URI_TEMPLATE);
+                        "Resource not found: this server has no sessions");
   rd.path = path;
   if (sr_mcp_session_do (ctx, session_id, false, read_work, &rd, &err) < 0)
     {
@@ -627,18 +647,15 @@ static char *
 subscribe (struct sr_mcp_resources *r, const struct sr_mcp_tool_ctx *ctx, const cJSON *id,
            const cJSON *params)
 {
-  const char *uri = uri_param (params);
   _cleanup_free_ char *session_id = NULL, *path = NULL;
   struct observation ob = { .r = r, .baseline = true };
   sr_error_t err = NULL;
   bool known = false, seen;
+  const char *uri;
+  char *reply;
 
-  if (uri == NULL)
-    return error_reply (id, SR_RPC_INVALID_PARAMS, NULL, "Invalid params: uri must be a string");
-  if (sr_mcp_resource_uri_parse (uri, &session_id, &path) < 0)
-    return error_reply (id, SR_RPC_RESOURCE_NOT_FOUND, uri,
-                        "Resource not found: not a file of a session (%s)",
-                        SR_MCP_RESOURCE_URI_TEMPLATE);
+  if ((reply = uri_arg (id, params, &uri, &session_id, &path)))
+    return reply;
   pthread_mutex_lock (&r->lock);
   for (size_t i = 0; i < r->n_subs && !known; i++)
     known = strcmp (r->subs[i].uri, uri) == 0;

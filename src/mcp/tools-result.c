@@ -145,7 +145,7 @@ sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *s
         cJSON_AddStringToObject (e, "mime_type", v[i].mime_type);
       if (ctx->files_url)
         {
-          _cleanup_free_ char *path = sr_mcp_uri_path_encode (v[i].path);
+          _cleanup_free_ char *path = sr_mcp_uri_path (v[i].path);
           _cleanup_free_ char *url = sr_xasprintf ("%s/files/%s/%s", ctx->files_url, session_id,
                                                    path);
 

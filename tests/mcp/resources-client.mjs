@@ -115,7 +115,7 @@ for (const [uri, what] of [
   [uriOf(sid, "missing.txt"), "a file that is not there"],
   [uriOf("0".repeat(32), "chart.png"), "an unknown session"],
   [`sandbox://sessions/${sid}/files/../../etc/passwd`, "a path with .."],
-  [`sandbox://sessions/${sid}/files/%2Fetc%2Fpasswd`, "an escaped /"],
+  [`sandbox://sessions/${sid}/files/%2Fetc%2Fpasswd`, "an escaped path outside /mnt/data"],
   ["file:///etc/passwd", "another scheme"],
 ]) {
   e = await rpcError(client.readResource({ uri }));
@@ -148,6 +148,22 @@ await client.unsubscribeResource({ uri: watched });
 await call("file_write", { session_id: sid, path: "live/result.txt", content: "three" });
 await sleep(500);
 check(updated.length === 0, "after resources/unsubscribe no updated comes", updated);
+
+// A shell command in the session counts as a run.
+await client.subscribeResource({ uri: watched });
+updated.length = 0;
+r = await call("shell_new", { session_id: sid });
+await call("shell_exec", { shell_id: r.structuredContent?.shell_id, command: "echo four > live/result.txt" });
+check(await waitFor(() => updated.includes(watched)), "shell_exec that writes a subscribed file sends updated", updated);
+
+// upload_file without a session makes one, whose file is news.
+const beforeUpload = listChanged;
+r = await call("upload_file", { filename: "in.csv", content_base64: Buffer.from("a,b\n").toString("base64") });
+const sid2 = r.structuredContent?.session_id;
+check(await waitFor(() => listChanged > beforeUpload), "upload_file into a new session sends list_changed", listChanged);
+all = (await listAll()).flatMap((p) => p.resources);
+check(all.some((x) => x.uri === uriOf(sid2, "in.csv") && x.size === 4), "and its file is listed", all.map((x) => x.uri));
+await call("close_session", { session_id: sid2 });
 
 // Closing the session takes its files away.
 const beforeClose = listChanged;

@@ -1,69 +1,78 @@
-/* The URIs of session files as MCP resources: what the builder makes of
- * names that need escaping (and of bytes that are not UTF-8), that the
- * parser gives every one of them back, and the URIs it refuses.  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
 #include "mcp/resource-uri.h"
-#include "tests/unit/tap.h"
+#include "tap.h"
 
+/* path makes want, and want parses back to the same id and path.  */
 static void
-round_trip (const char *path, const char *want_uri)
+round_trip (const char *label, const char *id, const char *path, const char *want)
 {
-  _cleanup_free_ char *uri = sr_mcp_resource_uri ("abc123", path);
-  char *id = NULL, *back = NULL;
+  _cleanup_free_ char *uri = sr_mcp_file_uri (id, path), *got_id = NULL, *got_path = NULL;
+  sr_error_t err = NULL;
 
-  is_str (uri, want_uri, want_uri);
-  ok (sr_mcp_resource_uri_parse (uri, &id, &back) == 0 && strcmp (id, "abc123") == 0
-      && strcmp (back, path) == 0, "%s parses back to its session and path", want_uri);
-  free (id);
-  free (back);
+  is_str (uri, want, label);
+  ok (sr_mcp_file_uri_parse (uri, &got_id, &got_path, &err) == 0, "%s: parses", label);
+  is_str (got_id, id, "the session id comes back");
+  is_str (got_path, path, "the path comes back");
+  sr_error_free (&err);
 }
 
 static void
-refused (const char *uri, const char *why)
+refused (const char *uri)
 {
   char *id = NULL, *path = NULL;
+  sr_error_t err = NULL;
 
-  ok (sr_mcp_resource_uri_parse (uri, &id, &path) < 0 && id == NULL && path == NULL,
-      "refused: %s", why);
+  ok (sr_mcp_file_uri_parse (uri, &id, &path, &err) < 0 && id == NULL && path == NULL
+        && strcmp (sr_error_code (err), "invalid_uri") == 0,
+      "refused as invalid_uri: %s", uri);
+  sr_error_free (&err);
 }
 
 int
 main (void)
 {
-  char *id = NULL, *path = NULL;
+  round_trip ("a plain name", "0123abcd", "chart.png",
+              "sandbox://sessions/0123abcd/files/chart.png");
+  round_trip ("directories keep their slashes", "s1", "out/plots/a-b_c~d.svg",
+              "sandbox://sessions/s1/files/out/plots/a-b_c~d.svg");
+  round_trip ("spaces, reserved characters and UTF-8 are escaped", "s1", "my file?#%[1].txt",
+              "sandbox://sessions/s1/files/my%20file%3F%23%25%5B1%5D.txt");
+  round_trip ("bytes that are not UTF-8", "s1", "bad\xff.txt",
+              "sandbox://sessions/s1/files/bad%FF.txt");
+  round_trip ("non-ASCII", "s1", "caf\xc3\xa9.csv", "sandbox://sessions/s1/files/caf%C3%A9.csv");
+  round_trip ("a path that is itself files/...", "s1", "files/x",
+              "sandbox://sessions/s1/files/files/x");
+  {
+    _cleanup_free_ char *uri = sr_mcp_file_uri ("a/b", "x");
 
-  round_trip ("chart.png", "sandbox://sessions/abc123/files/chart.png");
-  round_trip ("out dir/a b.csv", "sandbox://sessions/abc123/files/out%20dir/a%20b.csv");
-  round_trip ("x-y_z.~1/Q", "sandbox://sessions/abc123/files/x-y_z.~1/Q");
-  round_trip ("a?b#c%d", "sandbox://sessions/abc123/files/a%3Fb%23c%25d");
-  round_trip ("bad\xff.txt", "sandbox://sessions/abc123/files/bad%FF.txt");
-  round_trip ("caf\xc3\xa9", "sandbox://sessions/abc123/files/caf%C3%A9");
+    is_str (uri, "sandbox://sessions/a%2Fb/files/x", "a slash in a session id is escaped");
+  }
 
-  ok (sr_mcp_resource_uri_parse ("sandbox://sessions/s/files/a%2e%2E", &id, &path) == 0
-      && strcmp (path, "a..") == 0, "lowercase and uppercase escapes decode alike");
-  free (id);
-  free (path);
-  /* Left for the file functions, which refuse it themselves.  */
-  ok (sr_mcp_resource_uri_parse ("sandbox://sessions/s/files/../x", &id, &path) == 0
-      && strcmp (path, "../x") == 0, "a .. segment is handed on to the path checks");
-  free (id);
-  free (path);
+  {
+    _cleanup_free_ char *id = NULL, *path = NULL;
 
-  refused ("file:///etc/passwd", "another scheme");
-  refused ("sandbox://sessions//files/x", "an empty session id");
-  refused ("sandbox://sessions/s/files/", "an empty path");
-  refused ("sandbox://sessions/s", "no files part");
-  refused ("sandbox://sessions/s/x/files/y", "a session id with a /");
-  refused ("sandbox://sessions/s%2Fx/files/y", "a session id with an escaped /");
-  refused ("sandbox://sessions/s/files/a%2Fb", "an escaped / in the path");
-  refused ("sandbox://sessions/s/files/a%00b", "an escaped NUL");
-  refused ("sandbox://sessions/s/files/a%4", "a truncated escape");
-  refused ("sandbox://sessions/s/files/a%zz", "an escape that is not hex");
-  refused ("sandbox://sessions/s/files/a%", "a lone %");
+    ok (sr_mcp_file_uri_parse ("sandbox://sessions/s1/files/a%2fb%41", &id, &path, NULL) == 0
+          && strcmp (path, "a/bA") == 0,
+        "lower-case escapes decode, an escaped slash in the path is a slash");
+  }
+  {
+    _cleanup_free_ char *p = sr_mcp_uri_path ("out dir/a%b\xff~.csv");
+
+    is_str (p, "out%20dir/a%25b%FF~.csv", "a URL path keeps its slashes and unreserved characters");
+  }
+  refused ("file:///etc/passwd");
+  refused ("sandbox://sessions/s1/other/x");
+  refused ("sandbox://sessions//files/x");
+  refused ("sandbox://sessions/s1/files/");
+  refused ("sandbox://sessions/s1/files/a%00b");
+  refused ("sandbox://sessions/s1/files/a%zz");
+  refused ("sandbox://sessions/s1/files/a%4");
+  refused ("sandbox://sessions/a/b/files/x");
+  refused ("sandbox://sessions/a%2Fb/files/x");
   return done_testing ();
 }
