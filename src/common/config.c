@@ -726,6 +726,9 @@ sr_config_check (const struct sr_config *cfg, sr_error_t *err)
                          (unsigned long long) (SR_MAX_OUTPUT_CEILING >> 20));
   if (cfg->max_concurrent == 0)
     return sr_error_set (err, 0, "max_concurrent must be at least 1");
+  /* A page of none would never move on.  */
+  if (cfg->resource_page_size == 0)
+    return sr_error_set (err, 0, "resource_page_size must be at least 1");
   return 0;
 }
 

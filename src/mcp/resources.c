@@ -529,9 +529,6 @@ resources_list (struct sr_mcp_resources *r, const struct sr_mcp_tool_ctx *ctx, c
           || cursor_parse (cursor->valuestring, &raw, &pg.after_id, &pg.after_path) < 0))
     return error_reply (id, SR_RPC_INVALID_PARAMS, NULL, "Invalid params: cursor is not one "
                         "this server gave");
-  /* A page of none could never move on.  */
-  if (pg.max == 0)
-    pg.max = 1;
   result = cJSON_CreateObject ();
   pg.list = cJSON_AddArrayToObject (result, "resources");
   if (ctx->sessions)

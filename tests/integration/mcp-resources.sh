@@ -10,6 +10,10 @@ export SANDBOX_RESOURCE_PAGE_SIZE=2
 require_image python python-data
 require_node_modules
 
+out=$(SANDBOX_RESOURCE_PAGE_SIZE=0 "$SR_BIN" config show 2>&1)
+is "$?" 125 "resource_page_size 0 is refused, as any bad setting"
+like "$out" "resource_page_size must be at least 1" "saying why"
+
 (cd "$NODE_DIR" && timeout 300 "$NODE" resources-client.mjs "$SR_BIN") \
   > "$sr_tmp/stdio.out" 2>"$sr_tmp/stdio.err"
 is "$?" 0 "the stdio client ends cleanly"
