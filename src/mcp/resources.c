@@ -68,6 +68,14 @@ sr_mcp_resources_new (sr_mcp_notify_fn notify, void *userdata)
 }
 
 static void
+sub_done (struct sub *sub)
+{
+  free (sub->uri);
+  free (sub->session_id);
+  free (sub->path);
+}
+
+static void
 seen_free (struct seen *s)
 {
   sr_artifacts_free (s->v, s->n);
@@ -81,11 +89,7 @@ sr_mcp_resources_free (struct sr_mcp_resources *r)
   if (r == NULL)
     return;
   for (size_t i = 0; i < r->n_subs; i++)
-    {
-      free (r->subs[i].uri);
-      free (r->subs[i].session_id);
-      free (r->subs[i].path);
-    }
+    sub_done (&r->subs[i]);
   free (r->subs);
   while (r->seen)
     {
@@ -694,9 +698,7 @@ unsubscribe (struct sr_mcp_resources *r, const cJSON *id, const cJSON *params)
   for (size_t i = 0; i < r->n_subs; i++)
     if (strcmp (r->subs[i].uri, uri) == 0)
       {
-        free (r->subs[i].uri);
-        free (r->subs[i].session_id);
-        free (r->subs[i].path);
+        sub_done (&r->subs[i]);
         r->subs[i] = r->subs[--r->n_subs];
         break;
       }
