@@ -83,6 +83,8 @@ static const struct setting settings[] = {
      "most bytes one file_search reads"),
   U ("max_read_size", T_SIZE, max_read_size, SR_DEFAULT_MAX_READ_SIZE,
      "most file text one file_read or file_search returns"),
+  U ("resource_page_size", T_UINT, resource_page_size, SR_DEFAULT_RESOURCE_PAGE_SIZE,
+     "session files one MCP resources/list page holds"),
   { "backend", T_BACKEND, offsetof (struct sr_config, backend_kind), 0, 0, SR_DEFAULT_BACKEND,
     "native or docker" },
   S ("docker_host", docker_host, "", "Docker API socket (empty: DOCKER_HOST or the default)"),
@@ -736,6 +738,9 @@ sr_config_check (const struct sr_config *cfg, sr_error_t *err)
                          (unsigned long long) (SR_MAX_READ_SIZE_BOUND >> 10));
   if (cfg->max_concurrent == 0)
     return sr_error_set (err, 0, "max_concurrent must be at least 1");
+  /* A page of none would never move on.  */
+  if (cfg->resource_page_size == 0)
+    return sr_error_set (err, 0, "resource_page_size must be at least 1");
   return 0;
 }
 

@@ -106,6 +106,7 @@ struct sr_config
   uint64_t max_artifact_size;
   uint64_t max_search_bytes;  /* file_search stops, truncated, past it */
   uint64_t max_read_size;     /* file text one file_read or file_search returns */
+  uint64_t resource_page_size; /* files per resources/list page */
   /* backend */
   enum sr_backend_kind backend_kind;
   char *docker_host;

@@ -13,6 +13,8 @@
 #define SR_RPC_METHOD_NOT_FOUND (-32601)
 #define SR_RPC_INVALID_PARAMS   (-32602)
 #define SR_RPC_INTERNAL_ERROR   (-32603)
+/* MCP's own: resources/read of a URI the server does not have.  */
+#define SR_RPC_RESOURCE_NOT_FOUND (-32002)
 
 enum sr_rpc_kind
 {

@@ -5,7 +5,8 @@ libsandbox_a_SOURCES += \
 	src/mcp/tools-result.c src/mcp/tools-run.c src/mcp/tools-session.c \
 	src/mcp/tools-files.c src/mcp/tools-shell.c \
 	src/mcp/tool-args.c src/mcp/tool-args.h src/mcp/tool-schema.h \
-	src/mcp/resource-uri.c src/mcp/resource-uri.h src/mcp/tools-text.c \
+	src/mcp/resources.c src/mcp/resources.h src/mcp/resource-uri.c src/mcp/resource-uri.h \
+	src/mcp/tools-text.c \
 	src/mcp/stdio.c src/mcp/stdio.h \
 	src/mcp/http.c src/mcp/http.h src/mcp/http-internal.h \
 	src/mcp/http-check.c src/mcp/http-session.c src/mcp/http-stream.c \

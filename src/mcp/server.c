@@ -12,6 +12,7 @@
 
 #include "common/util.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/resources.h"
 #include "mcp/tools.h"
 #include "sandbox/service.h"
 
@@ -59,6 +60,7 @@ struct sr_mcp_conn
   pthread_mutex_t lock;
   pthread_cond_t idle;
   struct call *calls;
+  struct sr_mcp_resources *resources;
   bool initialized;
   bool closing;
   char protocol[16];
@@ -270,6 +272,21 @@ on_warning (const char *message, void *userdata)
   log_message (call->conn, 3, "%s", message);
 }
 
+/* What a tool or a resource of connection c works with.  */
+static struct sr_mcp_tool_ctx
+conn_ctx (struct sr_mcp_conn *c, int cancel_fd, void *userdata)
+{
+  struct sr_mcp_server *s = c->s;
+
+  /* Without a call (userdata) there is nothing to report progress of.  */
+  return (struct sr_mcp_tool_ctx) {
+    .cfg = s->cfg, .service = s->service, .sessions = sr_service_sessions (s->service),
+    .files_url = s->files_url, .cancel_fd = cancel_fd,
+    .on_progress = userdata ? on_progress : NULL, .on_warning = userdata ? on_warning : NULL,
+    .userdata = userdata,
+  };
+}
+
 static void *
 call_main (void *arg)
 {
@@ -278,11 +295,7 @@ call_main (void *arg)
   struct sr_mcp_server *s = c->s;
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (call->params, "name");
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (call->params, "arguments");
-  struct sr_mcp_tool_ctx ctx = {
-    .cfg = s->cfg, .service = s->service, .sessions = sr_service_sessions (s->service),
-    .files_url = s->files_url, .cancel_fd = call->cancel_fd,
-    .on_progress = on_progress, .on_warning = on_warning, .userdata = call,
-  };
+  struct sr_mcp_tool_ctx ctx = conn_ctx (c, call->cancel_fd, call);
   bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
   cJSON *result = NULL;
 
@@ -293,6 +306,7 @@ call_main (void *arg)
       result = sr_mcp_tool_call (&ctx, name->valuestring, args, &cancelled);
       if (slot)
         give_slot (s);
+      sr_mcp_resources_after_call (c->resources, &ctx, args, result);
       log_message (c, 0, "tools/call %s took %.1f ms", name->valuestring,
                    (double) (sr_now_ns () - start) / 1e6);
     }
@@ -454,6 +468,7 @@ do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   caps = cJSON_AddObjectToObject (result, "capabilities");
   cJSON_AddBoolToObject (cJSON_AddObjectToObject (caps, "tools"), "listChanged", false);
   cJSON_AddObjectToObject (caps, "logging");
+  cJSON_AddItemToObject (caps, "resources", sr_mcp_resources_capability ());
   info = cJSON_AddObjectToObject (result, "serverInfo");
   cJSON_AddStringToObject (info, "name", "sandbox-runner");
   cJSON_AddStringToObject (info, "title", "sandbox-runner");
@@ -495,6 +510,17 @@ do_set_level (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 }
 
 static void
+do_resources (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+{
+  struct sr_mcp_tool_ctx ctx = conn_ctx (c, -1, NULL);
+  char *reply = sr_mcp_resources_handle (c->resources, &ctx, m->method, m->id, m->params);
+
+  if (reply == NULL)
+    return send_error (c, m->id, SR_RPC_METHOD_NOT_FOUND, "Method not found: %s", m->method);
+  send_text (c, m->id, reply);
+}
+
+static void
 handle_request (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 {
   if (strcmp (m->method, "initialize") == 0)
@@ -512,6 +538,8 @@ handle_request (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
     }
   else if (strcmp (m->method, "logging/setLevel") == 0)
     do_set_level (c, m);
+  else if (strncmp (m->method, "resources/", strlen ("resources/")) == 0)
+    do_resources (c, m);
   else
     send_error (c, m->id, SR_RPC_METHOD_NOT_FOUND, "Method not found: %s", m->method);
 }
@@ -526,6 +554,14 @@ handle_notification (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 
 /* --- connections --- */
 
+/* Resource notifications go on the connection's own stream (the GET
+ * stream over HTTP): they belong to no request.  */
+static void
+resources_notify (void *userdata, char *json)
+{
+  send_text (userdata, NULL, json);
+}
+
 struct sr_mcp_conn *
 sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn send, void *transport)
 {
@@ -535,6 +571,7 @@ sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn send, void *transport)
   c->send = send;
   c->transport = transport;
   c->log_level = LOG_DEFAULT;
+  c->resources = sr_mcp_resources_new (resources_notify, c);
   pthread_mutex_init (&c->lock, NULL);
   pthread_cond_init (&c->idle, NULL);
   return c;
@@ -594,6 +631,7 @@ sr_mcp_conn_close (struct sr_mcp_conn *c)
   while (c->calls)
     pthread_cond_wait (&c->idle, &c->lock);
   pthread_mutex_unlock (&c->lock);
+  sr_mcp_resources_free (c->resources);
   pthread_mutex_destroy (&c->lock);
   pthread_cond_destroy (&c->idle);
   free (c);

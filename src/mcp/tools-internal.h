@@ -130,10 +130,22 @@ void sr_mcp_fit_tail (char *data, size_t *len, size_t max, bool *truncated);
 typedef int (*sr_mcp_session_work_fn) (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s,
                                        void *data, sr_error_t *err);
 
-/* Takes the session of args' session_id (a new one when create and none
- * is given), runs work in it and releases it.  NULL on success, else the
+/* Takes the session id (a new one when create and id is NULL or ""),
+ * runs work in it and releases it: the one way a call reaches a session
+ * the caller names.  0, or -1 with *err set (its code:
+ * sr_mcp_tool_refusal).  */
+int sr_mcp_session_do (const struct sr_mcp_tool_ctx *ctx, const char *id, bool create,
+                       sr_mcp_session_work_fn work, void *data, sr_error_t *err);
+
+/* sr_mcp_session_do on args' session_id.  NULL on success, else the
  * refusal to return.  */
 cJSON *sr_mcp_with_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
                             sr_mcp_session_work_fn work, void *data);
+
+struct sr_session_info;
+/* The sessions the caller may see (list_sessions, resources/list),
+ * oldest first; sr_session_infos_free (*ret, *ret_n).  */
+void sr_mcp_sessions_visible (const struct sr_mcp_tool_ctx *ctx, struct sr_session_info **ret,
+                              size_t *ret_n);
 
 #endif

@@ -16,22 +16,39 @@
 #include "sandbox/session.h"
 #include "sandbox/service.h"
 
+int
+sr_mcp_session_do (const struct sr_mcp_tool_ctx *ctx, const char *id, bool create,
+                   sr_mcp_session_work_fn work, void *data, sr_error_t *err)
+{
+  struct sr_session *s = NULL;
+  int r;
+
+  if (!create && *id == '\0')
+    return sr_error_set_code (err, "invalid_arguments", 0, "session_id must not be empty");
+  if (sr_sessions_acquire (ctx->sessions, id, NULL, ctx->cancel_fd, &s, err) < 0)
+    return -1;
+  r = work (ctx, s, data, err);
+  sr_session_release (s);
+  return r;
+}
+
 cJSON *
 sr_mcp_with_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
                      sr_mcp_session_work_fn work, void *data)
 {
-  const char *id = sr_mcp_arg_string (args, "session_id");
-  struct sr_session *s = NULL;
   sr_error_t err = NULL;
-  int r;
 
-  if (!create && *id == '\0')
-    return sr_mcp_tool_error ("invalid_arguments", "session_id must not be empty");
-  if (sr_sessions_acquire (ctx->sessions, id, NULL, ctx->cancel_fd, &s, &err) < 0)
+  if (sr_mcp_session_do (ctx, sr_mcp_arg_string (args, "session_id"), create, work, data, &err)
+      < 0)
     return sr_mcp_tool_refusal (&err);
-  r = work (ctx, s, data, &err);
-  sr_session_release (s);
-  return r < 0 ? sr_mcp_tool_refusal (&err) : NULL;
+  return NULL;
+}
+
+void
+sr_mcp_sessions_visible (const struct sr_mcp_tool_ctx *ctx, struct sr_session_info **ret,
+                         size_t *ret_n)
+{
+  sr_sessions_list (ctx->sessions, ret, ret_n);
 }
 
 cJSON *
@@ -79,7 +96,7 @@ sr_mcp_call_list_sessions (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   size_t n = 0;
   cJSON *o, *list;
 
-  sr_sessions_list (ctx->sessions, &v, &n);
+  sr_mcp_sessions_visible (ctx, &v, &n);
   o = cJSON_CreateObject ();
   list = cJSON_AddArrayToObject (o, "sessions");
   for (size_t i = 0; i < n; i++)

@@ -14,6 +14,7 @@ integration_tests = \
 	tests/integration/hostile.sh \
 	tests/integration/mcp-http.sh \
 	tests/integration/mcp-session.sh \
+	tests/integration/mcp-resources.sh \
 	tests/integration/mcp-schemas.sh \
 	tests/integration/cli-session.sh \
 	tests/integration/cli-exit.sh \

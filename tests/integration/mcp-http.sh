@@ -140,7 +140,8 @@ conformance=$NODE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.
 unsupported () {
   case $1 in
     completion-*) echo "completions are not implemented" ;;
-    resources-*) echo "resources are not implemented" ;;
+    resources-list) ;;
+    resources-*) echo "needs the suite's test resources (test://static-text, test://watched-resource, ...); ours are session files" ;;
     prompts-*) echo "prompts are not implemented" ;;
     tools-call-sampling | tools-call-elicitation | elicitation-*)
       echo "needs sampling/elicitation and the suite's test tools, not implemented" ;;
