@@ -62,6 +62,13 @@ enum sr_backend_kind
   SR_BACKEND_KIND_MAX,
 };
 
+/* The tool sets of servers sandbox-runner replaces, which tools/list
+ * also offers when the compat_tools setting names them (a bit each).  */
+enum sr_compat
+{
+  SR_COMPAT_CODE_SANDBOX = 1 << 0, /* mcp-code-sandbox's sandbox_* tools */
+};
+
 struct sr_config
 {
   /* runs */
@@ -107,6 +114,7 @@ struct sr_config
   /* backend */
   enum sr_backend_kind backend_kind;
   char *docker_host;
+  unsigned compat_tools;   /* enum sr_compat bits */
 
   struct sr_language *languages;
   size_t n_languages;
