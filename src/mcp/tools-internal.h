@@ -2,7 +2,8 @@
  * and the builders of results and refusals (tools-result.c).  The tool
  * families are tools-run.c (run_code, list_supported_languages,
  * get_execution_history), tools-session.c (sessions and their artifacts),
- * tools-files.c (the file tools) and tools-shell.c (persistent shells).
+ * tools-files.c (the file tools) and tools-shell.c (persistent shells);
+ * tools-compat.c maps the drop-in tools of other servers onto them.
  *
  * A handler runs after the registry checked its arguments against the
  * tool's inputSchema (src/mcp/schemas/NAME.json) and, for a tool of
@@ -36,6 +37,15 @@ sr_mcp_tool_fn sr_mcp_call_file_read, sr_mcp_call_file_write, sr_mcp_call_file_p
   sr_mcp_call_file_search;
 sr_mcp_tool_fn sr_mcp_call_shell_new, sr_mcp_call_shell_exec, sr_mcp_call_shell_read,
   sr_mcp_call_write_stdin, sr_mcp_call_shell_list, sr_mcp_call_shell_remove;
+
+/* Calls call, the handler of one of our tools, as mcp-code-sandbox's tool
+ * of the same work (the registry's CODE_SANDBOX rows): args (checked
+ * against that tool's schema, changed here) mapped to ours, and the
+ * result given the fields the original named.  sandbox_run_python runs
+ * python, in a new session on session_image when no session_id is given,
+ * as the original did.  */
+cJSON *sr_mcp_code_sandbox_call (const struct sr_mcp_tool_ctx *ctx, sr_mcp_tool_fn *call,
+                                 cJSON *args, bool *ret_cancelled);
 
 /* A CallToolResult of structured (taken over): structuredContent and the
  * same as text; a refusal carries its JSON in the text only.  */
