@@ -189,11 +189,10 @@ test_env_aliases (void)
     "SANDBOX_MEMORY_LIMIT",  "SANDBOX_CPU_LIMIT",        "SANDBOX_EXEC_TIMEOUT_S",
     "SANDBOX_SESSION_TTL_M", "SANDBOX_MAX_UPLOAD_BYTES", "SANDBOX_MAX_OUTPUT_BYTES",
     "SANDBOX_MAX_CODE_BYTES", "SANDBOX_HTTP_HOST",      "SANDBOX_HTTP_PORT",
-    "SANDBOX_IMAGE",         "SANDBOX_LOG_FILE",
+    "SANDBOX_IMAGE",
   };
   static const char *const values[] = { "1g", "1.5", "60", "2.5", "52428800", "102400",
-                                        "100k", "::1", "9000", "llm-sandbox:latest",
-                                        "/tmp/sandbox.log" };
+                                        "100k", "::1", "9000", "llm-sandbox:latest" };
   struct sr_config cfg;
   sr_error_t err = NULL;
   _cleanup_free_ char *text = NULL, *again = NULL;
@@ -214,7 +213,6 @@ test_env_aliases (void)
   is_int (cfg.max_code_size, 102400, "SANDBOX_MAX_CODE_BYTES sets max_code_size");
   is_str (cfg.listen, "[::1]:9000", "SANDBOX_HTTP_HOST and SANDBOX_HTTP_PORT make listen");
   is_str (cfg.session_image, "llm-sandbox:latest", "SANDBOX_IMAGE sets session_image");
-  is_str (cfg.log_file, "/tmp/sandbox.log", "SANDBOX_LOG_FILE sets log_file");
   text = show (&cfg);
   ok (strstr (text, "environment (SANDBOX_MEMORY_LIMIT)")
         && strstr (text, "environment (SANDBOX_HTTP_HOST, SANDBOX_HTTP_PORT)")
