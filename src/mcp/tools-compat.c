@@ -36,12 +36,14 @@ run_python_args (const struct sr_mcp_tool_ctx *ctx, cJSON *args)
 
 /* The fields mcp-code-sandbox's results had and ours name otherwise, on
  * o and its artifacts: path under /mnt/data (ours is relative to it),
- * filename, size_bytes, and a closed session's status.  */
+ * filename, size_bytes, a closed session's status, and the exit_code -1
+ * it gave a run that timed out.  */
 static void
 as_code_sandbox (cJSON *o)
 {
   const cJSON *path = cJSON_GetObjectItemCaseSensitive (o, "path");
   const cJSON *size = cJSON_GetObjectItemCaseSensitive (o, "size");
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive (o, "status");
   cJSON *a;
 
   if (cJSON_IsString (path))
@@ -60,6 +62,8 @@ as_code_sandbox (cJSON *o)
     as_code_sandbox (a);
   if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (o, "closed")))
     cJSON_AddStringToObject (o, "status", "closed");
+  if (cJSON_IsString (status) && strcmp (status->valuestring, "timeout") == 0)
+    cJSON_ReplaceItemInObjectCaseSensitive (o, "exit_code", cJSON_CreateNumber (-1));
 }
 
 cJSON *

@@ -55,7 +55,7 @@ await client.close();
 
 // compat_tools = mcp-code-sandbox: its five tools, its argument names,
 // its result fields.
-client = await connect({ SANDBOX_COMPAT_TOOLS: "mcp-code-sandbox" });
+client = await connect({ SANDBOX_COMPAT_TOOLS: "mcp-code-sandbox", SANDBOX_TIMEOUT: "3" });
 tools = (await client.listTools()).tools;
 check(drop.every((n) => tools.some((t) => t.name === n)),
   "compat_tools = mcp-code-sandbox lists its five tools", tools.map((t) => t.name));
@@ -98,6 +98,8 @@ const made = r.structuredContent?.sessions?.find((x) => x.session_id === s.sessi
 check(made?.image === "python-data", "on the data-science image (session_image)", r.structuredContent);
 r = await call(client, "sandbox_run_python", { session_id: s.session_id, code: "import sys; sys.exit(3)" });
 check(!r.isError && r.structuredContent?.exit_code === 3, "a failing run's exit_code", r);
+r = await call(client, "sandbox_run_python", { session_id: s.session_id, code: "while True: pass" });
+check(!r.isError && r.structuredContent?.exit_code === -1, "a run that timed out: exit_code -1, as the original", r);
 await call(client, "sandbox_close_session", { session_id: s.session_id });
 await client.close();
 process.exit(0);
