@@ -625,6 +625,21 @@ sr_config_variable_known (const char *var)
   return false;
 }
 
+bool
+sr_config_alias_overridden (const char *var)
+{
+  char name[64];
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+    for (size_t a = 0; a < SR_ARRAY_SIZE (settings[i].aliases); a++)
+      if (settings[i].aliases[a].var && strcmp (var, settings[i].aliases[a].var) == 0)
+        {
+          env_name (&settings[i], name);
+          return getenv (name) != NULL;
+        }
+  return false;
+}
+
 static bool env_warned;
 
 bool

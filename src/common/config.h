@@ -164,6 +164,9 @@ const char *sr_backend_kind_name (enum sr_backend_kind kind);
  * SANDBOX_LANGUAGE_* and SANDBOX_DOCKER_IMAGE_*.  sr_config_read warns
  * about the other SANDBOX_ ones.  */
 bool sr_config_variable_known (const char *var);
+/* Whether var is an alias that the setting's own variable, being set
+ * too, overrides (sr_config_read warns about it).  */
+bool sr_config_alias_overridden (const char *var);
 /* Whether this process has warned about the others already.  */
 bool sr_config_env_warned (void);
 

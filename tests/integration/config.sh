@@ -109,6 +109,10 @@ SANDBOX_MEMORY_LIMIT=1g SANDBOX_MEMORY=128M run_sr config show
 like "$out" "^memory += 128M +# environment \(SANDBOX_MEMORY; SANDBOX_MEMORY_LIMIT ignored\)" \
   "our name wins over the alias, and config show says so"
 like "$err" "warning: SANDBOX_MEMORY_LIMIT ignored for memory: SANDBOX_MEMORY is set" "with a warning"
+SANDBOX_MEMORY_LIMIT=1g SANDBOX_MEMORY=128M DOCKER_HOST=unix://$sr_tmp/no-daemon.sock \
+  run_sr run-code --backend docker -l python "$named"
+is "$(printf '%s\n' "$err" | grep -c SANDBOX_MEMORY_LIMIT)" 1 \
+  "once when the command is handed to sandbox-runner-full"
 SANDBOX_MEMORY_LIMIT=lots run_sr config show
 [ "$rc" -ne 0 ]; ok $? "a bad alias value is an error"
 like "$err" "SANDBOX_MEMORY_LIMIT" "naming the alias"
