@@ -46,12 +46,14 @@ int sr_cmd_history (int argc, char **argv);
  * sandbox-runner-full (the others hand those over).  */
 int sr_cmd_serve (int argc, char **argv);
 struct sr_mcp_server;
+/* sse: also the HTTP+SSE transport of protocol 2024-11-05 (--transport
+ * sse), at /sse and /messages.  */
 typedef int (*sr_cli_serve_http_fn) (struct sr_mcp_server *server, const struct sr_config *cfg,
-                                     int stop_fd, sr_error_t *err);
+                                     bool sse, int stop_fd, sr_error_t *err);
 extern sr_cli_serve_http_fn sr_cli_serve_http;
 /* The HTTP transport, with libmicrohttpd (serve_http.c).  */
-int sr_cli_serve_mhd (struct sr_mcp_server *server, const struct sr_config *cfg, int stop_fd,
-                      sr_error_t *err);
+int sr_cli_serve_mhd (struct sr_mcp_server *server, const struct sr_config *cfg, bool sse,
+                      int stop_fd, sr_error_t *err);
 int sr_cmd_doctor (int argc, char **argv);
 /* image import and image pull; argv[0] is "import" or "pull".  These are
  * in sandbox-runner-full; sandbox-runner hands them over (delegate.c).  */

@@ -15,8 +15,9 @@
 
 extern char **environ;
 
-/* The SANDBOX_ variables nothing reads, once this process has warned
- * about them: the helper would warn again.  */
+/* The SANDBOX_ variables nothing reads, and the aliases our own names
+ * override, once this process has warned about them: the helper would
+ * warn again.  */
 static void
 drop_unknown_variables (void)
 {
@@ -31,7 +32,7 @@ drop_unknown_variables (void)
       if (strncmp (*e, "SANDBOX_", 8) != 0 || eq == NULL)
         continue;
       var = sr_xasprintf ("%.*s", (int) (eq - *e), *e);
-      if (sr_config_variable_known (var))
+      if (sr_config_variable_known (var) && !sr_config_alias_overridden (var))
         continue;
       unknown = sr_xrealloc (unknown, (n + 2) * sizeof *unknown);
       unknown[n++] = TAKE_PTR (var);

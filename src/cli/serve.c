@@ -1,4 +1,4 @@
-/* sandbox-runner serve [--transport stdio|http] [--listen ADDR] ...  */
+/* sandbox-runner serve [--transport stdio|http|sse] [--listen ADDR] ...  */
 #include "config.h"
 
 #include <errno.h>
@@ -25,8 +25,9 @@ usage (FILE *f)
   fprintf (f,
            "Usage: sandbox-runner serve [OPTIONS]\n\n"
            "Serves MCP: over stdin/stdout (the default, for clients that start the server)\n"
-           "or over Streamable HTTP at /mcp.\n\n"
-           "  --transport stdio|http  the transport (default stdio)\n"
+           "or over Streamable HTTP at /mcp (and with sse, also the HTTP+SSE transport\n"
+           "of protocol 2024-11-05 at /sse, for older clients).\n\n"
+           "  --transport stdio|http|sse  the transport (default stdio)\n"
            "  --listen ADDR:PORT      HTTP address (default: the listen setting)\n"
            "  --token-file FILE       bearer tokens, one per line (required off loopback)\n"
            "  --log-file FILE         write logs there instead of stderr\n");
@@ -47,6 +48,7 @@ sr_cmd_serve (int argc, char **argv)
   struct sr_config config = { 0 };
   struct sr_mcp_server *server = NULL;
   const char *transport = "stdio";
+  bool http;
   sr_error_t err = NULL;
   int c, stop_fd = -1, status = SR_EXIT_RUNNER;
 
@@ -85,9 +87,10 @@ sr_cmd_serve (int argc, char **argv)
       sr_cli_error ("serve: unexpected argument '%s'", argv[optind]);
       goto out;
     }
-  if (strcmp (transport, "stdio") != 0 && strcmp (transport, "http") != 0)
+  http = strcmp (transport, "http") == 0 || strcmp (transport, "sse") == 0;
+  if (strcmp (transport, "stdio") != 0 && !http)
     {
-      sr_cli_error ("serve: --transport must be stdio or http, not '%s'", transport);
+      sr_cli_error ("serve: --transport must be stdio, http or sse, not '%s'", transport);
       goto out;
     }
   /* The light binary serves stdio on the native backend itself, without
@@ -99,7 +102,7 @@ sr_cmd_serve (int argc, char **argv)
       sr_config_done (&config);
       return sr_cli_exec_helper (SR_HELPER_FULL);
     }
-  if (strcmp (transport, "http") == 0 && sr_cli_serve_http == NULL)
+  if (http && sr_cli_serve_http == NULL)
     {
       sr_config_done (&config);
       return sr_cli_exec_helper (SR_HELPER_HTTP);
@@ -137,7 +140,8 @@ sr_cmd_serve (int argc, char **argv)
           < 0)
         goto fail;
     }
-  else if (sr_cli_serve_http (server, &config, stop_fd, &err) < 0)
+  else if (sr_cli_serve_http (server, &config, strcmp (transport, "sse") == 0, stop_fd, &err)
+           < 0)
     goto fail;
   status = 0;
   goto out;

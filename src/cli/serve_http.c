@@ -1,4 +1,4 @@
-/* serve --transport http: libmicrohttpd is in sandbox-runner-http and
+/* serve --transport http (or sse): libmicrohttpd is in sandbox-runner-http and
  * sandbox-runner-full only, whose mains register the transport for
  * serve.c (main-http.c, main-full.c).  */
 #include "config.h"
@@ -7,14 +7,14 @@
 #include "mcp/http.h"
 
 int
-sr_cli_serve_mhd (struct sr_mcp_server *server, const struct sr_config *cfg, int stop_fd,
-                  sr_error_t *err)
+sr_cli_serve_mhd (struct sr_mcp_server *server, const struct sr_config *cfg, bool sse,
+                  int stop_fd, sr_error_t *err)
 {
   struct sr_mcp_http_options o = {
     .listen = cfg->listen, .token_file = cfg->token_file,
     .allowed_origins = cfg->allowed_origins, .max_message_size = cfg->max_message_size,
     .max_download_size = cfg->max_artifact_size,
-    .session_idle_ms = cfg->http_session_idle_ms,
+    .session_idle_ms = cfg->http_session_idle_ms, .sse = sse,
   };
 
   return sr_mcp_http_run (server, &o, stop_fd, err);

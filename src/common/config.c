@@ -14,7 +14,24 @@
 #include "common/defaults.h"
 #include "common/util.h"
 
-enum setting_type { T_SECONDS, T_SIZE, T_UINT, T_CPUS, T_BOOL, T_STRING, T_BACKEND };
+enum setting_type { T_SECONDS, T_SIZE, T_UINT, T_CPUS, T_BOOL, T_STRING, T_BACKEND, T_COMPAT };
+
+/* How the value of an alias becomes the setting's text.  */
+enum alias_form
+{
+  A_SAME,    /* as it is */
+  A_MINUTES, /* minutes, of a setting in seconds */
+  A_HOST,    /* the HOST of a HOST:PORT setting */
+  A_PORT,    /* its PORT */
+};
+
+/* A variable another server (mcp-code-sandbox) read for the setting, so
+ * that its users' client configurations keep working.  */
+struct env_alias
+{
+  const char *var;
+  enum alias_form form;
+};
 
 struct setting
 {
@@ -25,23 +42,33 @@ struct setting
   double def_d;         /* T_CPUS */
   const char *def_s;    /* T_STRING, T_BACKEND; NULL: computed by default_path */
   const char *help;
+  struct env_alias aliases[2]; /* applied in order; the setting's own variable wins */
 };
 
-#define U(k, t, f, d, h) { k, t, offsetof (struct sr_config, f), d, 0, NULL, h }
-#define S(k, f, d, h) { k, T_STRING, offsetof (struct sr_config, f), 0, 0, d, h }
+/* The arguments after the help, if any, are the aliases: { VAR, FORM }, ...  */
+#define U(k, t, f, d, h, ...)                                                \
+  { k, t, offsetof (struct sr_config, f), d, 0, NULL, h, .aliases = { __VA_ARGS__ } }
+#define S(k, f, d, h, ...)                                                   \
+  { k, T_STRING, offsetof (struct sr_config, f), 0, 0, d, h, .aliases = { __VA_ARGS__ } }
 
 static const struct setting settings[] = {
-  U ("timeout", T_SECONDS, timeout_ms, SR_DEFAULT_TIMEOUT_MS, "default run timeout"),
-  U ("max_timeout", T_SECONDS, max_timeout_ms, SR_MAX_TIMEOUT_MS, "ceiling for a requested timeout"),
+  U ("timeout", T_SECONDS, timeout_ms, SR_DEFAULT_TIMEOUT_MS, "default run timeout",
+     { "SANDBOX_EXEC_TIMEOUT_S", A_SAME }),
+  /* mcp-code-sandbox's timeout was fixed: its users never ask for more.  */
+  U ("max_timeout", T_SECONDS, max_timeout_ms, SR_MAX_TIMEOUT_MS, "ceiling for a requested timeout",
+     { "SANDBOX_EXEC_TIMEOUT_S", A_SAME }),
   U ("compile_timeout", T_SECONDS, compile_timeout_ms, SR_DEFAULT_COMPILE_TIMEOUT_MS,
      "ceiling of a compile stage"),
-  U ("max_output", T_SIZE, max_output, SR_DEFAULT_MAX_OUTPUT, "captured bytes per stream"),
+  U ("max_output", T_SIZE, max_output, SR_DEFAULT_MAX_OUTPUT, "captured bytes per stream",
+     { "SANDBOX_MAX_OUTPUT_BYTES", A_SAME }),
   U ("max_output_ceiling", T_SIZE, max_output_ceiling, SR_DEFAULT_MAX_OUTPUT_CEILING,
      "most output a tool call's max_output may ask for"),
-  U ("max_code_size", T_SIZE, max_code_size, SR_DEFAULT_MAX_CODE_SIZE, "largest snippet accepted"),
-  U ("memory", T_SIZE, memory, SR_DEFAULT_MEMORY, "memory limit per container (0: none)"),
+  U ("max_code_size", T_SIZE, max_code_size, SR_DEFAULT_MAX_CODE_SIZE, "largest snippet accepted",
+     { "SANDBOX_MAX_CODE_BYTES", A_SAME }),
+  U ("memory", T_SIZE, memory, SR_DEFAULT_MEMORY, "memory limit per container (0: none)",
+     { "SANDBOX_MEMORY_LIMIT", A_SAME }),
   { "cpus", T_CPUS, offsetof (struct sr_config, cpus), 0, SR_DEFAULT_CPUS, NULL,
-    "CPU limit per container (0: none)" },
+    "CPU limit per container (0: none)", .aliases = { { "SANDBOX_CPU_LIMIT", A_SAME } } },
   U ("pids", T_UINT, pids, SR_DEFAULT_PIDS, "process limit per container (0: none)"),
   U ("tmp_size", T_SIZE, tmp_size, SR_DEFAULT_TMP_SIZE, "size of the /tmp tmpfs"),
   U ("scratch_size", T_SIZE, scratch_size, SR_DEFAULT_SCRATCH_SIZE, "size of the /work tmpfs"),
@@ -61,7 +88,8 @@ static const struct setting settings[] = {
      "containers a server keeps ready per one-stage language"),
   U ("max_message_size", T_SIZE, max_message_size, SR_DEFAULT_MAX_MESSAGE_SIZE,
      "largest MCP message accepted"),
-  S ("listen", listen, SR_DEFAULT_LISTEN, "HTTP transport address"),
+  S ("listen", listen, SR_DEFAULT_LISTEN, "HTTP transport address",
+     { "SANDBOX_HTTP_HOST", A_HOST }, { "SANDBOX_HTTP_PORT", A_PORT }),
   S ("token_file", token_file, "", "bearer tokens for HTTP, one per line"),
   S ("allowed_origins", allowed_origins, "", "extra allowed HTTP Origins, comma-separated"),
   S ("log_file", log_file, "", "server log file (empty: stderr)"),
@@ -69,14 +97,15 @@ static const struct setting settings[] = {
      SR_DEFAULT_HTTP_SESSION_IDLE_MS, "idle time before an HTTP Mcp-Session-Id expires"),
   U ("max_sessions", T_UINT, max_sessions, SR_DEFAULT_MAX_SESSIONS, "sessions at once"),
   U ("session_idle_timeout", T_SECONDS, session_idle_ms, SR_DEFAULT_SESSION_IDLE_MS,
-     "idle time before a session is closed"),
+     "idle time before a session is closed", { "SANDBOX_SESSION_TTL_M", A_MINUTES }),
   U ("session_queue_timeout", T_SECONDS, session_queue_ms, 0,
      "how long a call for a busy session waits for it (0: session_busy at once)"),
   U ("session_data_size", T_SIZE, session_data_size, SR_DEFAULT_SESSION_DATA_SIZE,
      "size of a session's /mnt/data"),
   S ("session_image", session_image, SR_DEFAULT_SESSION_IMAGE,
-     "image of a session created without one"),
-  U ("max_upload_size", T_SIZE, max_upload_size, SR_DEFAULT_MAX_UPLOAD_SIZE, "largest upload"),
+     "image of a session created without one", { "SANDBOX_IMAGE", A_SAME }),
+  U ("max_upload_size", T_SIZE, max_upload_size, SR_DEFAULT_MAX_UPLOAD_SIZE, "largest upload",
+     { "SANDBOX_MAX_UPLOAD_BYTES", A_SAME }),
   U ("max_artifact_size", T_SIZE, max_artifact_size, SR_DEFAULT_MAX_ARTIFACT_SIZE,
      "largest artifact read back"),
   U ("max_search_bytes", T_SIZE, max_search_bytes, SR_DEFAULT_MAX_SEARCH_BYTES,
@@ -86,8 +115,10 @@ static const struct setting settings[] = {
   U ("resource_page_size", T_UINT, resource_page_size, SR_DEFAULT_RESOURCE_PAGE_SIZE,
      "session files one MCP resources/list page holds"),
   { "backend", T_BACKEND, offsetof (struct sr_config, backend_kind), 0, 0, SR_DEFAULT_BACKEND,
-    "native or docker" },
+    "native or docker", {} },
   S ("docker_host", docker_host, "", "Docker API socket (empty: DOCKER_HOST or the default)"),
+  { "compat_tools", T_COMPAT, offsetof (struct sr_config, compat_tools), 0, 0, "",
+    "tool sets of servers replaced, also offered (empty, or mcp-code-sandbox)", {} },
 };
 
 _Static_assert (SR_ARRAY_SIZE (settings) <= SR_ARRAY_SIZE (((struct sr_config *) 0)->origin),
@@ -116,6 +147,51 @@ const char *
 sr_backend_kind_name (enum sr_backend_kind kind)
 {
   return kind < SR_BACKEND_KIND_MAX ? backend_names[kind] : "unknown";
+}
+
+static const char *const compat_names[] = { "mcp-code-sandbox" };
+
+/* A comma-separated list of compat_names into bits.  */
+static int
+parse_compat (const char *value, unsigned *ret)
+{
+  unsigned bits = 0;
+
+  for (const char *p = value; *p;)
+    {
+      size_t n = strcspn (p, ","), i;
+
+      while (n && isspace ((unsigned char) *p))
+        p++, n--;
+      while (n && isspace ((unsigned char) p[n - 1]))
+        n--;
+      for (i = 0; n && i < SR_ARRAY_SIZE (compat_names); i++)
+        if (strlen (compat_names[i]) == n && strncmp (p, compat_names[i], n) == 0)
+          break;
+      if (n && i == SR_ARRAY_SIZE (compat_names))
+        return -1;
+      if (n)
+        bits |= 1u << i;
+      p += strcspn (p, ",");
+      p += *p == ',';
+    }
+  *ret = bits;
+  return 0;
+}
+
+static char *
+format_compat (unsigned bits)
+{
+  char *s = sr_xstrdup ("");
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (compat_names); i++)
+    if (bits & (1u << i))
+      {
+        _cleanup_free_ char *old = s;
+
+        s = sr_xasprintf ("%s%s%s", old, *old ? "," : "", compat_names[i]);
+      }
+  return s;
 }
 
 const char *
@@ -220,6 +296,10 @@ parse_value (struct sr_config *cfg, const struct setting *s, const char *value, 
     case T_BACKEND:
       if (sr_backend_kind_parse (value, FIELD (cfg, s, enum sr_backend_kind), err) < 0)
         return sr_error_wrap (err, "%s", s->key);
+      return 0;
+    case T_COMPAT:
+      if (parse_compat (value, FIELD (cfg, s, unsigned)) < 0)
+        return sr_error_set (err, 0, "%s: '%s' is not empty or mcp-code-sandbox", s->key, value);
       return 0;
     }
   return sr_error_set (err, EINVAL, "%s: unknown type", s->key);
@@ -544,7 +624,25 @@ sr_config_variable_known (const char *var)
       env_name (&settings[i], name);
       if (strcmp (var, name) == 0)
         return true;
+      for (size_t a = 0; a < SR_ARRAY_SIZE (settings[i].aliases); a++)
+        if (settings[i].aliases[a].var && strcmp (var, settings[i].aliases[a].var) == 0)
+          return true;
     }
+  return false;
+}
+
+bool
+sr_config_alias_overridden (const char *var)
+{
+  char name[64];
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
+    for (size_t a = 0; a < SR_ARRAY_SIZE (settings[i].aliases); a++)
+      if (settings[i].aliases[a].var && strcmp (var, settings[i].aliases[a].var) == 0)
+        {
+          env_name (&settings[i], name);
+          return getenv (name) != NULL;
+        }
   return false;
 }
 
@@ -596,22 +694,105 @@ warn_unknown_env (void)
     }
 }
 
+/* HOST:PORT (or [IPV6]:PORT) with its host or its port replaced by part;
+ * NULL when current has no port.  */
+static char *
+replace_host_port (const char *current, const char *part, enum alias_form form)
+{
+  const char *colon = strrchr (current, ':');
+
+  if (colon == NULL)
+    return NULL;
+  if (form == A_PORT)
+    return sr_xasprintf ("%.*s:%s", (int) (colon - current), current, part);
+  if (strchr (part, ':') && *part != '[')
+    return sr_xasprintf ("[%s]%s", part, colon);
+  return sr_xasprintf ("%s%s", part, colon);
+}
+
+/* The text of setting s that alias a gives it with value, or NULL with
+ * *err set.  */
+static char *
+alias_text (const struct sr_config *cfg, const struct setting *s, const struct env_alias *a,
+            const char *value, sr_error_t *err)
+{
+  char *end, *text = NULL;
+  double v;
+
+  switch (a->form)
+    {
+    case A_SAME:
+      return sr_xstrdup (value);
+    case A_MINUTES:
+      errno = 0;
+      v = strtod (value, &end);
+      if (errno == 0 && end != value && *end == '\0' && isfinite (v) && v >= 0 && v <= 1e7)
+        return sr_xasprintf ("%.17g", v * 60);
+      sr_error_set (err, 0, "'%s' is not a number of minutes", value);
+      return NULL;
+    case A_HOST:
+    case A_PORT:
+      if (*value && !strchr (value, ' ') && (a->form == A_HOST || !strchr (value, ':')))
+        text = replace_host_port (*FIELD (cfg, s, char *), value, a->form);
+      if (text == NULL)
+        sr_error_set (err, 0, "'%s' is not a %s", value, a->form == A_HOST ? "host" : "port");
+      return text;
+    }
+  sr_error_set (err, EINVAL, "unknown alias form");
+  return NULL;
+}
+
+/* Setting i from the environment: its aliases that are set, in order, and
+ * then its own variable, which wins over them (the aliases it overrides
+ * are named in a warning and in config show's source).  */
+static int
+load_env_setting (struct sr_config *cfg, size_t i, sr_error_t *err)
+{
+  const struct setting *s = &settings[i];
+  _cleanup_free_ char *used = NULL, *ignored = NULL, *source = NULL;
+  char name[64];
+  const char *own;
+
+  env_name (s, name);
+  own = getenv (name);
+  for (size_t k = 0; k < SR_ARRAY_SIZE (s->aliases) && s->aliases[k].var; k++)
+    {
+      const struct env_alias *a = &s->aliases[k];
+      const char *value = getenv (a->var);
+      _cleanup_free_ char *text = NULL, *old = NULL;
+
+      if (value == NULL)
+        continue;
+      if (own)
+        {
+          fprintf (stderr, "sandbox-runner: warning: %s ignored for %s: %s is set\n", a->var,
+                   s->key, name);
+          old = ignored;
+          ignored = sr_xasprintf ("%s%s%s", old ? old : "", old ? ", " : "", a->var);
+          continue;
+        }
+      if ((text = alias_text (cfg, s, a, value, err)) == NULL)
+        return sr_error_wrap (err, "environment variable %s", a->var);
+      old = used;
+      used = sr_xasprintf ("%s%s%s", old ? old : "", old ? ", " : "", a->var);
+      if (sr_config_set (cfg, s->key, text, SR_ORIGIN_ENV, used, err) < 0)
+        return sr_error_wrap (err, "environment variable %s", a->var);
+    }
+  if (own == NULL)
+    return 0;
+  source = ignored ? sr_xasprintf ("%s; %s ignored", name, ignored) : sr_xstrdup (name);
+  if (sr_config_set (cfg, s->key, own, SR_ORIGIN_ENV, source, err) < 0)
+    return sr_error_wrap (err, "environment variable %s", name);
+  return 0;
+}
+
 static int
 load_env (struct sr_config *cfg, sr_error_t *err)
 {
   warn_unknown_env ();
   for (size_t i = 0; i < SR_ARRAY_SIZE (settings); i++)
-    {
-      char name[64];
-      const char *value;
-
-      env_name (&settings[i], name);
-      value = getenv (name);
-      if (value == NULL)
-        continue;
-      if (sr_config_set (cfg, settings[i].key, value, SR_ORIGIN_ENV, name, err) < 0)
-        return sr_error_wrap (err, "environment variable %s", name);
-    }
+    if (load_env_setting (cfg, i, err) < 0)
+      return -1;
   return 0;
 }
 
@@ -642,6 +823,9 @@ set_defaults (struct sr_config *cfg)
         case T_BACKEND:
           /* A built-in name: it parses.  */
           (void) sr_backend_kind_parse (s->def_s, FIELD (cfg, s, enum sr_backend_kind), NULL);
+          break;
+        case T_COMPAT:
+          *FIELD (cfg, s, unsigned) = 0;
           break;
         }
     }
@@ -802,6 +986,8 @@ format_value (const struct sr_config *cfg, const struct setting *s)
       return sr_xstrdup (*FIELD (cfg, s, char *));
     case T_BACKEND:
       return sr_xstrdup (sr_backend_kind_name (*FIELD (cfg, s, enum sr_backend_kind)));
+    case T_COMPAT:
+      return format_compat (*FIELD (cfg, s, unsigned));
     }
   return sr_xstrdup ("");
 }

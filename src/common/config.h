@@ -4,7 +4,9 @@
  *   the files: the one $SANDBOX_CONFIG names (the CLI's --config sets it),
  *     or else /etc/sandbox-runner/sandbox-runner.conf and then
  *     ~/.config/sandbox-runner/sandbox-runner.conf ($XDG_CONFIG_HOME)
- *   SANDBOX_* environment variables (key "memory" -> SANDBOX_MEMORY)
+ *   SANDBOX_* environment variables (key "memory" -> SANDBOX_MEMORY), and
+ *     the names another server read for some settings (aliases, such as
+ *     mcp-code-sandbox's SANDBOX_MEMORY_LIMIT), which ours override
  *
  * and then command-line flags, which the commands apply themselves with
  * sr_config_set (origin SR_ORIGIN_FLAG) between sr_config_read and
@@ -62,6 +64,13 @@ enum sr_backend_kind
   SR_BACKEND_KIND_MAX,
 };
 
+/* The tool sets of servers sandbox-runner replaces, which tools/list
+ * also offers when the compat_tools setting names them (a bit each).  */
+enum sr_compat
+{
+  SR_COMPAT_CODE_SANDBOX = 1 << 0, /* mcp-code-sandbox's sandbox_* tools */
+};
+
 struct sr_config
 {
   /* runs */
@@ -110,6 +119,7 @@ struct sr_config
   /* backend */
   enum sr_backend_kind backend_kind;
   char *docker_host;
+  unsigned compat_tools;   /* enum sr_compat bits */
 
   struct sr_language *languages;
   size_t n_languages;
@@ -153,10 +163,13 @@ int sr_backend_kind_parse (const char *name, enum sr_backend_kind *ret, sr_error
 const char *sr_backend_kind_name (enum sr_backend_kind kind);
 
 /* Whether the environment variable var (a name, "SANDBOX_MEMORY") is one
- * this project reads: the settings', SANDBOX_CONFIG, SANDBOX_RUNNER_URL,
+ * this project reads: the settings' and their aliases, SANDBOX_CONFIG, SANDBOX_RUNNER_URL,
  * SANDBOX_LANGUAGE_* and SANDBOX_DOCKER_IMAGE_*.  sr_config_read warns
  * about the other SANDBOX_ ones.  */
 bool sr_config_variable_known (const char *var);
+/* Whether var is an alias that the setting's own variable, being set
+ * too, overrides (sr_config_read warns about it).  */
+bool sr_config_alias_overridden (const char *var);
 /* Whether this process has warned about the others already.  */
 bool sr_config_env_warned (void);
 

@@ -200,7 +200,7 @@ sr_parse_size (const char *s, uint64_t *ret)
     default:
       return -EINVAL;
     }
-  if (*end == 'i' || *end == 'B')
+  if (*end == 'i' || *end == 'B' || *end == 'b')
     end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
   if (*end != '\0')
     return -EINVAL;

@@ -45,12 +45,7 @@ post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
   enum MHD_Result ret;
 
   if (se == NULL)
-    {
-      ret = sr_http_reply_error (c, MHD_HTTP_INTERNAL_SERVER_ERROR, SR_RPC_INTERNAL_ERROR,
-                                 err->msg, NULL, NULL);
-      sr_error_free (&err);
-      return ret;
-    }
+    return sr_http_reply_failure (c, &err);
   st = rq->stream = sr_http_stream_attach (se, id, sse, c);
   sr_http_session_handle (se, st, rq->body, rq->len);
 
@@ -232,5 +227,8 @@ sr_http_request_done (struct stream *st, bool aborted)
   pthread_mutex_unlock (&se->h->lock);
   if (cut && sr_http_request_pending (st))
     send_cancelled (se, st->id);
+  /* An HTTP+SSE session lives as long as its stream.  */
+  if (se->sse && st->id == NULL)
+    sr_http_session_end (se);
   sr_http_stream_unref (st);
 }

@@ -6,6 +6,7 @@
  *   http-stream.c    the replies: plain ones, and the streams of a request
  *   http-endpoint.c  POST, GET and DELETE of /mcp
  *   http-files.c     GET /files/{session}/{path}
+ *   http-sse.c       the HTTP+SSE transport of 2024-11-05: /sse, /messages
  *
  * Objects and their locks:
  *   struct http      the table of sessions, under http.lock
@@ -39,6 +40,9 @@
 /* Seconds an idle connection (no stream open) is kept.  */
 #define HTTP_IDLE_TIMEOUT_S 60u
 #define HTTP_SESSION_ID_BYTES 16
+/* The HTTP+SSE transport's stream, and where its messages are POSTed.  */
+#define HTTP_SSE_STREAM "/sse"
+#define HTTP_SSE_MESSAGES "/messages"
 
 struct msg
 {
@@ -87,6 +91,8 @@ struct session
   struct stream *streams;
   struct stream *get_stream;
   bool closed;
+  bool sse;              /* of the HTTP+SSE transport: every message goes on
+                          * get_stream, and the session ends with it */
 };
 
 struct http
@@ -98,6 +104,7 @@ struct http
   char **tokens;         /* NULL: no authentication */
   char **origins;        /* allowed besides localhost */
   bool loopback;
+  bool sse;              /* serve the HTTP+SSE transport too */
   pthread_mutex_t lock;
   struct session *sessions;
   size_t n_sessions;
@@ -176,6 +183,9 @@ enum MHD_Result sr_http_reply_body (struct MHD_Connection *c, unsigned status, c
 enum MHD_Result sr_http_reply_error (struct MHD_Connection *c, unsigned status, int code,
                                      const char *message, const char *header, const char *value);
 
+/* A 500 with the message of *err, which it frees.  */
+enum MHD_Result sr_http_reply_failure (struct MHD_Connection *c, sr_error_t *err);
+
 /* The send callback of every session's conn; any thread.  */
 void sr_http_on_send (void *transport, const cJSON *related_id, const char *json);
 
@@ -212,6 +222,14 @@ enum MHD_Result sr_http_delete_session (struct http *h, struct MHD_Connection *c
  * notifications/cancelled from the client would.  Drops the request's
  * reference to st.  */
 void sr_http_request_done (struct stream *st, bool aborted);
+
+/* --- http-sse.c --- */
+
+/* GET /sse: a new session and its stream, announcing its endpoint.  */
+enum MHD_Result sr_http_sse_open (struct http *h, struct MHD_Connection *c, struct request *rq);
+/* POST /messages?sessionId=ID with its whole body in rq: handed to the
+ * session, 202; what it brings comes on the session's stream.  */
+enum MHD_Result sr_http_sse_post (struct http *h, struct MHD_Connection *c, struct request *rq);
 
 /* --- http-files.c --- */
 

@@ -58,6 +58,16 @@ sr_http_reply_error (struct MHD_Connection *c, unsigned status, int code, const 
                              sr_rpc_error (NULL, code, message, NULL), header, value);
 }
 
+enum MHD_Result
+sr_http_reply_failure (struct MHD_Connection *c, sr_error_t *err)
+{
+  enum MHD_Result ret = sr_http_reply_error (c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                                             SR_RPC_INTERNAL_ERROR, (*err)->msg, NULL, NULL);
+
+  sr_error_free (err);
+  return ret;
+}
+
 /* --- streams --- */
 
 static struct stream *
@@ -176,7 +186,8 @@ stream_push_locked (struct stream *st, const char *json, bool response)
   m->response = response;
   *st->tail = m;
   st->tail = &m->next;
-  if (response)
+  /* The GET stream of an HTTP+SSE session carries every response.  */
+  if (response && st->id)
     st->answered = true;
   pthread_cond_broadcast (&st->cond);
 }
@@ -191,7 +202,7 @@ sr_http_on_send (void *transport, const cJSON *related_id, const char *json)
 
   cJSON_Delete (root);
   pthread_mutex_lock (&se->lock);
-  if (related_id == NULL)
+  if (related_id == NULL || se->sse)
     st = se->get_stream;
   else if (handling && handling->se == se && sr_rpc_same_id (handling->id, related_id))
     st = handling;
@@ -200,7 +211,7 @@ sr_http_on_send (void *transport, const cJSON *related_id, const char *json)
       if (!s->answered && !s->ended && sr_rpc_same_id (s->id, related_id))
         st = s;
   /* A message for a stream that is gone (or never was) is dropped.  */
-  if (st && !(response && related_id == NULL))
+  if (st && !(response && related_id == NULL && !se->sse))
     stream_push_locked (st, json, response);
   pthread_mutex_unlock (&se->lock);
 }

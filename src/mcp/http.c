@@ -57,6 +57,16 @@ first_call (struct http *h, struct MHD_Connection *c, const char *url, const cha
                                     "Method Not Allowed", "Allow", "GET");
       return sr_http_serve_file (h, c, url);
     }
+  if (h->sse && (strcmp (url, HTTP_SSE_STREAM) == 0 || strcmp (url, HTTP_SSE_MESSAGES) == 0))
+    {
+      const char *allow = strcmp (url, HTTP_SSE_STREAM) == 0 ? "GET" : "POST";
+
+      if (strcmp (method, allow) != 0)
+        return sr_http_reply_error (c, MHD_HTTP_METHOD_NOT_ALLOWED, -32000,
+                                    "Method Not Allowed", "Allow", allow);
+      *done = false;
+      return MHD_YES;
+    }
   if (strcmp (url, ENDPOINT) != 0)
     return sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32000,
                                 "Not Found: the MCP endpoint is " ENDPOINT, NULL, NULL);
@@ -123,8 +133,12 @@ on_request (void *cls, struct MHD_Connection *c, const char *url, const char *me
           *upload_data_size = 0;
           return MHD_YES;
         }
+      if (strcmp (url, HTTP_SSE_MESSAGES) == 0)
+        return sr_http_sse_post (h, c, rq);
       return sr_http_post_message (h, c, rq);
     }
+  if (strcmp (url, HTTP_SSE_STREAM) == 0)
+    return sr_http_sse_open (h, c, rq);
   if (strcmp (method, "GET") == 0)
     return sr_http_open_get_stream (h, c, rq);
   return sr_http_delete_session (h, c);
@@ -316,6 +330,7 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
     .max_download_size = o->max_download_size ? o->max_download_size
                                               : SR_DEFAULT_MAX_ARTIFACT_SIZE,
     .idle_ns = (o->session_idle_ms ? o->session_idle_ms : HTTP_SESSION_IDLE_DEFAULT_MS) * 1000000,
+    .sse = o->sse,
   };
   struct addrinfo *ai = NULL;
   unsigned int flags;

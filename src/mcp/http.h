@@ -12,12 +12,19 @@
  * session_idle_ms (no request, no stream open) is forgotten: its requests
  * get 404, the spec's sign for the client to initialize again.
  *
+ * With sse, the HTTP+SSE transport of protocol 2024-11-05 too, for the
+ * clients that speak only it: GET /sse opens a session and its stream,
+ * whose first event, endpoint, names /messages?sessionId=ID; each message
+ * POSTed there gets 202, and its response comes on the stream.  Same
+ * checks as /mcp.
+ *
  * GET /files/{session_id}/{path} serves a session's artifact under the
  * same checks, streamed from the open file (never read whole), and
  * answers 413 for a file over max_download_size.  */
 #ifndef SR_MCP_HTTP_H
 #define SR_MCP_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +39,7 @@ struct sr_mcp_http_options
   size_t max_message_size;
   uint64_t max_download_size;   /* 0: SR_DEFAULT_MAX_ARTIFACT_SIZE */
   uint64_t session_idle_ms;     /* 0: HTTP_SESSION_IDLE_DEFAULT_MS of http.c, an hour */
+  bool sse;                     /* also the HTTP+SSE transport (2024-11-05) */
 };
 
 /* Serves until stop_fd is readable, then closes every session and

@@ -3,14 +3,14 @@ libsandbox_a_SOURCES += \
 	src/mcp/server.c src/mcp/server.h \
 	src/mcp/tools.c src/mcp/tools.h src/mcp/tools-internal.h \
 	src/mcp/tools-result.c src/mcp/tools-run.c src/mcp/tools-session.c \
-	src/mcp/tools-files.c src/mcp/tools-shell.c \
+	src/mcp/tools-files.c src/mcp/tools-shell.c src/mcp/tools-compat.c \
 	src/mcp/tool-args.c src/mcp/tool-args.h src/mcp/tool-schema.h \
 	src/mcp/resources.c src/mcp/resources.h src/mcp/resource-uri.c src/mcp/resource-uri.h \
 	src/mcp/tools-text.c \
 	src/mcp/stdio.c src/mcp/stdio.h \
 	src/mcp/http.c src/mcp/http.h src/mcp/http-internal.h \
 	src/mcp/http-check.c src/mcp/http-session.c src/mcp/http-stream.c \
-	src/mcp/http-endpoint.c src/mcp/http-files.c
+	src/mcp/http-endpoint.c src/mcp/http-files.c src/mcp/http-sse.c
 
 # What tools/list says of each tool, one file a tool, embedded at build
 # time (src/mcp/tool-schema.h).
@@ -33,7 +33,12 @@ mcp_schemas = \
 	src/mcp/schemas/file_read.json \
 	src/mcp/schemas/file_write.json \
 	src/mcp/schemas/file_patch.json \
-	src/mcp/schemas/file_search.json
+	src/mcp/schemas/file_search.json \
+	src/mcp/schemas/sandbox_run_python.json \
+	src/mcp/schemas/sandbox_upload_file.json \
+	src/mcp/schemas/sandbox_read_artifact.json \
+	src/mcp/schemas/sandbox_list_artifacts.json \
+	src/mcp/schemas/sandbox_close_session.json
 EXTRA_DIST += $(mcp_schemas)
 AM_CPPFLAGS += -DSR_MCP_SCHEMA_DIR='"$(abs_top_srcdir)/src/mcp/schemas"'
 # tools.c embeds them.

@@ -376,7 +376,7 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 
   if (!cJSON_IsString (name))
     return send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: name must be a string");
-  if (!sr_mcp_tool_exists (name->valuestring))
+  if (!sr_mcp_tool_exists (c->s->cfg, name->valuestring))
     return send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Unknown tool: %s", name->valuestring);
   if (args && !cJSON_IsObject (args) && !cJSON_IsNull (args))
     return send_error (c, m->id, SR_RPC_INVALID_PARAMS,
@@ -528,7 +528,7 @@ handle_request (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   else if (strcmp (m->method, "ping") == 0)
     send_text (c, m->id, sr_rpc_result (m->id, NULL));
   else if (strcmp (m->method, "tools/list") == 0)
-    send_text (c, m->id, sr_rpc_result (m->id, sr_mcp_tools_list ()));
+    send_text (c, m->id, sr_rpc_result (m->id, sr_mcp_tools_list (c->s->cfg)));
   else if (strcmp (m->method, "tools/call") == 0)
     {
       if (m->params == NULL)

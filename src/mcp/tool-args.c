@@ -325,6 +325,68 @@ sr_mcp_args_check (const cJSON *schema, const cJSON *args)
   return check_object (schema, args, "");
 }
 
+void
+sr_mcp_schema_add_aliases (cJSON *schema, const struct sr_mcp_arg_alias *v, size_t n)
+{
+  cJSON *properties = cJSON_GetObjectItemCaseSensitive (schema, "properties");
+
+  for (size_t i = 0; i < n; i++)
+    {
+      const cJSON *target = cJSON_GetObjectItemCaseSensitive (properties, v[i].name);
+      const char *what;
+      _cleanup_free_ char *text = NULL;
+      cJSON *alias, *m, *next;
+
+      if (target == NULL || cJSON_GetObjectItemCaseSensitive (properties, v[i].alias))
+        continue;
+      what = keyword_string (target, "description");
+      text = what ? sr_xasprintf ("Alias of %s: %s", v[i].name, what)
+                  : sr_xasprintf ("Alias of %s", v[i].name);
+      alias = cJSON_Duplicate (target, true);
+      cJSON_DeleteItemFromObjectCaseSensitive (alias, "description");
+      cJSON_AddStringToObject (alias, "description", text);
+      /* Added last, then the members after its name moved after it, so
+       * that it follows its name.  */
+      cJSON_AddItemToObject (properties, v[i].alias, alias);
+      for (m = target->next; m && m != alias; m = next)
+        {
+          next = m->next;
+          cJSON_AddItemToArray (properties, cJSON_DetachItemViaPointer (properties, m));
+        }
+    }
+}
+
+char *
+sr_mcp_args_unalias (const cJSON *schema, cJSON *args, const struct sr_mcp_arg_alias *v,
+                     size_t n)
+{
+  const cJSON *properties = cJSON_GetObjectItemCaseSensitive (schema, "properties");
+
+  if (!cJSON_IsObject (args))
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    {
+      cJSON *alias = cJSON_GetObjectItemCaseSensitive (args, v[i].alias);
+      const cJSON *name = sr_mcp_arg (args, v[i].name);
+
+      /* An alias the tool does not take stays, for the check to name.  */
+      if (alias == NULL || !cJSON_GetObjectItemCaseSensitive (properties, v[i].alias))
+        continue;
+      if (cJSON_IsNull (alias) || (name && cJSON_Compare (alias, name, true)))
+        {
+          cJSON_DeleteItemFromObjectCaseSensitive (args, v[i].alias);
+          continue;
+        }
+      if (name)
+        return sr_xasprintf ("%s and %s are both given, with different values", v[i].alias,
+                             v[i].name);
+      cJSON_DeleteItemFromObjectCaseSensitive (args, v[i].name);
+      cJSON_DetachItemViaPointer (args, alias);
+      cJSON_AddItemToObject (args, v[i].name, alias);
+    }
+  return NULL;
+}
+
 static const char *const supported_keywords[] = {
   "type",    "enum",      "minimum",    "maximum",  "exclusiveMinimum",     "exclusiveMaximum",
   "minLength", "maxLength", "properties", "required", "additionalProperties", "items",

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The largest integer the schema type integer takes: every integer up to
@@ -26,6 +27,29 @@
  * "unknown argument 'x'", "arguments must be an object".  Properties are
  * checked in the schema's order, after the unknown names.  */
 char *sr_mcp_args_check (const cJSON *schema, const cJSON *args);
+
+/* An argument also known by a second name, the one another server gave
+ * it (a drop-in's prompts and workflows use it): alias stands for name in
+ * every tool whose inputSchema has name.  */
+struct sr_mcp_arg_alias
+{
+  const char *alias;
+  const char *name;
+};
+
+/* Adds to schema's properties, after name, each alias of v[n] whose name
+ * it has: a copy of name's schema whose description says it is an alias,
+ * so that clients see it and the check accepts it.  */
+void sr_mcp_schema_add_aliases (cJSON *schema, const struct sr_mcp_arg_alias *v, size_t n);
+
+/* Renames in args (an object or NULL) each alias of v[n] that schema
+ * takes (sr_mcp_schema_add_aliases added it) and that is given to its
+ * name, in place; a null alias is dropped.  NULL, or the refusal's message, which
+ * the caller frees, when an alias and its name are both given with
+ * different values: "timeout and timeout_seconds are both given, with
+ * different values".  Both given alike count as one.  */
+char *sr_mcp_args_unalias (const cJSON *schema, cJSON *args, const struct sr_mcp_arg_alias *v,
+                           size_t n);
 
 /* NULL when schema uses only the keywords above (so that every one of its
  * rules is enforced), else a message naming the first other one, which

@@ -2,7 +2,8 @@
  * and the builders of results and refusals (tools-result.c).  The tool
  * families are tools-run.c (run_code, list_supported_languages,
  * get_execution_history), tools-session.c (sessions and their artifacts),
- * tools-files.c (the file tools) and tools-shell.c (persistent shells).
+ * tools-files.c (the file tools) and tools-shell.c (persistent shells);
+ * tools-compat.c maps the drop-in tools of other servers onto them.
  *
  * A handler runs after the registry checked its arguments against the
  * tool's inputSchema (src/mcp/schemas/NAME.json) and, for a tool of
@@ -32,11 +33,21 @@ typedef cJSON *sr_mcp_tool_fn (const struct sr_mcp_tool_ctx *ctx, const cJSON *a
 
 sr_mcp_tool_fn sr_mcp_call_run_code, sr_mcp_call_list_languages, sr_mcp_call_history;
 sr_mcp_tool_fn sr_mcp_call_create_session, sr_mcp_call_close_session, sr_mcp_call_list_sessions,
-  sr_mcp_call_upload_file, sr_mcp_call_list_artifacts, sr_mcp_call_read_artifact;
+  sr_mcp_call_upload_file, sr_mcp_call_list_artifacts, sr_mcp_call_read_artifact,
+  sr_mcp_call_read_artifact_base64;
 sr_mcp_tool_fn sr_mcp_call_file_read, sr_mcp_call_file_write, sr_mcp_call_file_patch,
   sr_mcp_call_file_search;
 sr_mcp_tool_fn sr_mcp_call_shell_new, sr_mcp_call_shell_exec, sr_mcp_call_shell_read,
   sr_mcp_call_write_stdin, sr_mcp_call_shell_list, sr_mcp_call_shell_remove;
+
+/* Calls call, the handler of one of our tools, as mcp-code-sandbox's tool
+ * of the same work (the registry's CODE_SANDBOX rows): args (checked
+ * against that tool's schema, changed here) mapped to ours, and the
+ * result given the fields the original named.  sandbox_run_python runs
+ * python, in a new session on session_image when no session_id is given,
+ * as the original did.  */
+cJSON *sr_mcp_code_sandbox_call (const struct sr_mcp_tool_ctx *ctx, sr_mcp_tool_fn *call,
+                                 cJSON *args, bool *ret_cancelled);
 
 /* A CallToolResult of structured (taken over): its structuredContent,
  * and content blocks a handler may add (sr_mcp_result_add); the registry

@@ -289,6 +289,34 @@ artifact_block (const char *session_id, const struct read_artifact *a, const cha
   return b;
 }
 
+/* Reads the file args name into a (a->path is *path, the caller's to
+ * free with a->data and a->mime).  NULL, or the refusal.  */
+static cJSON *
+read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, struct read_artifact *a,
+               char **path)
+{
+  cJSON *bad;
+
+  if ((bad = sr_mcp_path_arg (args, "path", path)))
+    return bad;
+  a->path = *path;
+  return sr_mcp_with_session (ctx, args, false, read_artifact_work, a);
+}
+
+/* The fields of a read artifact every result has.  */
+static cJSON *
+artifact_fields (const char *session_id, const struct read_artifact *a)
+{
+  _cleanup_free_ char *uri = sr_mcp_file_uri (session_id, a->path);
+  cJSON *o = cJSON_CreateObject ();
+
+  sr_utf8_add_name (o, "path", a->path);
+  cJSON_AddStringToObject (o, "mime_type", a->mime);
+  cJSON_AddNumberToObject (o, "size", (double) a->len);
+  cJSON_AddStringToObject (o, "uri", uri);
+  return o;
+}
+
 /* The bytes travel once, in their content block: structuredContent says
  * which kind (delivery) and where they live (uri), not the bytes again.  */
 cJSON *
@@ -296,27 +324,44 @@ sr_mcp_call_read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                            bool *ret_cancelled)
 {
   const char *session_id = sr_mcp_arg_string (args, "session_id"), *delivery;
-  _cleanup_free_ char *data = NULL, *mime = NULL, *path = NULL, *uri = NULL;
+  _cleanup_free_ char *path = NULL;
   struct read_artifact a = { 0 };
   cJSON *o, *r, *block, *bad;
 
-  if ((bad = sr_mcp_path_arg (args, "path", &path)))
-    return bad;
-  a.path = path;
-  bad = sr_mcp_with_session (ctx, args, false, read_artifact_work, &a);
-  data = a.data;
-  mime = a.mime;
-  if (bad)
-    return bad;
-  block = artifact_block (session_id, &a, &delivery);
-  uri = sr_mcp_file_uri (session_id, a.path);
-  o = cJSON_CreateObject ();
-  sr_utf8_add_name (o, "path", a.path);
-  cJSON_AddStringToObject (o, "mime_type", mime);
-  cJSON_AddNumberToObject (o, "size", (double) a.len);
-  cJSON_AddStringToObject (o, "uri", uri);
-  cJSON_AddStringToObject (o, "delivery", delivery);
-  r = sr_mcp_tool_result (o, false);
-  sr_mcp_result_add (r, block);
-  return r;
+  (void) ret_cancelled;
+  bad = read_artifact (ctx, args, &a, &path);
+  if (bad == NULL)
+    {
+      block = artifact_block (session_id, &a, &delivery);
+      o = artifact_fields (session_id, &a);
+      cJSON_AddStringToObject (o, "delivery", delivery);
+      r = sr_mcp_tool_result (o, false);
+      sr_mcp_result_add (r, block);
+    }
+  free (a.data);
+  free (a.mime);
+  return bad ? bad : r;
+}
+
+/* The bytes in structuredContent as base64 (content_base64), for the
+ * drop-in tool whose users' code reads them from there.  */
+cJSON *
+sr_mcp_call_read_artifact_base64 (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                                  bool *ret_cancelled)
+{
+  _cleanup_free_ char *path = NULL, *b64 = NULL;
+  struct read_artifact a = { 0 };
+  cJSON *o = NULL, *bad;
+
+  (void) ret_cancelled;
+  bad = read_artifact (ctx, args, &a, &path);
+  if (bad == NULL)
+    {
+      o = artifact_fields (sr_mcp_arg_string (args, "session_id"), &a);
+      b64 = sr_base64_encode (a.data, a.len);
+      cJSON_AddStringToObject (o, "content_base64", b64);
+    }
+  free (a.data);
+  free (a.mime);
+  return bad ? bad : sr_mcp_tool_result (o, false);
 }

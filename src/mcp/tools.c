@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "common/util.h"
 #include "mcp/tool-args.h"
 #include "mcp/tool-schema.h"
@@ -19,13 +20,17 @@
 
 enum
 {
-  RUNS_CODE = 1 << 0, /* takes a run slot (max_concurrent) */
-  SESSIONS = 1 << 1,  /* refused on a server without sessions */
+  RUNS_CODE = 1 << 0,    /* takes a run slot (max_concurrent) */
+  SESSIONS = 1 << 1,     /* refused on a server without sessions */
+  CODE_SANDBOX = 1 << 2, /* mcp-code-sandbox's name for one of ours: offered only under
+                          * compat_tools = mcp-code-sandbox, and called through
+                          * sr_mcp_code_sandbox_call (tools-compat.c) */
 };
 
 /* Every tool, one row each, in the order of tools/list: its name (what
  * src/mcp/schemas/NAME.json describes), flags, handler, and what its
- * text block says (tools-text.c).  */
+ * text block says (tools-text.c).  The drop-in rows at the end are our
+ * handlers under another server's names.  */
 #define SR_MCP_TOOLS(TOOL)                                                             \
   TOOL (run_code, RUNS_CODE, sr_mcp_call_run_code, sr_mcp_text_run)                    \
   TOOL (list_supported_languages, 0, sr_mcp_call_list_languages, sr_mcp_text_summary)  \
@@ -45,7 +50,17 @@ enum
   TOOL (file_read, SESSIONS, sr_mcp_call_file_read, sr_mcp_text_file_read)             \
   TOOL (file_write, SESSIONS, sr_mcp_call_file_write, sr_mcp_text_summary)             \
   TOOL (file_patch, SESSIONS, sr_mcp_call_file_patch, sr_mcp_text_summary)             \
-  TOOL (file_search, SESSIONS, sr_mcp_call_file_search, sr_mcp_text_file_search)
+  TOOL (file_search, SESSIONS, sr_mcp_call_file_search, sr_mcp_text_file_search)      \
+  TOOL (sandbox_run_python, RUNS_CODE | SESSIONS | CODE_SANDBOX, sr_mcp_call_run_code,  \
+        sr_mcp_text_run)                                                                 \
+  TOOL (sandbox_upload_file, SESSIONS | CODE_SANDBOX, sr_mcp_call_upload_file,          \
+        sr_mcp_text_summary)                                                             \
+  TOOL (sandbox_read_artifact, SESSIONS | CODE_SANDBOX, sr_mcp_call_read_artifact_base64, \
+        sr_mcp_text_summary)                                                             \
+  TOOL (sandbox_list_artifacts, SESSIONS | CODE_SANDBOX, sr_mcp_call_list_artifacts,    \
+        sr_mcp_text_summary)                                                             \
+  TOOL (sandbox_close_session, SESSIONS | CODE_SANDBOX, sr_mcp_call_close_session,      \
+        sr_mcp_text_summary)
 
 #define EMBED(name, flags, call, text) SR_MCP_EMBED_SCHEMA (name);
 SR_MCP_TOOLS (EMBED)
@@ -63,6 +78,21 @@ struct tool
 #define ENTRY(name, flags, call, text) { #name, sr_mcp_schema_##name, flags, call, text },
 static const struct tool tools[] = { SR_MCP_TOOLS (ENTRY) };
 #undef ENTRY
+
+/* Other servers' names of our arguments, taken by every tool that has the
+ * argument (sandbox_runner's and sandbox-env-mcp's timeout).  */
+static const struct sr_mcp_arg_alias aliases[] = {
+  { "timeout", "timeout_seconds" },
+};
+
+/* Whether cfg (NULL: a plain one) offers tool t.  */
+static bool
+offered (const struct tool *t, const struct sr_config *cfg)
+{
+  if (t->flags & CODE_SANDBOX)
+    return cfg && (cfg->compat_tools & SR_COMPAT_CODE_SANDBOX);
+  return true;
+}
 
 /* The definitions, parsed once: tools/list's array, and each tool's
  * inputSchema in it.  Never freed: they live as long as the program.  */
@@ -92,15 +122,19 @@ parse_definitions (void)
       cJSON *d = cJSON_Parse (tools[i].definition);
       const cJSON *name = cJSON_GetObjectItemCaseSensitive (d, "name");
 
+      cJSON *input = cJSON_GetObjectItemCaseSensitive (d, "inputSchema");
+
       if (!cJSON_IsString (name) || strcmp (name->valuestring, tools[i].name) != 0)
         broken_definition (tools[i].name);
-      input_schemas[i] = cJSON_GetObjectItemCaseSensitive (d, "inputSchema");
+      sr_mcp_schema_add_aliases (input, aliases, SR_ARRAY_SIZE (aliases));
+      input_schemas[i] = input;
       cJSON_AddItemToArray (definitions, d);
     }
 }
 
+/* Tool name, offered or not.  */
 static const struct tool *
-find (const char *name, const cJSON **ret_schema)
+lookup (const char *name, const cJSON **ret_schema)
 {
   pthread_once (&parse_once, parse_definitions);
   for (size_t i = 0; i < SR_ARRAY_SIZE (tools); i++)
@@ -113,26 +147,38 @@ find (const char *name, const cJSON **ret_schema)
   return NULL;
 }
 
-cJSON *
-sr_mcp_tools_list (void)
+/* Tool name if cfg offers it.  */
+static const struct tool *
+find (const struct sr_config *cfg, const char *name, const cJSON **ret_schema)
 {
-  cJSON *o = cJSON_CreateObject ();
+  const struct tool *t = lookup (name, ret_schema);
+
+  return t && offered (t, cfg) ? t : NULL;
+}
+
+cJSON *
+sr_mcp_tools_list (const struct sr_config *cfg)
+{
+  cJSON *o = cJSON_CreateObject (), *list = cJSON_AddArrayToObject (o, "tools");
 
   pthread_once (&parse_once, parse_definitions);
-  cJSON_AddItemToObject (o, "tools", cJSON_Duplicate (definitions, true));
+  for (size_t i = 0; i < SR_ARRAY_SIZE (tools); i++)
+    if (offered (&tools[i], cfg))
+      cJSON_AddItemToArray (list, cJSON_Duplicate (cJSON_GetArrayItem (definitions, (int) i),
+                                                   true));
   return o;
 }
 
 bool
-sr_mcp_tool_exists (const char *name)
+sr_mcp_tool_exists (const struct sr_config *cfg, const char *name)
 {
-  return find (name, NULL) != NULL;
+  return find (cfg, name, NULL) != NULL;
 }
 
 bool
 sr_mcp_tool_runs_code (const char *name)
 {
-  const struct tool *t = find (name, NULL);
+  const struct tool *t = lookup (name, NULL);
 
   return t && (t->flags & RUNS_CODE);
 }
@@ -186,7 +232,8 @@ sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJS
                   bool *ret_cancelled)
 {
   const cJSON *schema = NULL;
-  const struct tool *t = find (name, &schema);
+  const struct tool *t = find (ctx->cfg, name, &schema);
+  _cleanup_json_ cJSON *own = NULL;
   _cleanup_free_ char *bad = NULL;
   size_t size;
   cJSON *r;
@@ -194,11 +241,16 @@ sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJS
   *ret_cancelled = false;
   if (t == NULL)
     return sr_mcp_tool_error ("unknown_tool", "no tool %s", name);
-  if ((bad = sr_mcp_args_check (schema, args)))
+  /* The handlers read each argument by its one name.  */
+  own = args ? cJSON_Duplicate (args, true) : NULL;
+  if ((bad = sr_mcp_args_unalias (schema, own, aliases, SR_ARRAY_SIZE (aliases)))
+      || (bad = sr_mcp_args_check (schema, own)))
     return sr_mcp_tool_error ("invalid_arguments", "%s", bad);
   if ((t->flags & SESSIONS) && ctx->sessions == NULL)
     return sr_mcp_no_sessions ();
-  r = with_text (t, t->call (ctx, args, ret_cancelled));
+  r = with_text (t, t->flags & CODE_SANDBOX
+                        ? sr_mcp_code_sandbox_call (ctx, t->call, own, ret_cancelled)
+                        : t->call (ctx, own, ret_cancelled));
   /* What no argument of a tool bounds (a listing of 10000 deep paths)
    * is refused here rather than dropping the client's connection.  */
   if ((size = json_size (r)) > RESULT_MAX)

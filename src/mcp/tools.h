@@ -30,9 +30,10 @@ struct sr_mcp_tool_ctx
   void *userdata;
 };
 
-/* {"tools": [...]}, the answer of tools/list.  */
-cJSON *sr_mcp_tools_list (void);
-bool sr_mcp_tool_exists (const char *name);
+/* {"tools": [...]}, the answer of tools/list: the tools cfg offers (the
+ * drop-in ones of compat_tools too; cfg NULL: the core ones).  */
+cJSON *sr_mcp_tools_list (const struct sr_config *cfg);
+bool sr_mcp_tool_exists (const struct sr_config *cfg, const char *name);
 /* Whether the tool takes a run slot (max_concurrent).  */
 bool sr_mcp_tool_runs_code (const char *name);
 /* Runs tool name with args (an object or NULL); never NULL.  *ret_cancelled

@@ -85,6 +85,38 @@ SANDBOX_DOCKER_IMAGE_PYTHON=python:3.13 SANDBOX_RUNNER_URL=http://127.0.0.1:1 \
   SANDBOX_LANGUAGE_PYTHON_DESCRIPTION=py SANDBOX_CONFIG=$named run_sr config show
 is "$err" "" "the variables the project reads are not warned about"
 
+# --- mcp-code-sandbox's variables, as its users' client configs set them ---
+SANDBOX_MEMORY_LIMIT=1g SANDBOX_CPU_LIMIT=1.0 SANDBOX_EXEC_TIMEOUT_S=60 SANDBOX_SESSION_TTL_M=30 \
+  SANDBOX_MAX_UPLOAD_BYTES=52428800 SANDBOX_MAX_OUTPUT_BYTES=102400 SANDBOX_MAX_CODE_BYTES=102400 \
+  SANDBOX_HTTP_HOST=0.0.0.0 SANDBOX_HTTP_PORT=8081 SANDBOX_IMAGE=python-data \
+  SANDBOX_LOG_FILE=$sr_tmp/sandbox.log run_sr config show
+is "$rc" 0 "mcp-code-sandbox's variables are accepted"
+is "$err" "" "and not warned about"
+like "$out" "^memory += 1G +# environment \(SANDBOX_MEMORY_LIMIT\)" "SANDBOX_MEMORY_LIMIT=1g is 1G, not the default"
+like "$out" "^cpus += 1 +# environment \(SANDBOX_CPU_LIMIT\)" "SANDBOX_CPU_LIMIT"
+like "$out" "^timeout += 60 +# environment \(SANDBOX_EXEC_TIMEOUT_S\)" "SANDBOX_EXEC_TIMEOUT_S"
+like "$out" "^session_idle_timeout += 1800 +# environment \(SANDBOX_SESSION_TTL_M\)" \
+  "SANDBOX_SESSION_TTL_M, in minutes"
+like "$out" "^max_upload_size += 50M +# environment \(SANDBOX_MAX_UPLOAD_BYTES\)" "SANDBOX_MAX_UPLOAD_BYTES"
+like "$out" "^max_output += 100K +# environment \(SANDBOX_MAX_OUTPUT_BYTES\)" "SANDBOX_MAX_OUTPUT_BYTES"
+like "$out" "^max_code_size += 100K +# environment \(SANDBOX_MAX_CODE_BYTES\)" "SANDBOX_MAX_CODE_BYTES"
+like "$out" "^listen += 0\.0\.0\.0:8081 +# environment \(SANDBOX_HTTP_HOST, SANDBOX_HTTP_PORT\)" \
+  "SANDBOX_HTTP_HOST and SANDBOX_HTTP_PORT make listen"
+like "$out" "^session_image += python-data +# environment \(SANDBOX_IMAGE\)" "SANDBOX_IMAGE"
+like "$out" "^log_file += $sr_tmp/sandbox.log +# environment \(SANDBOX_LOG_FILE\)" \
+  "SANDBOX_LOG_FILE, our own name too"
+SANDBOX_MEMORY_LIMIT=1g SANDBOX_MEMORY=128M run_sr config show
+like "$out" "^memory += 128M +# environment \(SANDBOX_MEMORY; SANDBOX_MEMORY_LIMIT ignored\)" \
+  "our name wins over the alias, and config show says so"
+like "$err" "warning: SANDBOX_MEMORY_LIMIT ignored for memory: SANDBOX_MEMORY is set" "with a warning"
+SANDBOX_MEMORY_LIMIT=1g SANDBOX_MEMORY=128M DOCKER_HOST=unix://$sr_tmp/no-daemon.sock \
+  run_sr run-code --backend docker -l python "$named"
+is "$(printf '%s\n' "$err" | grep -c SANDBOX_MEMORY_LIMIT)" 1 \
+  "once when the command is handed to sandbox-runner-full"
+SANDBOX_MEMORY_LIMIT=lots run_sr config show
+[ "$rc" -ne 0 ]; ok $? "a bad alias value is an error"
+like "$err" "SANDBOX_MEMORY_LIMIT" "naming the alias"
+
 # --- no store made for a command that fails ---
 typo=$sr_tmp/typo/store
 SANDBOX_IMAGE_STORE=$typo run_sr image list

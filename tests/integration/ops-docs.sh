@@ -161,8 +161,8 @@ done
 
 for mode in "${modes[@]}"; do
   m=${mode#plain}
-  is "$(complete_words ${m:+"$m"} "$SR_BIN" serve --transport "" | sort | tr '\n' ' ')" "http stdio " \
-    "--transport completes to its two values${m:+ (bash-completion)}"
+  is "$(complete_words ${m:+"$m"} "$SR_BIN" serve --transport "" | sort | tr '\n' ' ')" "http sse stdio " \
+    "--transport completes to its three values${m:+ (bash-completion)}"
   is "$(complete_words ${m:+"$m"} "$SR_BIN" serve --transport=h)" "http" \
     "--transport=h completes the value${m:+ (bash-completion)}"
   is "$(complete_words ${m:+"$m"} "$SR_BIN" history --status c | tr '\n' ' ')" "compile_error cancelled " \

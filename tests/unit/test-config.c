@@ -166,6 +166,102 @@ test_docker_image (void)
   unlink (path);
 }
 
+/* config show's text of cfg, the caller's to free.  */
+static char *
+show (const struct sr_config *cfg)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+
+  sr_config_print (cfg, f, false);
+  fclose (f);
+  return buf;
+}
+
+/* mcp-code-sandbox's variables, as its users' client configurations
+ * set them: each sets its setting, config show names it, and ours wins
+ * over an alias of the same setting.  */
+static void
+test_env_aliases (void)
+{
+  static const char *const vars[] = {
+    "SANDBOX_MEMORY_LIMIT",  "SANDBOX_CPU_LIMIT",        "SANDBOX_EXEC_TIMEOUT_S",
+    "SANDBOX_SESSION_TTL_M", "SANDBOX_MAX_UPLOAD_BYTES", "SANDBOX_MAX_OUTPUT_BYTES",
+    "SANDBOX_MAX_CODE_BYTES", "SANDBOX_HTTP_HOST",      "SANDBOX_HTTP_PORT",
+    "SANDBOX_IMAGE",
+  };
+  static const char *const values[] = { "1g", "1.5", "60", "2.5", "52428800", "102400",
+                                        "100k", "::1", "9000", "llm-sandbox:latest" };
+  struct sr_config cfg;
+  sr_error_t err = NULL;
+  _cleanup_free_ char *text = NULL, *again = NULL;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (vars); i++)
+    {
+      setenv (vars[i], values[i], 1);
+      ok (sr_config_variable_known (vars[i]), "%s is a variable we read", vars[i]);
+    }
+  ok (sr_config_load (&cfg, "/nonexistent", "/nonexistent", &err) == 0, "the aliases load");
+  is_int (cfg.memory, 1ULL << 30, "SANDBOX_MEMORY_LIMIT=1g sets memory (lower-case unit)");
+  ok (cfg.cpus == 1.5, "SANDBOX_CPU_LIMIT sets cpus");
+  is_int (cfg.timeout_ms, 60000, "SANDBOX_EXEC_TIMEOUT_S sets timeout");
+  is_int (cfg.max_timeout_ms, 60000, "and its ceiling, fixed as the original's was");
+  is_int (cfg.session_idle_ms, 150000, "SANDBOX_SESSION_TTL_M is minutes of session idle");
+  is_int (cfg.max_upload_size, 52428800, "SANDBOX_MAX_UPLOAD_BYTES sets max_upload_size");
+  is_int (cfg.max_output, 102400, "SANDBOX_MAX_OUTPUT_BYTES sets max_output");
+  is_int (cfg.max_code_size, 102400, "SANDBOX_MAX_CODE_BYTES sets max_code_size");
+  is_str (cfg.listen, "[::1]:9000", "SANDBOX_HTTP_HOST and SANDBOX_HTTP_PORT make listen");
+  is_str (cfg.session_image, "llm-sandbox:latest", "SANDBOX_IMAGE sets session_image");
+  text = show (&cfg);
+  ok (strstr (text, "environment (SANDBOX_MEMORY_LIMIT)")
+        && strstr (text, "environment (SANDBOX_HTTP_HOST, SANDBOX_HTTP_PORT)")
+        && strstr (text, "environment (SANDBOX_SESSION_TTL_M)"),
+      "config show names the variable that set each");
+  sr_config_done (&cfg);
+
+  setenv ("SANDBOX_MEMORY", "2G", 1);
+  setenv ("SANDBOX_LISTEN", "127.0.0.1:7000", 1);
+  ok (sr_config_load (&cfg, "/nonexistent", "/nonexistent", &err) == 0, "ours and aliases load");
+  is_int (cfg.memory, 2ULL << 30, "SANDBOX_MEMORY wins over SANDBOX_MEMORY_LIMIT");
+  is_str (cfg.listen, "127.0.0.1:7000", "SANDBOX_LISTEN wins over the host and port");
+  again = show (&cfg);
+  ok (strstr (again, "(SANDBOX_MEMORY; SANDBOX_MEMORY_LIMIT ignored)")
+        && strstr (again, "(SANDBOX_LISTEN; SANDBOX_HTTP_HOST, SANDBOX_HTTP_PORT ignored)"),
+      "config show says which aliases ours overrode");
+  sr_config_done (&cfg);
+  unsetenv ("SANDBOX_MEMORY");
+  unsetenv ("SANDBOX_LISTEN");
+
+  setenv ("SANDBOX_SESSION_TTL_M", "soon", 1);
+  ok (sr_config_load (&cfg, "/nonexistent", "/nonexistent", &err) < 0
+        && strstr (err->msg, "SANDBOX_SESSION_TTL_M") && strstr (err->msg, "minutes"),
+      "a bad alias value names the alias");
+  sr_error_free (&err);
+  sr_config_done (&cfg);
+  for (size_t i = 0; i < SR_ARRAY_SIZE (vars); i++)
+    unsetenv (vars[i]);
+}
+
+/* compat_tools: empty by default, mcp-code-sandbox, nothing else.  */
+static void
+test_compat_tools (void)
+{
+  struct sr_config cfg;
+  sr_error_t err = NULL;
+
+  ok (sr_config_load (&cfg, "/nonexistent", "/nonexistent", &err) == 0 && cfg.compat_tools == 0,
+      "no compat tools by default");
+  sr_config_done (&cfg);
+  setenv ("SANDBOX_COMPAT_TOOLS", "mcp-code-sandbox", 1);
+  ok (sr_config_load (&cfg, "/nonexistent", "/nonexistent", &err) == 0
+        && cfg.compat_tools == SR_COMPAT_CODE_SANDBOX,
+      "SANDBOX_COMPAT_TOOLS=mcp-code-sandbox");
+  sr_config_done (&cfg);
+  unsetenv ("SANDBOX_COMPAT_TOOLS");
+  expect_error ("compat.conf", "compat_tools = e2b\n", "'e2b' is not empty or mcp-code-sandbox");
+}
+
 int
 main (void)
 {
@@ -230,6 +326,8 @@ main (void)
   test_named_file ();
   test_flag_after_env ();
   test_docker_image ();
+  test_env_aliases ();
+  test_compat_tools ();
 
   unlink (sys);
   unlink (user);

@@ -169,14 +169,15 @@ test_tool_schemas (void)
     }
 }
 
-/* Each registered schema uses only rules the check enforces.  */
-static void
-test_registry_supported (void)
+/* Each schema of list (a tools/list answer) uses only rules the check
+ * enforces; the number of tools.  */
+static int
+registry_supported (const cJSON *list)
 {
   const cJSON *t;
   int n = 0;
 
-  cJSON_ArrayForEach (t, cJSON_GetObjectItemCaseSensitive (tools_list, "tools"))
+  cJSON_ArrayForEach (t, cJSON_GetObjectItemCaseSensitive (list, "tools"))
     {
       const char *name = cJSON_GetObjectItemCaseSensitive (t, "name")->valuestring;
       _cleanup_free_ char *msg
@@ -185,7 +186,13 @@ test_registry_supported (void)
       is_str (msg, NULL, name);
       n++;
     }
-  is_int (n, 19, "tools/list has every tool");
+  return n;
+}
+
+static void
+test_registry_supported (void)
+{
+  is_int (registry_supported (tools_list), 19, "tools/list has every tool");
 }
 
 static void
@@ -263,20 +270,149 @@ test_dispatch (void)
   ok (sr_mcp_tool_runs_code ("run_code") && !sr_mcp_tool_runs_code ("list_sessions")
         && !sr_mcp_tool_runs_code ("no_such_tool"),
       "only run_code takes a run slot");
-  ok (sr_mcp_tool_exists ("file_search") && !sr_mcp_tool_exists ("no_such_tool"),
+  ok (sr_mcp_tool_exists (NULL, "file_search") && !sr_mcp_tool_exists (NULL, "no_such_tool"),
       "the registry knows its tools");
+}
+
+/* An alias: in the schema next to its name, marked as an alias; given,
+ * it reaches the handler under its name; given with its name, the same
+ * value counts once and another is refused naming both.  */
+static void
+test_aliases (void)
+{
+  static const struct sr_mcp_arg_alias v[] = { { "timeout", "timeout_seconds" } };
+  cJSON *schema = cJSON_Parse ("{\"type\":\"object\",\"properties\":{"
+                               "\"timeout_seconds\":{\"type\":\"number\",\"exclusiveMinimum\":0,"
+                               "\"description\":\"Wall-clock limit\"},\"code\":{\"type\":\"string\"}},"
+                               "\"additionalProperties\":false}");
+  cJSON *plain = cJSON_Parse ("{\"type\":\"object\",\"properties\":{\"code\":{\"type\":"
+                              "\"string\"}},\"additionalProperties\":false}");
+  const cJSON *props, *alias;
+  struct
+  {
+    const cJSON *schema;
+    const char *args, *want_args, *want_msg;
+  } cases[] = {
+    { NULL, "{\"timeout\":5}", "{\"timeout_seconds\":5}", NULL },
+    { NULL, "{\"timeout_seconds\":5}", "{\"timeout_seconds\":5}", NULL },
+    { NULL, "{\"timeout\":5,\"timeout_seconds\":5}", "{\"timeout_seconds\":5}", NULL },
+    { NULL, "{\"timeout\":null,\"timeout_seconds\":5}", "{\"timeout_seconds\":5}", NULL },
+    { NULL, "{\"timeout\":5,\"timeout_seconds\":6}", NULL,
+      "timeout and timeout_seconds are both given, with different values" },
+    { NULL, "{\"timeout\":-1}", "{\"timeout_seconds\":-1}", NULL },
+  };
+
+  sr_mcp_schema_add_aliases (schema, v, SR_ARRAY_SIZE (v));
+  sr_mcp_schema_add_aliases (plain, v, SR_ARRAY_SIZE (v));
+  props = cJSON_GetObjectItemCaseSensitive (schema, "properties");
+  alias = cJSON_GetObjectItemCaseSensitive (props, "timeout");
+  ok (alias && alias->prev && strcmp (alias->prev->string, "timeout_seconds") == 0,
+      "the alias is in the schema, after its name");
+  is_str (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (alias, "description")),
+          "Alias of timeout_seconds: Wall-clock limit", "its description says it is an alias");
+  ok (cJSON_GetObjectItemCaseSensitive (alias, "exclusiveMinimum") != NULL,
+      "it has its name's rules");
+  ok (!cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (plain, "properties"),
+                                         "timeout"),
+      "a schema without the name gets no alias");
+  for (size_t i = 0; i < SR_ARRAY_SIZE (cases); i++)
+    {
+      cJSON *args = cJSON_Parse (cases[i].args);
+      _cleanup_free_ char *msg = sr_mcp_args_unalias (schema, args, v, SR_ARRAY_SIZE (v));
+      _cleanup_free_ char *text = NULL;
+
+      is_str (msg, cases[i].want_msg, cases[i].args);
+      if (cases[i].want_args)
+        {
+          text = cJSON_PrintUnformatted (args);
+          is_str (text, cases[i].want_args, "the handler reads it by its name");
+        }
+      cJSON_Delete (args);
+    }
+  {
+    cJSON *args = cJSON_Parse ("{\"timeout\":-1}");
+    _cleanup_free_ char *msg = sr_mcp_args_unalias (schema, args, v, SR_ARRAY_SIZE (v));
+    _cleanup_free_ char *bad = sr_mcp_args_check (schema, args);
+
+    is_str (bad, "timeout_seconds must be a number above 0",
+            "an alias's bad value is refused with its name's rules");
+    cJSON_Delete (args);
+    args = cJSON_Parse ("{\"timeout\":5}");
+    free (msg);
+    msg = sr_mcp_args_unalias (plain, args, v, SR_ARRAY_SIZE (v));
+    free (bad);
+    bad = sr_mcp_args_check (plain, args);
+    is_str (bad, "unknown argument 'timeout'", "a tool without the name refuses the alias");
+    cJSON_Delete (args);
+  }
+  cJSON_Delete (schema);
+  cJSON_Delete (plain);
+}
+
+/* The registry: timeout in the schemas of the tools of timeout_seconds;
+ * the drop-in tools offered only under compat_tools; the both-given
+ * refusal through a call.  */
+static void
+test_registry_aliases (void)
+{
+  struct sr_config cfg = { .compat_tools = SR_COMPAT_CODE_SANDBOX };
+  const struct sr_mcp_tool_ctx ctx = { .cfg = &cfg, .cancel_fd = -1 };
+  cJSON *compat = sr_mcp_tools_list (&cfg);
+  const cJSON *t;
+  static const char *const drop_in_names[] = { "sandbox_run_python", "sandbox_upload_file",
+                                               "sandbox_read_artifact", "sandbox_list_artifacts",
+                                               "sandbox_close_session" };
+  int with_alias = 0, drop_ins = 0;
+  _cleanup_free_ char *text = NULL;
+  bool cancelled;
+  cJSON *args, *r;
+
+  cJSON_ArrayForEach (t, cJSON_GetObjectItemCaseSensitive (tools_list, "tools"))
+    {
+      const cJSON *props = cJSON_GetObjectItemCaseSensitive (
+        cJSON_GetObjectItemCaseSensitive (t, "inputSchema"), "properties");
+
+      with_alias += cJSON_GetObjectItemCaseSensitive (props, "timeout_seconds")
+                    && cJSON_GetObjectItemCaseSensitive (props, "timeout");
+    }
+  is_int (with_alias, 2, "run_code and shell_exec, the tools of timeout_seconds, take timeout");
+  is_int (registry_supported (compat), 24, "compat_tools = mcp-code-sandbox adds five tools");
+  for (size_t i = 0; i < SR_ARRAY_SIZE (drop_in_names); i++)
+    drop_ins += sr_mcp_tool_exists (&cfg, drop_in_names[i]);
+  is_int (drop_ins, 5, "named as mcp-code-sandbox named them");
+  ok (!sr_mcp_tool_exists (NULL, "sandbox_run_python")
+        && sr_mcp_tool_exists (&cfg, "sandbox_run_python"),
+      "a plain setup does not offer them");
+  ok (sr_mcp_tool_runs_code ("sandbox_run_python"), "sandbox_run_python takes a run slot");
+  args = cJSON_Parse ("{\"code\":\"1\",\"language\":\"python\",\"timeout\":1,"
+                      "\"timeout_seconds\":2}");
+  r = sr_mcp_tool_call (&ctx, "run_code", args, &cancelled);
+  ok (strstr (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (
+                cJSON_GetArrayItem (cJSON_GetObjectItemCaseSensitive (r, "content"), 0), "text")),
+              "timeout and timeout_seconds are both given") != NULL,
+      "run_code refuses timeout and timeout_seconds at odds");
+  cJSON_Delete (r);
+  r = sr_mcp_tool_call (&(struct sr_mcp_tool_ctx) { .cancel_fd = -1 }, "sandbox_close_session",
+                        args, &cancelled);
+  text = cJSON_PrintUnformatted (r);
+  ok (strstr (text, "unknown_tool") != NULL, "a plain setup refuses a drop-in tool as unknown");
+  cJSON_Delete (r);
+  cJSON_Delete (args);
+  cJSON_Delete (compat);
 }
 
 int
 main (void)
 {
-  tools_list = sr_mcp_tools_list ();
+  tools_list = sr_mcp_tools_list (NULL);
   test_rules ();
   test_tool_schemas ();
   test_supported ();
   test_getters ();
   test_registry_supported ();
   test_dispatch ();
+  test_aliases ();
+  test_registry_aliases ();
   cJSON_Delete (tools_list);
   return done_testing ();
 }
