@@ -63,7 +63,7 @@ r = await call("run_code", { session_id: sid, language: "python", code: [
 ].join("\n") });
 check(r.structuredContent?.status === "success", "run_code draws chart.png in a python-data session", r);
 r = await call("read_artifact", { session_id: sid, path: "chart.png" });
-const png = Buffer.from(r.structuredContent?.content_base64 ?? "", "base64");
+const png = Buffer.from(r.content?.find((b) => b.type === "image")?.data ?? "", "base64");
 
 // Every page, following nextCursor.
 const listAll = async () => {
