@@ -48,6 +48,7 @@
 #define SR_DEFAULT_MAX_UPLOAD_SIZE  (50ull << 20)
 #define SR_DEFAULT_MAX_ARTIFACT_SIZE (50ull << 20)
 #define SR_DEFAULT_MAX_SEARCH_BYTES (64ull << 20)
+#define SR_DEFAULT_AUDIT_RETENTION_DAYS 90
 #define SR_DEFAULT_BACKEND          "native"
 /* The built-in language table: name, image (a name in the image store),
  * source file, compile command (empty: none), run command, description,

@@ -63,6 +63,7 @@ struct sr_mcp_conn
   bool closing;
   char protocol[16];
   int log_level;
+  char *client;                /* the caller, as the audit trail records it */
 };
 
 /* --- the server --- */
@@ -280,7 +281,7 @@ call_main (void *arg)
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (call->params, "arguments");
   struct sr_mcp_tool_ctx ctx = {
     .cfg = s->cfg, .service = s->service, .sessions = sr_service_sessions (s->service),
-    .files_url = s->files_url, .cancel_fd = call->cancel_fd,
+    .files_url = s->files_url, .client = c->client, .cancel_fd = call->cancel_fd,
     .on_progress = on_progress, .on_warning = on_warning, .userdata = call,
   };
   bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
@@ -535,9 +536,17 @@ sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn send, void *transport)
   c->send = send;
   c->transport = transport;
   c->log_level = LOG_DEFAULT;
+  c->client = sr_service_audit_client ("stdio");
   pthread_mutex_init (&c->lock, NULL);
   pthread_cond_init (&c->idle, NULL);
   return c;
+}
+
+void
+sr_mcp_conn_set_client (struct sr_mcp_conn *c, const char *identity)
+{
+  free (c->client);
+  c->client = sr_service_audit_client (identity);
 }
 
 void
@@ -596,5 +605,6 @@ sr_mcp_conn_close (struct sr_mcp_conn *c)
   pthread_mutex_unlock (&c->lock);
   pthread_mutex_destroy (&c->lock);
   pthread_cond_destroy (&c->idle);
+  free (c->client);
   free (c);
 }

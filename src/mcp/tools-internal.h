@@ -34,8 +34,16 @@ sr_mcp_tool_fn sr_mcp_call_create_session, sr_mcp_call_close_session, sr_mcp_cal
   sr_mcp_call_upload_file, sr_mcp_call_list_artifacts, sr_mcp_call_read_artifact;
 sr_mcp_tool_fn sr_mcp_call_file_read, sr_mcp_call_file_write, sr_mcp_call_file_patch,
   sr_mcp_call_file_search;
+sr_mcp_tool_fn sr_mcp_call_audit_query;
 sr_mcp_tool_fn sr_mcp_call_shell_new, sr_mcp_call_shell_exec, sr_mcp_call_shell_read,
   sr_mcp_call_write_stdin, sr_mcp_call_shell_list, sr_mcp_call_shell_remove;
+
+/* Records a call in the audit trail (tools-audit.c); a failure is only
+ * a warning.  */
+void sr_mcp_audit_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
+                        const cJSON *result, uint64_t duration_ns);
+/* v (NULL: {}) as JSON with every object's members sorted by name.  */
+char *sr_mcp_canonical_json (const cJSON *v);
 
 /* A CallToolResult of structured (taken over): structuredContent and the
  * same as text; a refusal carries its JSON in the text only.  */

@@ -25,6 +25,7 @@ enum
   TOOL (run_code, RUNS_CODE, sr_mcp_call_run_code)                          \
   TOOL (list_supported_languages, 0, sr_mcp_call_list_languages)            \
   TOOL (get_execution_history, 0, sr_mcp_call_history)                      \
+  TOOL (audit_query, 0, sr_mcp_call_audit_query)                            \
   TOOL (create_session, SESSIONS, sr_mcp_call_create_session)               \
   TOOL (close_session, SESSIONS, sr_mcp_call_close_session)                 \
   TOOL (list_sessions, SESSIONS, sr_mcp_call_list_sessions)                 \
@@ -131,9 +132,9 @@ sr_mcp_tool_runs_code (const char *name)
   return t && (t->flags & RUNS_CODE);
 }
 
-cJSON *
-sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
-                  bool *ret_cancelled)
+static cJSON *
+dispatch (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
+          bool *ret_cancelled)
 {
   const cJSON *schema = NULL;
   const struct tool *t = find (name, &schema);
@@ -147,4 +148,17 @@ sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJS
   if ((t->flags & SESSIONS) && ctx->sessions == NULL)
     return sr_mcp_no_sessions ();
   return t->call (ctx, args, ret_cancelled);
+}
+
+/* Every call, of every tool, known or not, goes through here: the one
+ * place the audit trail records it.  */
+cJSON *
+sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
+                  bool *ret_cancelled)
+{
+  uint64_t start = sr_now_ns ();
+  cJSON *result = dispatch (ctx, name, args, ret_cancelled);
+
+  sr_mcp_audit_call (ctx, name, args, result, sr_now_ns () - start);
+  return result;
 }
