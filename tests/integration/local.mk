@@ -14,6 +14,7 @@ integration_tests = \
 	tests/integration/hostile.sh \
 	tests/integration/mcp-http.sh \
 	tests/integration/mcp-session.sh \
+	tests/integration/mcp-safety.sh \
 	tests/integration/mcp-schemas.sh \
 	tests/integration/cli-session.sh \
 	tests/integration/cli-exit.sh \
@@ -29,7 +30,7 @@ TESTS += $(integration_tests)
 EXTRA_DIST += tests/hostile
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh \
 	tests/helpers/oci-fixture.py tests/integration/packages.txt \
-	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/session-client.mjs tests/load/leaks.sh tests/load/load-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
+	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/session-client.mjs tests/mcp/safety-client.mjs tests/load/leaks.sh tests/load/load-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
 
 # Test programs that drive the runtime directly.
 check_PROGRAMS += tests/helpers/session-driver
