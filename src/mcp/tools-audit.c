@@ -118,7 +118,9 @@ sr_mcp_audit_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJ
   };
   sr_error_t err = NULL;
 
-  if (sr_service_audit (ctx->service, &call, &err) == 0)
+  /* A context without a service (the registry's own tests) records
+   * nothing.  */
+  if (ctx->service == NULL || sr_service_audit (ctx->service, &call, &err) == 0)
     return;
   if (ctx->on_warning)
     {

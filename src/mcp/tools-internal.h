@@ -38,8 +38,8 @@ sr_mcp_tool_fn sr_mcp_call_audit_query;
 sr_mcp_tool_fn sr_mcp_call_shell_new, sr_mcp_call_shell_exec, sr_mcp_call_shell_read,
   sr_mcp_call_write_stdin, sr_mcp_call_shell_list, sr_mcp_call_shell_remove;
 
-/* Records a call in the audit trail (tools-audit.c); a failure is only
- * a warning.  */
+/* Records a call in the audit trail (tools-audit.c), unless ctx has no
+ * service; a failure is only a warning.  */
 void sr_mcp_audit_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
                         const cJSON *result, uint64_t duration_ns);
 /* v (NULL: {}) as JSON with every object's members sorted by name.  */

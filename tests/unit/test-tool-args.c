@@ -185,7 +185,7 @@ test_registry_supported (void)
       is_str (msg, NULL, name);
       n++;
     }
-  is_int (n, 19, "tools/list has every tool");
+  is_int (n, 20, "tools/list has every tool");
 }
 
 static void
