@@ -11,6 +11,7 @@
 
 #include "common/util.h"
 #include "sandbox/service.h"
+#include "sandbox/session.h"
 
 static int
 compare_names (const void *a, const void *b)
@@ -85,21 +86,24 @@ status_of (const cJSON *result)
   return status;
 }
 
-/* Where the call acted: its machine or session_id argument, else the
- * session it created.  */
-static const char *
+/* Where the call acted, in a new string: its machine or session_id
+ * argument, the session of its shell_id, else the session it created.  */
+static char *
 machine_of (const cJSON *args, const cJSON *result)
 {
   const char *m = sr_mcp_arg_string (args, "machine");
   const cJSON *id;
+  char *shell_session;
 
   if (m == NULL)
     m = sr_mcp_arg_string (args, "session_id");
   if (m)
-    return m;
+    return sr_xstrdup (m);
+  if ((shell_session = sr_session_of_shell (sr_mcp_arg_string (args, "shell_id"))))
+    return shell_session;
   id = cJSON_GetObjectItemCaseSensitive (
       cJSON_GetObjectItemCaseSensitive (result, "structuredContent"), "session_id");
-  return cJSON_IsString (id) ? id->valuestring : "";
+  return sr_xstrdup (cJSON_IsString (id) ? id->valuestring : "");
 }
 
 void
@@ -108,9 +112,10 @@ sr_mcp_audit_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJ
 {
   _cleanup_free_ char *status = status_of (result);
   _cleanup_free_ char *args_json = sr_mcp_canonical_json (args);
+  _cleanup_free_ char *machine = machine_of (args, result);
   struct sr_service_call call = {
     .client = ctx->client ? ctx->client : "stdio",
-    .machine = machine_of (args, result),
+    .machine = machine,
     .tool = name,
     .status = status,
     .duration_ms = (int64_t) (duration_ns / 1000000),

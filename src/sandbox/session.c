@@ -723,6 +723,16 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
   return r;
 }
 
+char *
+sr_session_of_shell (const char *shell_id)
+{
+  const char *dash = shell_id ? strrchr (shell_id, '-') : NULL;
+
+  if (dash == NULL || dash == shell_id)
+    return NULL;
+  return sr_xasprintf ("%.*s", (int) (dash - shell_id), shell_id);
+}
+
 /* The slot of shell_id, under the lock.  */
 static struct shell_slot *
 find_shell_locked (struct sr_sessions *m, const char *shell_id, struct sr_session **ret)

@@ -86,6 +86,10 @@ calls = r.structuredContent?.calls ?? [];
 check(calls.length === 1 && calls[0].tool === "file_write", "audit_query filters by tool, machine, status, limit", calls);
 r = await call(client, "audit_query", { since: "2000-01-01T00:00:00Z", tool: "create_session" });
 check(r.structuredContent?.calls?.length === 1, "since takes an ISO 8601 time", r.structuredContent);
+r = await call(client, "shell_new", { session_id: sid });
+await call(client, "shell_exec", { shell_id: r.structuredContent?.shell_id, command: "true" });
+r = await call(client, "audit_query", { tool: "shell_exec" });
+check(r.structuredContent?.calls?.[0]?.machine === sid, "a shell's call is recorded on its session", r);
 r = await call(client, "audit_query", { since: "last tuesday" });
 check(errorOf(r)?.code === "invalid_arguments", "a since it cannot read is invalid_arguments", r);
 
