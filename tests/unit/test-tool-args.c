@@ -9,6 +9,7 @@
 
 #include "common/util.h"
 #include "mcp/tool-args.h"
+#include "mcp/tools-internal.h"
 #include "mcp/tools.h"
 #include "tests/unit/tap.h"
 
@@ -267,6 +268,25 @@ test_dispatch (void)
       "the registry knows its tools");
 }
 
+/* The audit trail hashes the arguments as canonical JSON: the same
+ * arguments in any order of members are the same text.  */
+static void
+test_canonical (void)
+{
+  cJSON *a = cJSON_Parse ("{\"b\":1,\"a\":{\"y\":[{\"d\":1,\"c\":2}],\"x\":null}}");
+  cJSON *b = cJSON_Parse ("{\"a\":{\"x\":null,\"y\":[{\"c\":2,\"d\":1}]},\"b\":1}");
+  _cleanup_free_ char *ca = sr_mcp_canonical_json (a);
+  _cleanup_free_ char *cb = sr_mcp_canonical_json (b);
+  _cleanup_free_ char *none = sr_mcp_canonical_json (NULL);
+
+  is_str (ca, "{\"a\":{\"x\":null,\"y\":[{\"c\":2,\"d\":1}]},\"b\":1}",
+          "canonical JSON sorts the members of every object");
+  is_str (cb, ca, "the same arguments in another order are the same text");
+  is_str (none, "{}", "no arguments are {}");
+  cJSON_Delete (a);
+  cJSON_Delete (b);
+}
+
 int
 main (void)
 {
@@ -277,6 +297,7 @@ main (void)
   test_getters ();
   test_registry_supported ();
   test_dispatch ();
+  test_canonical ();
   cJSON_Delete (tools_list);
   return done_testing ();
 }
