@@ -6,7 +6,7 @@ set -eu
 
 build="build-essential autoconf automake pkg-config
   libseccomp-dev libcap-dev libcjson-dev libsqlite3-dev libmnl-dev libarchive-dev
-  libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev libpcre2-dev"
+  libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev libpcre2-dev libyaml-dev"
 runtime="uidmap busybox-static ca-certificates"
 tests="python3 bubblewrap mandoc xz-utils git procps psmisc nodejs strace bash-completion
   shellcheck systemd valgrind"

@@ -40,6 +40,15 @@ int sr_cmd_kill (int argc, char **argv);
 int sr_cmd_image (int argc, char **argv);
 int sr_cmd_run_code (int argc, char **argv);
 int sr_cmd_history (int argc, char **argv);
+int sr_cmd_audit (int argc, char **argv);
+/* Up to max characters of the line at text (to its end or a newline),
+ * with controls replaced by '?' (a tab by a space), and "..." when cut:
+ * what a table shows of a string it did not write (history.c).  */
+char *sr_cli_printable (const char *text, size_t max);
+/* The --limit N of a listing, from 1 to max, in *ret; prints the error.  */
+int sr_cli_parse_limit (const char *arg, size_t max, size_t *ret);
+/* "12ms", "1.5s".  */
+void sr_cli_format_duration (char *buf, size_t len, int64_t ms);
 /* serve: stdio on the native backend in every binary; HTTP in
  * sandbox-runner-http and -full, whose mains set sr_cli_serve_http to
  * sr_cli_serve_mhd (serve_http.c); the Docker backend in

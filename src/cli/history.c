@@ -59,10 +59,8 @@ is_control (const unsigned char *s, size_t len)
   return false;
 }
 
-/* Up to max characters of the line at s (to its end or a newline), with
- * controls replaced by '?' (a tab by a space), and "..." when cut.  */
-static char *
-printable (const char *text, size_t max)
+char *
+sr_cli_printable (const char *text, size_t max)
 {
   const unsigned char *s = (const unsigned char *) (text ? text : "");
   size_t cap = strlen ((const char *) s) + 4, n = 0, chars = 0;
@@ -111,8 +109,8 @@ first_line (const char *p)
   return c;
 }
 
-static void
-format_duration (char *buf, size_t len, int64_t ms)
+void
+sr_cli_format_duration (char *buf, size_t len, int64_t ms)
 {
   if (ms < 1000)
     snprintf (buf, len, "%lldms", (long long) ms);
@@ -129,12 +127,13 @@ print_table (const struct sr_history_entry *v, size_t n)
     {
       const struct sr_history_entry *e = &v[i];
       _cleanup_free_ char *time = sr_history_format_time (e->timestamp_ms);
-      _cleanup_free_ char *lang = printable (e->language, 10);
-      _cleanup_free_ char *status = printable (e->status, 13);
-      _cleanup_free_ char *code = printable (first_line (e->code_preview), CODE_COLUMN_CHARS);
+      _cleanup_free_ char *lang = sr_cli_printable (e->language, 10);
+      _cleanup_free_ char *status = sr_cli_printable (e->status, 13);
+      _cleanup_free_ char *code
+        = sr_cli_printable (first_line (e->code_preview), CODE_COLUMN_CHARS);
       char dur[32], sizes[48];
 
-      format_duration (dur, sizeof dur, e->duration_ms);
+      sr_cli_format_duration (dur, sizeof dur, e->duration_ms);
       snprintf (sizes, sizeof sizes, "%lld/%lld", (long long) e->stdout_size,
                 (long long) e->stderr_size);
       printf ("%-8.8s  %-24s  %-10s  %-13s  %4d  %8s  %-15s  %s\n", e->id, time, lang, status,
@@ -183,6 +182,23 @@ print_json (const struct sr_history_entry *v, size_t n)
 }
 
 int
+sr_cli_parse_limit (const char *arg, size_t max, size_t *ret)
+{
+  char *end;
+  unsigned long long l;
+
+  errno = 0;
+  l = strtoull (arg, &end, 10);
+  if (errno || end == arg || *end || *arg == '-' || l < 1 || l > max)
+    {
+      sr_cli_error ("invalid --limit '%s': expected a number from 1 to %zu", arg, max);
+      return -1;
+    }
+  *ret = (size_t) l;
+  return 0;
+}
+
+int
 sr_cmd_history (int argc, char **argv)
 {
   static const struct option options[] = {
@@ -208,22 +224,9 @@ sr_cmd_history (int argc, char **argv)
     switch (c)
       {
       case 'n':
-        {
-          char *end;
-          unsigned long long l;
-
-          errno = 0;
-          l = strtoull (optarg, &end, 10);
-          if (errno || end == optarg || *end || *optarg == '-' || l < 1
-              || l > SR_HISTORY_LIMIT_MAX)
-            {
-              sr_cli_error ("invalid --limit '%s': expected a number from 1 to %d", optarg,
-                            SR_HISTORY_LIMIT_MAX);
-              goto out;
-            }
-          filter.limit = (size_t) l;
-          break;
-        }
+        if (sr_cli_parse_limit (optarg, SR_HISTORY_LIMIT_MAX, &filter.limit) < 0)
+          goto out;
+        break;
       case 's':
         filter.status = optarg;
         break;

@@ -9,6 +9,7 @@ cli_sources = \
 	src/cli/image.c \
 	src/cli/run_code.c \
 	src/cli/history.c \
+	src/cli/audit.c \
 	src/cli/doctor.c \
 	src/cli/serve.c \
 	src/cli/result_json.c src/cli/result_json.h \

@@ -25,6 +25,7 @@ static const struct command commands[] = {
   { "kill", sr_cmd_kill, "kill a container or session" },
   { "image", sr_cmd_image, "import, pull, list and remove images" },
   { "history", sr_cmd_history, "list past runs" },
+  { "audit", sr_cmd_audit, "list the audit trail of MCP tool calls" },
   { "doctor", sr_cmd_doctor, "check what this host supports and will enforce" },
   { "serve", sr_cmd_serve, "serve MCP over stdio or HTTP" },
   { "session", sr_cmd_session, "use the sessions of a running HTTP server" },

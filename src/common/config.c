@@ -81,6 +81,8 @@ static const struct setting settings[] = {
   U ("max_image_entries", T_UINT, max_image_entries, SR_DEFAULT_MAX_IMAGE_ENTRIES,
      "files, directories and links an image's layers may make (0: no cap)"),
   S ("history_db", history_db, NULL, "run history database"),
+  U ("audit_retention_days", T_UINT, audit_retention_days, SR_DEFAULT_AUDIT_RETENTION_DAYS,
+     "days the audit trail of tool calls is kept (0: forever)"),
   S ("runtime_dir", runtime_dir, NULL, "scratch and state of running containers"),
   U ("max_concurrent", T_UINT, max_concurrent, SR_DEFAULT_MAX_CONCURRENT,
      "runs at once (the rest queue)"),

@@ -95,6 +95,7 @@ struct sr_config
   uint64_t max_image_size;    /* file data one image's layers may write */
   uint64_t max_image_entries; /* names they may make */
   char *history_db;
+  uint64_t audit_retention_days; /* audit rows older are pruned (0: kept) */
   char *runtime_dir;
   /* server */
   uint64_t max_concurrent;

@@ -61,6 +61,7 @@
 #define SR_DEFAULT_MAX_READ_SIZE    (50u * 1024u)
 #define SR_MAX_READ_SIZE_BOUND      (1u << 20)
 #define SR_DEFAULT_RESOURCE_PAGE_SIZE 100u
+#define SR_DEFAULT_AUDIT_RETENTION_DAYS 90
 #define SR_DEFAULT_BACKEND          "native"
 /* The built-in language table: name, image (a name in the image store),
  * source file, compile command (empty: none), run command, description,

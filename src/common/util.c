@@ -164,6 +164,15 @@ sr_now_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
+int64_t
+sr_now_realtime_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 void
 sr_deadline_after (clockid_t clock, uint64_t ms, struct timespec *ret)
 {

@@ -68,6 +68,8 @@ bool sr_cancel_requested (int cancel_fd);
 
 /* CLOCK_MONOTONIC in nanoseconds.  */
 uint64_t sr_now_ns (void);
+/* CLOCK_REALTIME in milliseconds since the epoch: what records carry.  */
+int64_t sr_now_realtime_ms (void);
 /* Sets *ret to ms milliseconds from now on clock: the absolute deadline
  * of a pthread_cond_timedwait whose condition waits on that clock
  * (CLOCK_REALTIME unless its attribute says otherwise).  */

@@ -10,6 +10,14 @@
 #include "common/util.h"
 #include "mcp/http-internal.h"
 
+/* Who calls through se, for the audit trail: the one place HTTP names
+ * its callers.  */
+static const char *
+caller_identity (const struct session *se)
+{
+  return se->id;
+}
+
 /* Sessions kept at once; past it the least recently used idle one goes.  */
 #define MAX_SESSIONS 64u
 
@@ -28,6 +36,7 @@ sr_http_session_new (struct http *h, sr_error_t *err)
   pthread_mutex_init (&se->conn_lock, NULL);
   pthread_mutex_init (&se->lock, NULL);
   se->conn = sr_mcp_conn_new (h->mcp, sr_http_on_send, se);
+  sr_mcp_conn_set_client (se->conn, caller_identity (se));
   return se;
 }
 

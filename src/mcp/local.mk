@@ -2,7 +2,7 @@ libsandbox_a_SOURCES += \
 	src/mcp/jsonrpc.c src/mcp/jsonrpc.h \
 	src/mcp/server.c src/mcp/server.h \
 	src/mcp/tools.c src/mcp/tools.h src/mcp/tools-internal.h \
-	src/mcp/tools-result.c src/mcp/tools-run.c src/mcp/tools-session.c \
+	src/mcp/tools-result.c src/mcp/tools-run.c src/mcp/tools-audit.c src/mcp/tools-session.c \
 	src/mcp/tools-files.c src/mcp/tools-shell.c src/mcp/tools-compat.c \
 	src/mcp/tool-args.c src/mcp/tool-args.h src/mcp/tool-schema.h \
 	src/mcp/resources.c src/mcp/resources.h src/mcp/resource-uri.c src/mcp/resource-uri.h \
@@ -18,6 +18,7 @@ mcp_schemas = \
 	src/mcp/schemas/run_code.json \
 	src/mcp/schemas/list_supported_languages.json \
 	src/mcp/schemas/get_execution_history.json \
+	src/mcp/schemas/audit_query.json \
 	src/mcp/schemas/create_session.json \
 	src/mcp/schemas/close_session.json \
 	src/mcp/schemas/list_sessions.json \

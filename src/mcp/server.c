@@ -65,6 +65,7 @@ struct sr_mcp_conn
   bool closing;
   char protocol[16];
   int log_level;
+  char *client;                /* the caller, as the audit trail records it */
 };
 
 /* --- the server --- */
@@ -281,7 +282,7 @@ conn_ctx (struct sr_mcp_conn *c, int cancel_fd, void *userdata)
   /* Without a call (userdata) there is nothing to report progress of.  */
   return (struct sr_mcp_tool_ctx) {
     .cfg = s->cfg, .service = s->service, .sessions = sr_service_sessions (s->service),
-    .files_url = s->files_url, .cancel_fd = cancel_fd,
+    .files_url = s->files_url, .client = c->client, .cancel_fd = cancel_fd,
     .on_progress = userdata ? on_progress : NULL, .on_warning = userdata ? on_warning : NULL,
     .userdata = userdata,
   };
@@ -572,9 +573,17 @@ sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn send, void *transport)
   c->transport = transport;
   c->log_level = LOG_DEFAULT;
   c->resources = sr_mcp_resources_new (resources_notify, c);
+  c->client = sr_service_audit_client ("stdio");
   pthread_mutex_init (&c->lock, NULL);
   pthread_cond_init (&c->idle, NULL);
   return c;
+}
+
+void
+sr_mcp_conn_set_client (struct sr_mcp_conn *c, const char *identity)
+{
+  free (c->client);
+  c->client = sr_service_audit_client (identity);
 }
 
 void
@@ -634,5 +643,6 @@ sr_mcp_conn_close (struct sr_mcp_conn *c)
   sr_mcp_resources_free (c->resources);
   pthread_mutex_destroy (&c->lock);
   pthread_cond_destroy (&c->idle);
+  free (c->client);
   free (c);
 }

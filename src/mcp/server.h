@@ -46,6 +46,10 @@ void sr_mcp_server_set_files_url (struct sr_mcp_server *s, const char *url);
 
 struct sr_mcp_conn *sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn send,
                                      void *transport);
+/* Who the caller is (a token id, an MCP session id), before any
+ * message: what the audit trail records, hashed, and what audit_query
+ * shows it of.  A connection nobody names is "stdio".  */
+void sr_mcp_conn_set_client (struct sr_mcp_conn *c, const char *identity);
 /* Handles one message (a JSON text of len bytes).  Malformed input is
  * answered with the JSON-RPC error it deserves; nothing here fails.  */
 void sr_mcp_conn_handle (struct sr_mcp_conn *c, const char *json, size_t len);

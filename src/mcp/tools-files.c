@@ -1,5 +1,7 @@
 /* The file tools of sessions: file_read, file_write, file_patch and
- * file_search.  Their refusals carry the codes of sandbox/files.h.  */
+ * file_search.  Their refusals carry the codes of sandbox/files.h.  Each
+ * result has "warnings": advisory lines for the paths it touched that
+ * look like secrets (sr_files_sensitive).  */
 #include "config.h"
 
 #include "mcp/tools-internal.h"
@@ -20,6 +22,38 @@
 /* The most of one matching line file_search returns (a minified file is
  * one line).  */
 #define FILE_SEARCH_MAX_LINE 500u
+
+/* Adds to warnings (once) the advisory line of a path that looks like a
+ * secret.  */
+static void
+warn_sensitive (cJSON *warnings, const char *path)
+{
+  const char *what = sr_files_sensitive (path);
+  _cleanup_free_ char *msg = NULL, *clean = NULL;
+  const cJSON *w;
+  size_t len;
+
+  if (what == NULL)
+    return;
+  msg = sr_xasprintf ("sensitive path: %s looks like %s; take care what is read from it or "
+                      "written to it",
+                      path, what);
+  clean = sr_utf8_sanitize (msg, strlen (msg), &len);
+  cJSON_ArrayForEach (w, warnings)
+    if (strcmp (w->valuestring, clean) == 0)
+      return;
+  cJSON_AddItemToArray (warnings, cJSON_CreateString (clean));
+}
+
+/* "warnings" on o, with the one of path.  */
+static cJSON *
+add_warnings (cJSON *o, const char *path)
+{
+  cJSON *warnings = cJSON_AddArrayToObject (o, "warnings");
+
+  warn_sensitive (warnings, path);
+  return warnings;
+}
 
 struct file_read
 {
@@ -106,6 +140,7 @@ sr_mcp_call_file_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   cap_lines (o, clean, &clean_len, f.offset, f.total, ctx->cfg->max_read_size);
   cJSON_AddStringToObject (o, "content", clean);
   cJSON_AddNumberToObject (o, "total_lines", (double) f.total);
+  add_warnings (o, f.path);
   return sr_mcp_tool_result (o, false);
 }
 
@@ -120,10 +155,12 @@ file_write_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *
                  sr_error_t *err)
 {
   struct file_write *f = data;
+  size_t len = strlen (f->content);
 
   (void) ctx;
-  return sr_files_write (sr_session_fs (s), f->path, f->content, strlen (f->content),
-                         &f->written, err);
+  if (sr_files_lint (sr_session_fs (s), f->path, f->content, len, err) < 0)
+    return -1;
+  return sr_files_write (sr_session_fs (s), f->path, f->content, len, &f->written, err);
 }
 
 cJSON *
@@ -147,14 +184,14 @@ sr_mcp_call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   o = cJSON_CreateObject ();
   sr_utf8_add_name (o, "path", written);
   cJSON_AddNumberToObject (o, "size", (double) strlen (f.content));
+  add_warnings (o, written);
   return sr_mcp_tool_result (o, false);
 }
 
 struct file_patch
 {
-  const char *path, *old_s, *new_s, *diff;
-  bool all;
-  unsigned replaced;
+  const char *path;
+  struct sr_patch p;
 };
 
 static int
@@ -163,8 +200,8 @@ file_patch_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *
 {
   struct file_patch *f = data;
 
-  return sr_files_patch (sr_session_fs (s), f->path, f->old_s, f->new_s, f->all, f->diff,
-                         ctx->cfg->max_artifact_size, &f->replaced, err);
+  f->p.max_size = ctx->cfg->max_artifact_size;
+  return sr_files_patch (sr_session_fs (s), f->path, &f->p, err);
 }
 
 cJSON *
@@ -173,17 +210,20 @@ sr_mcp_call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 {
   _cleanup_free_ char *path = NULL;
   struct file_patch f = {
-    .old_s = sr_mcp_arg_string (args, "old_string"),
-    .new_s = sr_mcp_arg_string (args, "new_string"),
-    .diff = sr_mcp_arg_string (args, "diff"),
-    .all = sr_mcp_arg_bool (args, "replace_all", false),
+    .p = {
+      .old_string = sr_mcp_arg_string (args, "old_string"),
+      .new_string = sr_mcp_arg_string (args, "new_string"),
+      .diff = sr_mcp_arg_string (args, "diff"),
+      .replace_all = sr_mcp_arg_bool (args, "replace_all", false),
+      .lint = true,
+    },
   };
   cJSON *o, *bad;
 
-  if (f.diff ? f.old_s || f.new_s : !f.old_s || !f.new_s)
+  if (f.p.diff ? f.p.old_string || f.p.new_string : !f.p.old_string || !f.p.new_string)
     return sr_mcp_tool_error ("invalid_arguments",
                               "give either old_string and new_string, or diff");
-  if (f.old_s && *f.old_s == '\0')
+  if (f.p.old_string && *f.p.old_string == '\0')
     return sr_mcp_tool_error ("invalid_arguments", "old_string must not be empty");
   if ((bad = sr_mcp_path_arg (args, "path", &path)))
     return bad;
@@ -192,13 +232,16 @@ sr_mcp_call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
     return bad;
   o = cJSON_CreateObject ();
   sr_utf8_add_name (o, "path", f.path);
-  cJSON_AddNumberToObject (o, "replacements", f.replaced);
+  cJSON_AddNumberToObject (o, "replacements", f.p.replacements);
+  cJSON_AddStringToObject (o, "match", f.p.fuzzy ? "fuzzy" : "exact");
+  add_warnings (o, f.path);
   return sr_mcp_tool_result (o, false);
 }
 
 struct file_search
 {
   const char *pattern, *glob, *path;
+  size_t limit;
   struct sr_search_result res;
 };
 
@@ -209,7 +252,7 @@ file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void 
   struct file_search *f = data;
 
   const struct sr_search_limits lim = {
-    .max_size = ctx->cfg->max_artifact_size, .max_matches = FILE_SEARCH_MAX_MATCHES,
+    .max_size = ctx->cfg->max_artifact_size, .max_matches = f->limit,
     .max_bytes = ctx->cfg->max_search_bytes, .cancel_fd = ctx->cancel_fd,
     .max_ms = FILE_SEARCH_MAX_MS,
   };
@@ -225,9 +268,10 @@ sr_mcp_call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   struct file_search f = {
     .pattern = sr_mcp_arg_string (args, "pattern"),
     .glob = sr_mcp_arg_string (args, "glob"),
+    .limit = sr_mcp_arg_count (args, "limit", FILE_SEARCH_MAX_MATCHES),
   };
   size_t used = 0, omitted = 0;
-  cJSON *o, *list, *bad;
+  cJSON *o, *list, *warnings, *bad;
 
   if ((bad = sr_mcp_path_arg (args, "path", &path)))
     return bad;
@@ -236,12 +280,14 @@ sr_mcp_call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
     return bad;
   o = cJSON_CreateObject ();
   list = cJSON_AddArrayToObject (o, "matches");
+  warnings = add_warnings (o, f.path);
   for (size_t i = 0; i < f.res.n; i++)
     {
       const struct sr_file_match *m = &f.res.v[i];
       cJSON *e;
       size_t clean_len, line_len = strlen (m->text);
       _cleanup_free_ char *clean = NULL;
+      _cleanup_free_ char *mtime = sr_history_format_time (m->mtime_ns / 1000000);
 
       if (line_len > FILE_SEARCH_MAX_LINE)
         line_len = sr_mcp_utf8_cut (m->text, FILE_SEARCH_MAX_LINE);
@@ -256,11 +302,13 @@ sr_mcp_call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
       clean = sr_utf8_sanitize (m->text, line_len, &clean_len);
       e = cJSON_CreateObject ();
       sr_utf8_add_name (e, "path", m->path);
+      cJSON_AddStringToObject (e, "mtime", mtime);
       cJSON_AddNumberToObject (e, "line", (double) m->line);
       cJSON_AddStringToObject (e, "text", clean);
       if (line_len < strlen (m->text))
         cJSON_AddBoolToObject (e, "text_truncated", true);
       cJSON_AddItemToArray (list, e);
+      warn_sensitive (warnings, m->path);
     }
   cJSON_AddBoolToObject (o, "truncated", f.res.truncated);
   cJSON_AddNumberToObject (o, "omitted", (double) omitted);

@@ -37,6 +37,7 @@ sr_mcp_tool_fn sr_mcp_call_create_session, sr_mcp_call_close_session, sr_mcp_cal
   sr_mcp_call_read_artifact_base64;
 sr_mcp_tool_fn sr_mcp_call_file_read, sr_mcp_call_file_write, sr_mcp_call_file_patch,
   sr_mcp_call_file_search;
+sr_mcp_tool_fn sr_mcp_call_audit_query;
 sr_mcp_tool_fn sr_mcp_call_shell_new, sr_mcp_call_shell_exec, sr_mcp_call_shell_read,
   sr_mcp_call_write_stdin, sr_mcp_call_shell_list, sr_mcp_call_shell_remove;
 
@@ -48,6 +49,13 @@ sr_mcp_tool_fn sr_mcp_call_shell_new, sr_mcp_call_shell_exec, sr_mcp_call_shell_
  * as the original did.  */
 cJSON *sr_mcp_code_sandbox_call (const struct sr_mcp_tool_ctx *ctx, sr_mcp_tool_fn *call,
                                  cJSON *args, bool *ret_cancelled);
+
+/* Records a call in the audit trail (tools-audit.c), unless ctx has no
+ * service; a failure is only a warning.  */
+void sr_mcp_audit_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
+                        const cJSON *result, uint64_t duration_ns);
+/* v (NULL: {}) as JSON with every object's members sorted by name.  */
+char *sr_mcp_canonical_json (const cJSON *v);
 
 /* A CallToolResult of structured (taken over): its structuredContent,
  * and content blocks a handler may add (sr_mcp_result_add); the registry

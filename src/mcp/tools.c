@@ -35,6 +35,7 @@ enum
   TOOL (run_code, RUNS_CODE, sr_mcp_call_run_code, sr_mcp_text_run)                    \
   TOOL (list_supported_languages, 0, sr_mcp_call_list_languages, sr_mcp_text_summary)  \
   TOOL (get_execution_history, 0, sr_mcp_call_history, sr_mcp_text_summary)            \
+  TOOL (audit_query, 0, sr_mcp_call_audit_query, sr_mcp_text_summary)                  \
   TOOL (create_session, SESSIONS, sr_mcp_call_create_session, sr_mcp_text_summary)     \
   TOOL (close_session, SESSIONS, sr_mcp_call_close_session, sr_mcp_text_summary)       \
   TOOL (list_sessions, SESSIONS, sr_mcp_call_list_sessions, sr_mcp_text_summary)       \
@@ -227,9 +228,9 @@ with_text (const struct tool *t, cJSON *r)
   return r;
 }
 
-cJSON *
-sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
-                  bool *ret_cancelled)
+static cJSON *
+dispatch (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
+          bool *ret_cancelled)
 {
   const cJSON *schema = NULL;
   const struct tool *t = find (ctx->cfg, name, &schema);
@@ -263,4 +264,17 @@ sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJS
                                 size, RESULT_MAX);
     }
   return r;
+}
+
+/* Every call, of every tool, known or not, goes through here: the one
+ * place the audit trail records it.  */
+cJSON *
+sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
+                  bool *ret_cancelled)
+{
+  uint64_t start = sr_now_ns ();
+  cJSON *result = dispatch (ctx, name, args, ret_cancelled);
+
+  sr_mcp_audit_call (ctx, name, args, result, sr_now_ns () - start);
+  return result;
 }

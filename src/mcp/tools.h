@@ -21,6 +21,7 @@ struct sr_mcp_tool_ctx
   struct sr_service *service;   /* runs, images, the history */
   struct sr_sessions *sessions; /* the service's; NULL: unavailable */
   const char *files_url;        /* "http://host:port" when HTTP serves /files, or NULL */
+  const char *client;           /* the caller, as sr_service_audit_client made it */
   int cancel_fd;                /* readable: cancel the run */
   /* Progress of a run (stage, output bytes), from the calling thread.  */
   void (*on_progress) (const char *stage, uint64_t output_bytes, void *userdata);

@@ -432,13 +432,153 @@ patch_diff (const char *data, size_t len, const char *diff, const char *abs, str
   return 0;
 }
 
+/* --- the tolerant match of old_string --- */
+
+/* The start and length of what a line says, its leading blanks and a
+ * trailing CR left out: what a tolerant match compares.  */
+static void
+line_key (const struct line *l, size_t *ret_start, size_t *ret_len)
+{
+  size_t s = 0, e = l->len;
+
+  while (s < e && (l->p[s] == ' ' || l->p[s] == '\t'))
+    s++;
+  if (e > s && l->p[e - 1] == '\r')
+    e--;
+  *ret_start = s;
+  *ret_len = e - s;
+}
+
+static bool
+lines_match (const struct line *a, const struct line *b)
+{
+  size_t as, al, bs, bl;
+
+  line_key (a, &as, &al);
+  line_key (b, &bs, &bl);
+  return al == bl && memcmp (a->p + as, b->p + bs, al) == 0;
+}
+
+/* Whether the n bytes at a are all c.  */
+static bool
+all_of (const char *a, size_t n, char c)
+{
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != c)
+      return false;
+  return true;
+}
+
+/* One line of new_string as the file would have it, its CR dropped (the
+ * caller adds the file's line ending).  Its indentation is taken
+ * relative to old_string's first line and given relative to the matched
+ * line: a line that starts with old_indent gets file_indent instead; one
+ * indented less, with the same blank character on both sides, is
+ * dedented as much from file_indent; any other gets file_indent.  */
+static void
+add_reindented (struct buf *out, const struct line *nl, const char *old_indent,
+                size_t old_indent_len, const char *file_indent, size_t file_indent_len)
+{
+  size_t len = nl->len, ws = 0, less;
+
+  if (len && nl->p[len - 1] == '\r')
+    len--;
+  if (len == 0)
+    return;
+  while (ws < len && (nl->p[ws] == ' ' || nl->p[ws] == '\t'))
+    ws++;
+  if (ws >= old_indent_len && memcmp (nl->p, old_indent, old_indent_len) == 0)
+    {
+      buf_add (out, file_indent, file_indent_len);
+      buf_add (out, nl->p + old_indent_len, len - old_indent_len);
+      return;
+    }
+  less = old_indent_len - ws;
+  if (memcmp (nl->p, old_indent, ws) == 0 && less <= file_indent_len && old_indent_len
+      && all_of (old_indent, old_indent_len, old_indent[0])
+      && all_of (file_indent, file_indent_len, old_indent[0]))
+    buf_add (out, file_indent, file_indent_len - less);
+  else
+    buf_add (out, file_indent, file_indent_len);
+  buf_add (out, nl->p + ws, len - ws);
+}
+
+/* old_s was not in the file as given: looks for its lines, each compared
+ * without its leading blanks and CR, and replaces the one place they are
+ * (none: no_match; more than one: ambiguous_match, whatever replace_all
+ * says, as a guess that could be wrong is not made several times).  A
+ * BOM stays first; the new lines get the line ending of the first
+ * matched line.  */
+static int
+patch_fuzzy (const char *data, size_t len, const char *old_s, const char *new_s,
+             const char *abs, struct buf *out, sr_error_t *err)
+{
+  static const char bom[] = "\xef\xbb\xbf";
+  size_t skip = len >= 3 && memcmp (data, bom, 3) == 0 ? 3 : 0;
+  _cleanup_free_ struct line *fl = NULL, *ol = NULL, *nl = NULL;
+  size_t nfl, nol, nnl, pos = 0, fi, fks, oks, dummy, term = 0;
+  unsigned found = 0;
+  bool final_nl;
+  const char *eol;
+
+  fl = split_lines (data + skip, len - skip, &nfl, &final_nl);
+  ol = split_lines (old_s, strlen (old_s), &nol, NULL);
+  for (size_t i = 0; nol && i + nol <= nfl; i++)
+    {
+      size_t j = 0;
+
+      while (j < nol && lines_match (&fl[i + j], &ol[j]))
+        j++;
+      if (j == nol && found++ == 0)
+        pos = i;
+    }
+  if (found == 0)
+    return sr_error_set_code (err, "no_match", 0,
+                              "old_string was not found in %s, neither as given nor ignoring "
+                              "indentation and line endings",
+                              abs);
+  if (found > 1)
+    return sr_error_set_code (err, "ambiguous_match", 0,
+                              "old_string is not in %s as given, and ignoring indentation and "
+                              "line endings it matches %u places: give more context",
+                              abs, found);
+
+  line_key (&fl[pos], &fks, &dummy);
+  line_key (&ol[0], &oks, &dummy);
+  eol = fl[pos].len && fl[pos].p[fl[pos].len - 1] == '\r' ? "\r\n" : "\n";
+  nl = split_lines (new_s, strlen (new_s), &nnl, NULL);
+  buf_add (out, data, skip);
+  for (fi = 0; fi < pos; fi++)
+    {
+      buf_add (out, fl[fi].p, fl[fi].len);
+      buf_add (out, "\n", term = 1);
+    }
+  for (size_t k = 0; k < nnl; k++)
+    {
+      add_reindented (out, &nl[k], ol[0].p, oks, fl[pos].p, fks);
+      buf_add (out, eol, term = strlen (eol));
+    }
+  for (fi = pos + nol; fi < nfl; fi++)
+    {
+      buf_add (out, fl[fi].p, fl[fi].len);
+      buf_add (out, "\n", term = 1);
+    }
+  /* The file's last line had no line ending: neither has the result.  */
+  if (!final_nl)
+    {
+      out->len -= term;
+      out->p[out->len] = '\0';
+    }
+  return 0;
+}
+
 /* Reads the file itself (SR_FS_NOFOLLOW: the result replaces this
  * directory entry, and replacing a link with its patched target's content
- * would be a surprise), patches it and writes it back atomically.  */
+ * would be a surprise), patches it, checks its syntax when asked and
+ * writes it back atomically.  */
 int
-sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_string,
-                const char *new_string, bool replace_all, const char *diff, uint64_t max_size,
-                unsigned *ret_replacements, sr_error_t *err)
+sr_files_patch (const struct sr_fsroot *r, const char *path, struct sr_patch *p,
+                sr_error_t *err)
 {
   _cleanup_free_ char *data = NULL, *out_p = NULL;
   struct sr_files_where w = { 0 };
@@ -447,25 +587,35 @@ sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_str
   unsigned n = 0;
   int ret = -1;
 
-  if (diff == NULL && (old_string == NULL || new_string == NULL))
+  p->replacements = 0;
+  p->fuzzy = false;
+  if (p->diff == NULL && (p->old_string == NULL || p->new_string == NULL))
     return sr_error_set_code (err, "invalid_patch", 0,
                               "give old_string and new_string, or a diff");
   if (sr_files_parse_path (path, false, &w, err) < 0)
     return -1;
-  if (r->ops->read (r->ctx, w.abs, sr_files_where_flags (&w) | SR_FS_NOFOLLOW, max_size, &data,
-                    &len, err)
+  if (r->ops->read (r->ctx, w.abs, sr_files_where_flags (&w) | SR_FS_NOFOLLOW, p->max_size,
+                    &data, &len, err)
       < 0)
     goto out;
-  if (diff)
-    ret = patch_diff (data, len, diff, w.abs, &out, &n, err);
-  else
-    ret = patch_string (data, len, old_string, new_string, replace_all, w.abs, &out, &n, err);
+  if (p->diff)
+    ret = patch_diff (data, len, p->diff, w.abs, &out, &n, err);
+  else if (*p->old_string == '\0' || memmem (data, len, p->old_string, strlen (p->old_string)))
+    ret = patch_string (data, len, p->old_string, p->new_string, p->replace_all, w.abs, &out,
+                        &n, err);
+  else if ((ret = patch_fuzzy (data, len, p->old_string, p->new_string, w.abs, &out, err)) == 0)
+    {
+      n = 1;
+      p->fuzzy = true;
+    }
   out_p = out.p;
+  if (ret == 0 && p->lint)
+    ret = sr_files_lint (r, w.abs, out.p ? out.p : "", out.len, err);
   if (ret == 0)
     ret = r->ops->write (r->ctx, w.abs, sr_files_where_flags (&w), out.p ? out.p : "", out.len,
                          true, err);
-  if (ret == 0 && ret_replacements)
-    *ret_replacements = n;
+  if (ret == 0)
+    p->replacements = n;
 out:
   sr_files_where_done (&w);
   return ret;

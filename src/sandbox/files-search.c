@@ -87,7 +87,8 @@ check_budget (pcre2_callout_block *block, void *userdata)
 /* The matches of one file's content; stops, cancelled,
  * when the cancel fd says so, failed when the matcher gives up.  */
 static void
-search_buffer (struct search *s, const char *data, size_t len, const char *abs)
+search_buffer (struct search *s, const char *data, size_t len, const char *abs,
+               int64_t mtime_ns)
 {
   uint64_t line = 0;
   int rc;
@@ -134,6 +135,7 @@ search_buffer (struct search *s, const char *data, size_t len, const char *abs)
               s->res.v = sr_xrealloc (s->res.v, s->cap * sizeof *s->res.v);
             }
           s->res.v[s->res.n].path = sr_xstrdup (abs);
+          s->res.v[s->res.n].mtime_ns = mtime_ns;
           s->res.v[s->res.n].line = line;
           s->res.v[s->res.n].text = sr_xasprintf ("%.*s", (int) tlen, text);
           s->res.n++;
@@ -147,6 +149,7 @@ struct found
 {
   char *rel;
   uint64_t size;
+  int64_t mtime_ns;
   uint64_t dev, ino;
   bool link;          /* another path of a file found before it */
 };
@@ -178,7 +181,8 @@ find_one (void *userdata, const struct sr_fs_entry *e)
       f->cap = f->cap ? f->cap * 2 : 64;
       f->v = sr_xrealloc (f->v, f->cap * sizeof *f->v);
     }
-  f->v[f->n++] = (struct found){ .rel = sr_xstrdup (e->rel), .size = e->size, .dev = e->dev,
+  f->v[f->n++] = (struct found){ .rel = sr_xstrdup (e->rel), .size = e->size,
+                                 .mtime_ns = e->mtime_ns, .dev = e->dev,
                                  .ino = e->ino };
   return 0;
 }
@@ -194,6 +198,17 @@ compare_found (const void *a, const void *b)
   while (*p && *p == *q)
     p++, q++;
   return (*p == '/' ? 1 : *p ? *p + 1 : 0) - (*q == '/' ? 1 : *q ? *q + 1 : 0);
+}
+
+/* Newest first, then path order.  */
+static int
+compare_mtime (const void *a, const void *b)
+{
+  const struct found *p = a, *q = b;
+
+  if (p->mtime_ns != q->mtime_ns)
+    return p->mtime_ns > q->mtime_ns ? -1 : 1;
+  return compare_found (a, b);
 }
 
 /* Identity order, then path order (the array is in path order).  */
@@ -224,7 +239,7 @@ mark_links (struct found *v, size_t n)
     by_id[i]->link = by_id[i]->dev == by_id[i - 1]->dev && by_id[i]->ino == by_id[i - 1]->ino;
 }
 
-/* Reads and searches each file of f, in path order; files over max_size
+/* Reads and searches each file of f, newest first; files over max_size
  * or unreadable are skipped, not errors.  Stops, truncated, before
  * max_bytes are passed; fails, cancelled, when the cancel fd says so.  */
 static int
@@ -261,7 +276,7 @@ search_found (const struct sr_fsroot *r, struct search *s, const struct sr_files
         continue;
       s->res.bytes_read += len;
       s->res.files_read++;
-      search_buffer (s, data, len, abs);
+      search_buffer (s, data, len, abs, f->v[i].mtime_ns);
     }
   if (s->cancelled)
     return sr_error_set_code (err, "cancelled", ECANCELED, "file_search cancelled");
@@ -292,7 +307,11 @@ search_walk (const struct sr_fsroot *r, struct search *s, const struct sr_files_
     goto out;
   if (f.n)
     qsort (f.v, f.n, sizeof *f.v, compare_found);
+  /* Links are marked in path order (the first path of a file is the one
+   * searched), then the newest files go first.  */
   mark_links (f.v, f.n);
+  if (f.n)
+    qsort (f.v, f.n, sizeof *f.v, compare_mtime);
   if (search_found (r, s, w, &f, err) < 0)
     goto out;
   s->res.truncated |= deeper || f.truncated;

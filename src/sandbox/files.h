@@ -38,7 +38,12 @@
  *   file_too_large        over the size limit given
  *   quota_exceeded        the session's tmpfs is full (ENOSPC, EDQUOT)
  *   no_match              file_patch: old_string or a hunk not found
- *   ambiguous_match       file_patch: old_string found more than once
+ *   ambiguous_match       file_patch: old_string found more than once,
+ *                         or no exact match and more than one tolerant one
+ *   lint_failed           file_write, file_patch: a .json, .yaml, .yml or
+ *                         .toml file that does not parse (line, column)
+ *   lint_unavailable      file_write, file_patch: a .toml file where no
+ *                         python3 with tomllib runs to check it
  *   invalid_patch         file_patch: a malformed unified diff (or no
  *                         diff and no old_string/new_string, or an
  *                         empty old_string)
@@ -106,12 +111,23 @@ struct sr_fs_ops
   int (*open) (void *ctx, const char *abs, unsigned flags, uint64_t *ret_size, sr_error_t *err);
 };
 
+struct sr_exec_spec;
+struct sr_run_options;
+struct sr_run_result;
+/* One command run where the files are (a session's sr_session_exec).  */
+typedef int (*sr_fs_exec_fn) (void *ctx, const struct sr_exec_spec *spec,
+                              const struct sr_run_options *opts, struct sr_run_result *res,
+                              sr_error_t *err);
+
 /* One container's files: its primitives and their context (a backend's
- * box).  */
+ * box), and how a command runs there (NULL: it cannot), for the checks
+ * that need one (TOML, sr_files_lint).  */
 struct sr_fsroot
 {
   const struct sr_fs_ops *ops;
   void *ctx;
+  sr_fs_exec_fn exec;
+  void *exec_ctx;
 };
 
 /* The native primitives' context: the container's / and SR_DATA_DIR
@@ -199,22 +215,62 @@ int sr_files_read_lines (const struct sr_fsroot *r, const char *path, uint64_t o
 int sr_files_write (const struct sr_fsroot *r, const char *path, const char *content,
                     size_t len, char **ret_path, sr_error_t *err);
 
-/* file_patch, string mode (diff == NULL): replaces old_string by
- * new_string; old_string must occur exactly once unless replace_all.
- * Unified-diff mode (diff != NULL, old/new NULL): applies every hunk of
- * the diff to the file (its ---/+++ headers are optional and ignored;
- * a hunk whose lines are not found at or near its line number is
- * no_match; its line counts are recounted from its lines, not trusted).
- * path must name a regular file itself: a symlink is not_a_file.  The
- * result is written atomically.  *ret_replacements gets the number of
- * replacements or hunks applied.  */
-int sr_files_patch (const struct sr_fsroot *r, const char *path, const char *old_string,
-                    const char *new_string, bool replace_all, const char *diff,
-                    uint64_t max_size, unsigned *ret_replacements, sr_error_t *err);
+/* What looks like a secret at path (SSH and cloud credentials, .env
+ * files, /etc/shadow, private keys, ...), for an advisory warning; NULL
+ * when nothing does.  One table, in files-check.c.  */
+const char *sr_files_sensitive (const char *path);
+
+/* The syntax a file's name asks to be checked before it is written.  */
+enum sr_lint_kind
+{
+  SR_LINT_NONE,
+  SR_LINT_JSON,   /* .json, with cJSON */
+  SR_LINT_YAML,   /* .yaml, .yml, with libyaml (every document) */
+  SR_LINT_TOML,   /* .toml, with python3's tomllib where the file is (r->exec) */
+};
+enum sr_lint_kind sr_files_lint_kind (const char *path);
+/* 0 when content parses as the syntax abs's name asks for (or none);
+ * else lint_failed, its message naming the line and column, or
+ * lint_unavailable for TOML where no python3 with tomllib runs (the file
+ * is refused rather than written unchecked).  r may be NULL but for
+ * TOML.  */
+int sr_files_lint (const struct sr_fsroot *r, const char *abs, const char *content, size_t len,
+                   sr_error_t *err);
+
+/* file_patch: what to change, and what was done.  */
+struct sr_patch
+{
+  /* String mode (diff NULL): old_string replaced by new_string. */
+  const char *old_string, *new_string;
+  bool replace_all;
+  /* Unified-diff mode (old_string and new_string NULL).  */
+  const char *diff;
+  uint64_t max_size;     /* of the file */
+  bool lint;             /* check the result with sr_files_lint before writing it */
+  /* Out.  */
+  unsigned replacements; /* replacements, or hunks applied */
+  bool fuzzy;            /* old_string matched only with indentation and line
+                          * endings tolerated */
+};
+
+/* file_patch, string mode: old_string must occur exactly once unless
+ * replace_all.  When it does not occur at all, it is looked for again
+ * line by line, ignoring each line's leading white space and CR LF
+ * against LF; one such match (never more) is replaced, new_string
+ * re-indented as the file's lines are and its line endings made the
+ * file's (fuzzy).  A UTF-8 BOM is kept.  Unified-diff mode: applies
+ * every hunk of the diff to the file (its ---/+++ headers are optional
+ * and ignored; a hunk whose lines are not found at or near its line
+ * number is no_match; its line counts are recounted from its lines, not
+ * trusted).  path must name a regular file itself: a symlink is
+ * not_a_file.  The result is written atomically.  */
+int sr_files_patch (const struct sr_fsroot *r, const char *path, struct sr_patch *p,
+                    sr_error_t *err);
 
 struct sr_file_match
 {
   char *path;           /* absolute inside the container */
+  int64_t mtime_ns;     /* of the file, when the search found it */
   uint64_t line;        /* from 1 */
   char *text;           /* the line, at most 500 bytes */
 };
@@ -242,7 +298,9 @@ struct sr_search_result
 
 /* file_search: lines matching the Perl-compatible regular expression
  * pattern (PCRE2, UTF-8) in the regular files under dir (default SR_DATA_DIR) whose
- * name matches glob (fnmatch on the base name; NULL: every file).
+ * name matches glob (fnmatch on the base name; NULL: every file), the
+ * most recently modified files first (then in path order), so that a
+ * limit keeps the newest.
  * Binary files (a NUL in the first 8 KiB) and files over max_size are
  * skipped; symlinks are not followed, kernel file systems (procfs, sysfs)
  * not entered.  dir may name one file: it is searched whatever glob says.

@@ -7,6 +7,7 @@ libsandbox_a_SOURCES += \
 	src/sandbox/session.c src/sandbox/session.h \
 	src/sandbox/files-path.c src/sandbox/files-write.c src/sandbox/files-artifacts.c \
 	src/sandbox/files-edit.c src/sandbox/files-search.c src/sandbox/files-native.c \
+	src/sandbox/files-check.c \
 	src/sandbox/files.h src/sandbox/files-internal.h \
 	src/sandbox/shell.c src/sandbox/shell.h \
 	src/sandbox/service.c src/sandbox/service.h

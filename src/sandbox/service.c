@@ -26,7 +26,22 @@ struct sr_service
   struct sr_code_pool *pool;     /* NULL: the policy did not load; runs start fresh */
   struct sr_sessions *sessions;
   char *sessions_problem;
+  pthread_mutex_t prune_lock;
+  int64_t pruned_ms;             /* when the audit trail was last pruned */
 };
+
+/* The audit trail is pruned at most this often.  */
+#define AUDIT_PRUNE_INTERVAL_MS (3600 * 1000)
+
+/* Deletes the audit rows past audit_retention_days (0: keeps them).  */
+static int
+prune_audit (const struct sr_config *cfg, struct sr_history *h, sr_error_t *err)
+{
+  if (cfg->audit_retention_days == 0)
+    return 0;
+  return sr_history_audit_prune (h, sr_now_realtime_ms () - (int64_t) cfg->audit_retention_days * 86400000,
+                                 NULL, err);
+}
 
 /* A server's start: everything a long-lived process keeps.  */
 static void
@@ -40,6 +55,9 @@ open_server_parts (struct sr_service *s)
       s->history_problem = sr_xstrdup (e->msg);
       sr_error_free (&e);
     }
+  else if (prune_audit (cfg, s->history, &e) < 0)
+    sr_error_free (&e); /* the next hour's prune tries again */
+  s->pruned_ms = sr_now_realtime_ms ();
   /* Set once, before any worker thread reads it.  */
   sr_policy_seccomp_cache (cfg);
   if (sr_code_pool_new (cfg, s->store, &s->pool, &e) < 0)
@@ -75,6 +93,7 @@ sr_service_open (const struct sr_config *cfg, enum sr_service_mode mode, const c
     }
   sr_store_set_caps (s->store, cfg->max_image_size, cfg->max_image_entries);
   pthread_mutex_init (&s->history_lock, NULL);
+  pthread_mutex_init (&s->prune_lock, NULL);
   if (mode == SR_SERVICE_SERVER)
     open_server_parts (s);
   else
@@ -93,6 +112,7 @@ sr_service_close (struct sr_service *s)
   sr_history_close (s->history);
   sr_store_close (s->store);
   pthread_mutex_destroy (&s->history_lock);
+  pthread_mutex_destroy (&s->prune_lock);
   free (s->history_problem);
   free (s->sessions_problem);
   free (s);
@@ -171,6 +191,20 @@ history_get (struct sr_service *s, bool *ret_failed)
     }
   pthread_mutex_unlock (&s->history_lock);
   return s->history;
+}
+
+/* The history, or NULL with an error that says why what (a part of it)
+ * is unavailable.  */
+static struct sr_history *
+history_or_error (struct sr_service *s, const char *what, sr_error_t *err)
+{
+  bool failed;
+  struct sr_history *h = history_get (s, &failed);
+
+  if (h == NULL)
+    sr_error_set (err, ENOENT, "%s is unavailable: %s", what,
+                  s->history_problem ? s->history_problem : "not configured");
+  return h;
 }
 
 /* Records a run that happened; a failure only leaves run->history_problem.  */
@@ -261,21 +295,109 @@ sr_service_history_list (struct sr_service *s, const struct sr_history_filter *f
   return sr_history_list (s->history, f, ret, ret_n, err);
 }
 
+/* The database cfg names, for the CLI: *ret NULL when there is none (no
+ * database is an empty history), rather than a new one.  */
+static int
+open_existing (const struct sr_config *cfg, struct sr_history **ret, sr_error_t *err)
+{
+  struct stat st;
+
+  *ret = NULL;
+  if (stat (cfg->history_db, &st) < 0 && errno == ENOENT)
+    return 0;
+  return sr_history_open (cfg->history_db, ret, err);
+}
+
 int
 sr_service_history_query (const struct sr_config *cfg, const struct sr_history_filter *f,
                           struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err)
 {
   struct sr_history *h = NULL;
-  struct stat st;
   int r;
 
   *ret = NULL;
   *ret_n = 0;
-  if (stat (cfg->history_db, &st) < 0 && errno == ENOENT)
-    return 0;
-  if (sr_history_open (cfg->history_db, &h, err) < 0)
+  if (open_existing (cfg, &h, err) < 0)
     return -1;
+  if (h == NULL)
+    return 0;
   r = sr_history_list (h, f, ret, ret_n, err);
+  sr_history_close (h);
+  return r;
+}
+
+char *
+sr_service_audit_client (const char *identity)
+{
+  char digest[SR_DIGEST_LEN + 1];
+
+  if (identity == NULL || strcmp (identity, "stdio") == 0)
+    return sr_xstrdup ("stdio");
+  sr_sha256_buf (identity, strlen (identity), digest);
+  return sr_xasprintf ("client:%.16s", digest + sizeof "sha256:" - 1);
+}
+
+/* Whether the hourly prune is due; claims it when it is.  */
+static bool
+prune_due (struct sr_service *s)
+{
+  int64_t now = sr_now_realtime_ms ();
+  bool due;
+
+  pthread_mutex_lock (&s->prune_lock);
+  due = now - s->pruned_ms >= AUDIT_PRUNE_INTERVAL_MS;
+  if (due)
+    s->pruned_ms = now;
+  pthread_mutex_unlock (&s->prune_lock);
+  return due;
+}
+
+int
+sr_service_audit (struct sr_service *s, const struct sr_service_call *call, sr_error_t *err)
+{
+  struct sr_history *h;
+  char digest[SR_DIGEST_LEN + 1];
+  struct sr_audit_entry e = {
+    .client = (char *) call->client, .machine = (char *) (call->machine ? call->machine : ""),
+    .tool = (char *) call->tool, .status = (char *) call->status,
+    .duration_ms = call->duration_ms, .args_sha256 = digest,
+  };
+
+  if ((h = history_or_error (s, "the audit trail", err)) == NULL)
+    return -1;
+  sr_sha256_buf (call->args_json, strlen (call->args_json), digest);
+  if (prune_due (s) && prune_audit (s->cfg, h, err) < 0)
+    return -1;
+  return sr_history_audit_add (h, &e, err);
+}
+
+int
+sr_service_audit_list (struct sr_service *s, const struct sr_audit_filter *f,
+                       struct sr_audit_entry **ret, size_t *ret_n, sr_error_t *err)
+{
+  *ret = NULL;
+  *ret_n = 0;
+  if (history_or_error (s, "the audit trail", err) == NULL)
+    return -1;
+  return sr_history_audit_list (s->history, f, ret, ret_n, err);
+}
+
+int
+sr_service_audit_query (const struct sr_config *cfg, const struct sr_audit_filter *f,
+                        struct sr_audit_entry **ret, size_t *ret_n, sr_error_t *err)
+{
+  struct sr_history *h = NULL;
+  int r;
+
+  *ret = NULL;
+  *ret_n = 0;
+  if (open_existing (cfg, &h, err) < 0)
+    return -1;
+  if (h == NULL)
+    return 0;
+  r = prune_audit (cfg, h, err);
+  if (r == 0)
+    r = sr_history_audit_list (h, f, ret, ret_n, err);
   sr_history_close (h);
   return r;
 }

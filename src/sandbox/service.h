@@ -85,6 +85,34 @@ int sr_service_history_list (struct sr_service *s, const struct sr_history_filte
 int sr_service_history_query (const struct sr_config *cfg, const struct sr_history_filter *f,
                               struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err);
 
+/* --- the audit trail of MCP tool calls (src/store/history.h) --- */
+
+/* How a caller's identity is recorded, in a new string: "stdio" as it
+ * is; anything else (a token id, an MCP session id) as "client:" and 16
+ * hex digits of its SHA-256, so the trail never holds a credential.  */
+char *sr_service_audit_client (const char *identity);
+
+struct sr_service_call
+{
+  const char *client;      /* as sr_service_audit_client made it */
+  const char *machine;     /* NULL or "": none */
+  const char *tool;
+  const char *status;      /* "ok" or the refusal's code */
+  int64_t duration_ms;
+  const char *args_json;   /* the canonical arguments JSON: only its digest is kept */
+};
+
+/* Records a tool call; rows older than audit_retention_days are pruned
+ * when the server opens and then at most once an hour.  */
+int sr_service_audit (struct sr_service *s, const struct sr_service_call *call, sr_error_t *err);
+/* The audit rows that match f, as sr_history_audit_list.  */
+int sr_service_audit_list (struct sr_service *s, const struct sr_audit_filter *f,
+                           struct sr_audit_entry **ret, size_t *ret_n, sr_error_t *err);
+/* The same without a service, for the CLI (prunes first, as a server
+ * does; a missing database is an empty trail).  */
+int sr_service_audit_query (const struct sr_config *cfg, const struct sr_audit_filter *f,
+                            struct sr_audit_entry **ret, size_t *ret_n, sr_error_t *err);
+
 /* The history entry of a run (id and timestamp empty, no session).  */
 void sr_service_history_entry (struct sr_history_entry *e, const struct sr_code_request *req,
                                const struct sr_code_result *res, const char *source);

@@ -305,6 +305,10 @@ make_id (char id[static 40])
     abort ();
 }
 
+static int session_exec (void *ctx, const struct sr_exec_spec *spec,
+                         const struct sr_run_options *opts, struct sr_run_result *res,
+                         sr_error_t *err);
+
 static int
 session_create (struct sr_sessions *m, const char *image_ref, struct sr_session **ret,
                 sr_error_t *err)
@@ -327,6 +331,9 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
                      &s->fs, err)
       < 0)
     goto fail;
+  /* The syntax check of TOML runs python3 in the session.  */
+  s->fs.exec = session_exec;
+  s->fs.exec_ctx = s;
   s->created = (int64_t) time (NULL);
   s->last_used_ns = sr_now_ns ();
   *ret = s;
@@ -719,6 +726,16 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
   pthread_cond_broadcast (&m->changed);
   pthread_mutex_unlock (&m->lock);
   return r;
+}
+
+char *
+sr_session_of_shell (const char *shell_id)
+{
+  const char *dash = shell_id ? strrchr (shell_id, '-') : NULL;
+
+  if (dash == NULL || dash == shell_id)
+    return NULL;
+  return sr_xasprintf ("%.*s", (int) (dash - shell_id), shell_id);
 }
 
 /* The slot of shell_id, under the lock.  */

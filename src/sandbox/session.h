@@ -99,6 +99,10 @@ int sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
  * its session.  Codes: session_not_found, shell_not_found, shell_busy,
  * shell_limit, sandbox_error.  */
 
+/* The id of the session shell_id names, in a new string; NULL for a
+ * string that is no shell id.  */
+char *sr_session_of_shell (const char *shell_id);
+
 /* Starts a shell in session_id (NULL or "": a new session).  */
 int sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret_shell_id,
                            char **ret_session_id, sr_error_t *err);

@@ -45,6 +45,18 @@ static const char *const migrations[] = {
   "CREATE INDEX runs_by_time ON runs (timestamp_ms);"
   "CREATE INDEX runs_by_session ON runs (session_id, timestamp_ms);"
   "PRAGMA user_version = 1;",
+  /* 2: the audit trail of MCP tool calls.  */
+  "CREATE TABLE audit ("
+  "  timestamp_ms INTEGER NOT NULL,"
+  "  client TEXT NOT NULL,"
+  "  machine TEXT NOT NULL,"
+  "  tool TEXT NOT NULL,"
+  "  status TEXT NOT NULL,"
+  "  duration_ms INTEGER NOT NULL,"
+  "  args_sha256 TEXT NOT NULL);"
+  "CREATE INDEX audit_by_time ON audit (timestamp_ms);"
+  "CREATE INDEX audit_by_client ON audit (client, timestamp_ms);"
+  "PRAGMA user_version = 2;",
 };
 _Static_assert (SR_ARRAY_SIZE (migrations) == SR_HISTORY_SCHEMA_VERSION,
                 "one migration per schema version");
@@ -354,15 +366,6 @@ make_uuid (char out[37], sr_error_t *err)
   return 0;
 }
 
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const char insert_sql[] =
   "INSERT INTO runs (id, timestamp_ms, language, code_preview, code_sha256, status, exit_code,"
   " duration_ms, stdout_size, stderr_size, session_id, source)"
@@ -413,7 +416,7 @@ int
 sr_history_add (struct sr_history *h, struct sr_history_entry *e, sr_error_t *err)
 {
   char id[37];
-  int64_t ts = e->timestamp_ms ? e->timestamp_ms : now_ms ();
+  int64_t ts = e->timestamp_ms ? e->timestamp_ms : sr_now_realtime_ms ();
   int r;
 
   if (e->language == NULL || e->status == NULL || e->source == NULL)
@@ -562,4 +565,224 @@ sr_history_preview (const char *code, size_t len)
       break;
   s[i] = '\0';
   return s;
+}
+
+/* --- the audit trail --- */
+
+void
+sr_audit_entry_done (struct sr_audit_entry *e)
+{
+  if (e == NULL)
+    return;
+  free (e->client);
+  free (e->machine);
+  free (e->tool);
+  free (e->status);
+  free (e->args_sha256);
+  memset (e, 0, sizeof *e);
+}
+
+void
+sr_audit_entries_free (struct sr_audit_entry *v, size_t n)
+{
+  for (size_t i = 0; v && i < n; i++)
+    sr_audit_entry_done (&v[i]);
+  free (v);
+}
+
+/* Runs st, a statement that returns no row, and finalizes it.  One
+ * statement outside a transaction is atomic and waits for the other
+ * writers through the busy handler.  h->lock held.  */
+static int
+step_done (struct sr_history *h, sqlite3_stmt *st, const char *what, sr_error_t *err)
+{
+  int rc = sqlite3_step (st);
+
+  sqlite3_finalize (st);
+  if (rc != SQLITE_DONE)
+    return db_error (h, rc, what, err);
+  return 0;
+}
+
+int
+sr_history_audit_add (struct sr_history *h, struct sr_audit_entry *e, sr_error_t *err)
+{
+  static const char sql[] = "INSERT INTO audit (timestamp_ms, client, machine, tool, status,"
+                            " duration_ms, args_sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+  int64_t ts = e->timestamp_ms ? e->timestamp_ms : sr_now_realtime_ms ();
+  sqlite3_stmt *st = NULL;
+  int r = -1;
+
+  if (e->client == NULL || e->machine == NULL || e->tool == NULL || e->status == NULL
+      || e->args_sha256 == NULL)
+    return sr_error_set_plain (err, NULL, EINVAL,
+                               "%s: an audit row needs a client, a machine, a tool, a status "
+                               "and an arguments digest",
+                               h->path);
+  pthread_mutex_lock (&h->lock);
+  if (prepare (h, sql, &st, "prepare the audit insert", err) == 0)
+    {
+      sqlite3_bind_int64 (st, 1, ts);
+      sqlite3_bind_text (st, 2, e->client, -1, SQLITE_STATIC);
+      sqlite3_bind_text (st, 3, e->machine, -1, SQLITE_STATIC);
+      sqlite3_bind_text (st, 4, e->tool, -1, SQLITE_STATIC);
+      sqlite3_bind_text (st, 5, e->status, -1, SQLITE_STATIC);
+      sqlite3_bind_int64 (st, 6, e->duration_ms);
+      sqlite3_bind_text (st, 7, e->args_sha256, -1, SQLITE_STATIC);
+      r = step_done (h, st, "record a tool call", err);
+    }
+  pthread_mutex_unlock (&h->lock);
+  if (r == 0)
+    e->timestamp_ms = ts;
+  return r;
+}
+
+static const char audit_select_sql[] =
+  "SELECT timestamp_ms, client, machine, tool, status, duration_ms, args_sha256 FROM audit"
+  " WHERE (?1 IS NULL OR client = ?1) AND (?2 IS NULL OR machine = ?2)"
+  " AND (?3 IS NULL OR tool = ?3) AND (?4 IS NULL OR status = ?4) AND timestamp_ms >= ?5"
+  " ORDER BY timestamp_ms DESC, rowid DESC LIMIT ?6";
+
+static int
+select_audit (struct sr_history *h, const struct sr_audit_filter *f, size_t limit,
+              struct sr_audit_entry **ret, size_t *ret_n, sr_error_t *err)
+{
+  sqlite3_stmt *st = NULL;
+  struct sr_audit_entry *v = NULL;
+  size_t n = 0, alloc = 0;
+  int rc;
+
+  if (prepare (h, audit_select_sql, &st, "prepare the audit select", err) < 0)
+    return -1;
+  sqlite3_bind_text (st, 1, f ? f->client : NULL, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 2, f ? f->machine : NULL, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 3, f ? f->tool : NULL, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 4, f ? f->status : NULL, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 5, f ? f->since_ms : 0);
+  sqlite3_bind_int64 (st, 6, (sqlite3_int64) limit);
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      struct sr_audit_entry *e;
+
+      if (n == alloc)
+        {
+          alloc = alloc ? alloc * 2 : 16;
+          v = sr_xrealloc (v, alloc * sizeof *v);
+        }
+      e = &v[n++];
+      e->timestamp_ms = sqlite3_column_int64 (st, 0);
+      e->client = column_text (st, 1);
+      e->machine = column_text (st, 2);
+      e->tool = column_text (st, 3);
+      e->status = column_text (st, 4);
+      e->duration_ms = sqlite3_column_int64 (st, 5);
+      e->args_sha256 = column_text (st, 6);
+    }
+  sqlite3_finalize (st);
+  if (rc != SQLITE_DONE)
+    {
+      sr_audit_entries_free (v, n);
+      return db_error (h, rc, "list the audit trail", err);
+    }
+  if (n == 0)
+    {
+      free (v);
+      v = NULL;
+    }
+  *ret = v;
+  *ret_n = n;
+  return 0;
+}
+
+int
+sr_history_audit_list (struct sr_history *h, const struct sr_audit_filter *f,
+                       struct sr_audit_entry **ret, size_t *ret_n, sr_error_t *err)
+{
+  size_t limit = f && f->limit ? f->limit : SR_AUDIT_LIMIT_DEFAULT;
+  int r;
+
+  if (limit > SR_AUDIT_LIMIT_MAX)
+    limit = SR_AUDIT_LIMIT_MAX;
+  pthread_mutex_lock (&h->lock);
+  r = select_audit (h, f, limit, ret, ret_n, err);
+  pthread_mutex_unlock (&h->lock);
+  return r;
+}
+
+int
+sr_history_audit_prune (struct sr_history *h, int64_t before_ms, size_t *ret_deleted,
+                        sr_error_t *err)
+{
+  sqlite3_stmt *st = NULL;
+  int r = -1;
+
+  pthread_mutex_lock (&h->lock);
+  if (prepare (h, "DELETE FROM audit WHERE timestamp_ms < ?1", &st, "prepare the audit prune",
+               err)
+      == 0)
+    {
+      sqlite3_bind_int64 (st, 1, before_ms);
+      r = step_done (h, st, "prune the audit trail", err);
+      if (r == 0 && ret_deleted)
+        *ret_deleted = (size_t) sqlite3_changes (h->db);
+    }
+  pthread_mutex_unlock (&h->lock);
+  return r;
+}
+
+int
+sr_history_parse_since (const char *s, int64_t now_ms, int64_t *ret_ms, sr_error_t *err)
+{
+  struct tm tm = { 0 };
+  const char *p;
+  char *end;
+  long long secs;
+  int ms = 0;
+
+  if (s == NULL || *s == '\0')
+    goto bad;
+  if (*s >= '0' && *s <= '9' && strchr (s, '-') == NULL)
+    {
+      errno = 0;
+      secs = strtoll (s, &end, 10);
+      if (errno || *end || secs > now_ms / 1000)
+        goto bad;
+      *ret_ms = now_ms - (int64_t) secs * 1000;
+      return 0;
+    }
+  p = strptime (s, "%Y-%m-%d", &tm);
+  if (p == NULL)
+    goto bad;
+  if (*p == 'T' || *p == ' ')
+    {
+      p = strptime (p + 1, "%H:%M:%S", &tm);
+      if (p == NULL)
+        goto bad;
+      if (*p == '.')
+        {
+          int digits = 0;
+
+          for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+            if (digits < 3)
+              ms = ms * 10 + (*p - '0');
+          if (digits == 0)
+            goto bad;
+          for (; digits < 3; digits++)
+            ms *= 10;
+        }
+      if (*p == 'Z')
+        p++;
+      else if (strcmp (p, "+00:00") == 0)
+        p += 6;
+    }
+  if (*p)
+    goto bad;
+  *ret_ms = (int64_t) timegm (&tm) * 1000 + ms;
+  return 0;
+
+bad:
+  return sr_error_set_plain (err, NULL, EINVAL,
+                             "invalid since '%s': expected an ISO 8601 UTC time "
+                             "(2026-12-05T01:00:00Z) or a number of seconds back",
+                             s ? s : "");
 }

@@ -15,7 +15,7 @@
 
 #include "common/error.h"
 
-#define SR_HISTORY_SCHEMA_VERSION 1
+#define SR_HISTORY_SCHEMA_VERSION 2
 #define SR_HISTORY_PREVIEW_MAX 500  /* characters of the code kept as its preview */
 #define SR_HISTORY_LIMIT_DEFAULT 20
 #define SR_HISTORY_LIMIT_MAX 1000
@@ -70,6 +70,52 @@ int sr_history_list (struct sr_history *h, const struct sr_history_filter *f,
 /* 0 when status is a name of sr_code_status_name; else an EINVAL error
  * that lists the valid names.  */
 int sr_history_check_status (const char *status, sr_error_t *err);
+
+/* The audit trail: one row per MCP tool call, in the same database.  It
+ * holds no code and no file contents: the client is already hashed by
+ * the caller and the arguments are a digest.  */
+#define SR_AUDIT_LIMIT_DEFAULT 50
+#define SR_AUDIT_LIMIT_MAX 1000
+
+struct sr_audit_entry
+{
+  int64_t timestamp_ms;   /* UTC, ms since the epoch; 0: now, when added */
+  char *client;           /* who called: "stdio", or a hashed identity */
+  char *machine;          /* where the tool acted: a session id, or "" */
+  char *tool;
+  char *status;           /* "ok", or the code of the refusal */
+  int64_t duration_ms;
+  char *args_sha256;      /* "sha256:<hex>" of the canonical arguments JSON */
+};
+void sr_audit_entry_done (struct sr_audit_entry *e);
+void sr_audit_entries_free (struct sr_audit_entry *v, size_t n);
+
+struct sr_audit_filter
+{
+  size_t limit;           /* 0: SR_AUDIT_LIMIT_DEFAULT; at most SR_AUDIT_LIMIT_MAX */
+  const char *client;     /* NULL: any */
+  const char *machine;    /* NULL: any */
+  const char *tool;       /* NULL: any */
+  const char *status;     /* NULL: any */
+  int64_t since_ms;       /* 0: any time */
+};
+
+/* Records e (client, machine, tool, status and args_sha256 required);
+ * fills e->timestamp_ms when it is 0.  */
+int sr_history_audit_add (struct sr_history *h, struct sr_audit_entry *e, sr_error_t *err);
+/* The audit rows that match f (NULL: none), newest first; as
+ * sr_history_list.  */
+int sr_history_audit_list (struct sr_history *h, const struct sr_audit_filter *f,
+                           struct sr_audit_entry **ret, size_t *ret_n, sr_error_t *err);
+/* Deletes the audit rows older than before_ms; *ret_deleted (may be NULL)
+ * says how many.  */
+int sr_history_audit_prune (struct sr_history *h, int64_t before_ms, size_t *ret_deleted,
+                            sr_error_t *err);
+
+/* A "since" of a query: an ISO 8601 UTC time ("2026-12-05T01:00:00Z",
+ * fractional seconds and a "+00:00" offset allowed, or a date alone), or
+ * a whole number of seconds back from now_ms ("3600").  */
+int sr_history_parse_since (const char *s, int64_t now_ms, int64_t *ret_ms, sr_error_t *err);
 
 /* "2026-12-03T12:00:00.123Z".  */
 char *sr_history_format_time (int64_t ms);

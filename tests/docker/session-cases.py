@@ -205,6 +205,26 @@ def main():
     r = srv.tool("file_write", session_id=sid, path="/etc/x", content="x")
     out("file_write on the read-only root", code_of(r))
 
+    # the safety nets: TOML checked by the session's python3, a tolerant
+    # patch, a sensitive-path warning
+    r = srv.tool("file_write", session_id=sid, path="/tmp/bad.toml",
+                 content="a = 1\n[b]\nc = = 2\n")
+    e = r.get("error") if isinstance(r.get("error"), dict) else {}
+    out("file_write of broken TOML", {"code": code_of(r),
+                                      "line 3": "line 3," in (e.get("message") or "")})
+    r = srv.tool("file_write", session_id=sid, path="/tmp/good.toml",
+                 content="a = 1\n[b]\nc = 2\n")
+    out("file_write of valid TOML", {"size": r.get("size"), "code": code_of(r)})
+    r = srv.tool("file_write", session_id=sid, path="/tmp/w.py",
+                 content="if x:\r\n    y = 1\r\n")
+    r = srv.tool("file_patch", session_id=sid, path="/tmp/w.py", old_string="if x:\ny = 1\n",
+                 new_string="if z:\n    y = 2\n")
+    out("fuzzy file_patch", {"match": r.get("match"), "code": code_of(r)})
+    r = srv.tool("file_read", session_id=sid, path="/tmp/w.py")
+    out("fuzzy file_patch keeps CRLF", r.get("content"))
+    r = srv.tool("file_write", session_id=sid, path="/tmp/.env", content="K=v\n")
+    out("a sensitive-path warning", len(r.get("warnings") or []))
+
     # path escapes
     r = srv.tool("read_artifact", session_id=sid, path="../../etc/passwd")
     out("read_artifact with ..", code_of(r))

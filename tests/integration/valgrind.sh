@@ -111,6 +111,7 @@ cat > "$sr_tmp/stdin" <<'EOF'
 {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_supported_languages","arguments":{}}}
 {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_execution_history","arguments":{"limit":2}}}
 {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}
+{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"audit_query","arguments":{"since":60,"tool":"list_supported_languages"}}}
 not json
 EOF
 case_ "serve over stdio: initialize, tools/list, calls, a bad line, EOF" serve
@@ -126,6 +127,9 @@ case_ "history" history
 case_ "history --json" history --json
 case_ "history --limit 1" history --limit 1
 case_ "history with a bad --limit" history --limit nope
+case_ "audit" audit
+case_ "audit --json with filters" audit --json --tool list_supported_languages --since 3600
+case_ "audit with a bad --since" audit --since nope
 hist_db=$SANDBOX_HISTORY_DB
 export SANDBOX_HISTORY_DB=$sr_tmp/none/h.db
 case_ "history of a database that does not exist" history

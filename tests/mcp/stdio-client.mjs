@@ -31,7 +31,7 @@ check(true, "ping is answered");
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-const expected = ["close_session", "create_session", "file_patch", "file_read", "file_search", "file_write",
+const expected = ["audit_query", "close_session", "create_session", "file_patch", "file_read", "file_search", "file_write",
   "get_execution_history", "list_artifacts", "list_sessions", "list_supported_languages", "read_artifact",
   "run_code", "shell_exec", "shell_list", "shell_new", "shell_read", "shell_remove", "upload_file",
   "write_stdin"];

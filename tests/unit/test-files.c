@@ -1181,11 +1181,28 @@ test_write (void)
   sr_error_free (&err);
 }
 
+/* sr_files_patch of r, max_size max; *ret_fuzzy (may be NULL) says how
+ * old_s matched.  */
+static int
+patch_in (const struct sr_fsroot *r, const char *path, const char *old_s, const char *new_s,
+          bool all, const char *diff, uint64_t max, unsigned *n, bool *ret_fuzzy,
+          sr_error_t *err)
+{
+  struct sr_patch p = { .old_string = old_s, .new_string = new_s, .replace_all = all,
+                        .diff = diff, .max_size = max, .lint = true };
+  int r_ = sr_files_patch (r, path, &p, err);
+
+  *n = p.replacements;
+  if (ret_fuzzy)
+    *ret_fuzzy = p.fuzzy;
+  return r_;
+}
+
 static int
 patch (const char *path, const char *old_s, const char *new_s, bool all, const char *diff,
        unsigned *n, sr_error_t *err)
 {
-  return sr_files_patch (&fs, path, old_s, new_s, all, diff, BIG, n, err);
+  return patch_in (&fs, path, old_s, new_s, all, diff, BIG, n, NULL, err);
 }
 
 static void
@@ -1219,10 +1236,170 @@ test_patch_string (void)
           "not_a_file", "patching a symlink");
   EXPECT (patch ("/etc/marker", "FAKE", "x", false, NULL, &n, &err),
           "path_outside_sandbox", "patching a file of the image");
-  EXPECT (sr_files_patch (&fs, "p.txt", "alpha", NULL, false, NULL, 3, &n, &err),
+  EXPECT (patch_in (&fs, "p.txt", "alpha", NULL, false, NULL, 3, &n, NULL, &err),
           "invalid_patch", "no new_string and no diff");
-  EXPECT (sr_files_patch (&fs, "p.txt", "alpha", "x", false, NULL, 3, &n, &err),
+  EXPECT (patch_in (&fs, "p.txt", "alpha", "x", false, NULL, 3, &n, NULL, &err),
           "file_too_large", "a file over max_size");
+}
+
+/* old_string not found as given: matched ignoring indentation and line
+ * endings when that match is unique, re-indented, the file's CRLF and BOM
+ * kept.  */
+static void
+test_patch_fuzzy (void)
+{
+  sr_error_t err = NULL;
+  unsigned n = 0;
+  bool fuzzy = true;
+
+  data_write ("f.py", "def f():\n    if x:\n        return 1\n    return 2\n");
+  ok (patch_in (&fs, "f.py", "return 2", "return 3", false, NULL, BIG, &n, &fuzzy, &err) == 0
+        && !fuzzy,
+      "fuzzy patch: an exact match is used first, and said to be exact");
+  ok (patch_in (&fs, "f.py", "if x:\n    return 1\n", "if y:\n    return 10\n    # ten\n",
+                false, NULL, BIG, &n, &fuzzy, &err)
+          == 0
+        && fuzzy && n == 1,
+      "fuzzy patch: old_string indented differently matches, said to be fuzzy");
+  artifact_is ("f.py",
+               "def f():\n    if y:\n        return 10\n        # ten\n    return 3\n",
+               "fuzzy patch: new_string takes the file's indentation");
+  ok (patch_in (&fs, "f.py", "            return 10\n            # ten\n        return 3\n",
+                "            return 11\n        return 4\n", false, NULL, BIG, &n, &fuzzy, &err)
+          == 0
+        && fuzzy,
+      "fuzzy patch: old_string indented more than the file");
+  artifact_is ("f.py", "def f():\n    if y:\n        return 11\n    return 4\n",
+               "fuzzy patch: a dedented line of new_string stays dedented");
+
+  data_write ("crlf.txt", "\xef\xbb\xbfone\r\n  two\r\nthree\r\n");
+  ok (patch_in (&fs, "crlf.txt", "one\ntwo\n", "ONE\nTWO\n", false, NULL, BIG, &n, &fuzzy, &err)
+          == 0
+        && fuzzy,
+      "fuzzy patch: LF old_string matches CRLF lines (after a BOM)");
+  artifact_is ("crlf.txt", "\xef\xbb\xbfONE\r\nTWO\r\nthree\r\n",
+               "fuzzy patch: the BOM and CRLF line endings are kept");
+
+  data_write ("noeol.txt", "a\n  b");
+  ok (patch_in (&fs, "noeol.txt", "b", "B", false, NULL, BIG, &n, &fuzzy, &err) == 0 && !fuzzy,
+      "exact patch of a file without a final newline");
+  ok (patch_in (&fs, "noeol.txt", "\tB\n", "C\n", false, NULL, BIG, &n, &fuzzy, &err) == 0
+        && fuzzy,
+      "fuzzy patch of its last line");
+  artifact_is ("noeol.txt", "a\n  C", "fuzzy patch: no final newline is added");
+
+  data_write ("amb.py", "if a:\n    pass\nif b:\n  pass\n");
+  EXPECT (patch_in (&fs, "amb.py", "\tpass", "x", false, NULL, BIG, &n, &fuzzy, &err),
+          "ambiguous_match", "fuzzy patch: two tolerant matches are refused");
+  EXPECT (patch_in (&fs, "amb.py", "\tpass", "x", true, NULL, BIG, &n, &fuzzy, &err),
+          "ambiguous_match", "fuzzy patch: even with replace_all");
+  artifact_is ("amb.py", "if a:\n    pass\nif b:\n  pass\n", "and the file is left alone");
+  EXPECT (patch_in (&fs, "amb.py", "pass\nif c:", "x", false, NULL, BIG, &n, &fuzzy, &err),
+          "no_match", "fuzzy patch: lines that are not there are no_match");
+}
+
+/* A string and its length.  */
+#define TEXT(s) s, strlen (s)
+
+/* The syntax check: JSON and YAML on the host, and file_patch refusing
+ * to write a result that does not parse.  */
+static void
+test_lint (void)
+{
+  sr_error_t err = NULL;
+  unsigned n = 0;
+
+  ok (sr_files_lint (NULL, "/x/a.json", TEXT ("{\"a\": [1, 2]}\n"), &err) == 0,
+      "lint: valid JSON passes");
+  EXPECT (sr_files_lint (NULL, "/x/a.json", TEXT ("{\n  \"a\": 1,\n  \"b\" 2\n}\n"), &err),
+          "lint_failed", "lint: broken JSON is lint_failed");
+  ok (sr_files_lint (NULL, "/x/a.JSON", TEXT ("{} x"), &err) < 0 && err
+        && strstr (err->msg, "line 1, column 4"),
+      "lint: text after the value is refused at its line and column");
+  sr_error_free (&err);
+  ok (sr_files_lint (NULL, "/x/a.json", TEXT ("{\n  \"a\": 1,\n  \"b\" 2\n}\n"), &err) < 0 && err
+        && strstr (err->msg, "line 3, column"),
+      "lint: the JSON error names its line");
+  if (err)
+    printf ("# %s\n", err->msg);
+  sr_error_free (&err);
+  ok (sr_files_lint (NULL, "/x/c.yaml", TEXT ("a: 1\nb:\n  - x\n---\nc: d\n"), &err) == 0,
+      "lint: valid YAML of two documents passes");
+  ok (sr_files_lint (NULL, "/x/c.yml", TEXT ("a: 1\nb: [1, 2\nc: 3\n"), &err) < 0
+        && strcmp (sr_error_code (err), "lint_failed") == 0 && strstr (err->msg, "line "),
+      "lint: broken YAML is lint_failed, with its line");
+  if (err)
+    printf ("# %s\n", err->msg);
+  sr_error_free (&err);
+  ok (sr_files_lint (NULL, "/x/c.yaml", TEXT ("a: &x [*x]\nb: *x\n"), &err) == 0,
+      "lint: YAML aliases are not expanded");
+  sr_error_free (&err);
+  ok (sr_files_lint (NULL, "/x/notes.txt", TEXT ("{"), &err) == 0, "lint: other names pass");
+  EXPECT (sr_files_lint (NULL, "/x/c.toml", TEXT ("a = 1\n"), &err), "lint_unavailable",
+          "lint: TOML with no command to run it is lint_unavailable");
+
+  data_write ("conf.json", "{\"a\": 1}\n");
+  EXPECT (patch ("conf.json", "1}", "1,}", false, NULL, &n, &err), "lint_failed",
+          "lint: file_patch refuses a result that is not JSON");
+  artifact_is ("conf.json", "{\"a\": 1}\n", "lint: and leaves the file as it was");
+}
+
+static void
+test_sensitive (void)
+{
+  static const char *const yes[] = {
+    "/root/.ssh/authorized_keys", ".ssh", "/home/u/.aws/credentials", "/home/u/.gnupg/x",
+    "/app/.env", ".env.local", "/etc/shadow", "/etc/sudoers", "/etc/sudoers.d/x",
+    "/home/u/.ssh2/id_rsa.pub", "certs/server.pem", "/x/tls.key", "/root/.netrc",
+    "/root/.docker/config.json", "/home/u/.kube/config",
+  };
+  static const char *const no[] = {
+    "/mnt/data/x.csv", "/etc/shadowed", "environment.txt", "/x/.envrc", "/home/u/ssh/x",
+    "/home/u/.kube/config.bak", "/etc/passwd", "keys.txt", "etc/shadow",
+  };
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (yes); i++)
+    ok (sr_files_sensitive (yes[i]) != NULL, "sensitive: %s", yes[i]);
+  for (size_t i = 0; i < SR_ARRAY_SIZE (no); i++)
+    ok (sr_files_sensitive (no[i]) == NULL, "not sensitive: %s", no[i]);
+}
+
+/* file_search: the newest files first, whatever their names.  */
+static void
+test_search_mtime (void)
+{
+  static const char *const names[] = { "m/a.txt", "m/b.txt", "m/c.txt" };
+  /* Seconds since the epoch of each: b newest, then c, then a.  */
+  static const time_t when[] = { 1000000000, 1700000000, 1600000000 };
+  struct sr_file_match *m = NULL;
+  size_t n = 0;
+  sr_error_t err = NULL;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (names); i++)
+    {
+      _cleanup_free_ char *host = sr_xasprintf ("%s/mnt/data/%s", root, names[i]);
+      struct timespec ts[2] = { { when[i], 0 }, { when[i], 0 } };
+
+      ok (upload (names[i], "needle\n", false, NULL, &err) == 0, "mtime data: %s", names[i]);
+      croot_begin ();
+      if (utimensat (AT_FDCWD, host, ts, AT_SYMLINK_NOFOLLOW) < 0)
+        printf ("# utimensat %s: %s\n", host, strerror (errno));
+      croot_end ();
+    }
+  ok (search (&fs, "needle", NULL, "m", BIG, 100, &m, &n, NULL, &err) == 0 && n == 3,
+      "search by mtime: every file matches");
+  if (n == 3)
+    {
+      ok (strcmp (m[0].path, "/mnt/data/m/b.txt") == 0 && strcmp (m[1].path, "/mnt/data/m/c.txt") == 0
+            && strcmp (m[2].path, "/mnt/data/m/a.txt") == 0,
+          "search by mtime: newest first (%s, %s, %s)", m[0].path, m[1].path, m[2].path);
+      ok (m[0].mtime_ns == (int64_t) when[1] * 1000000000, "search by mtime: a match has its file's mtime");
+    }
+  sr_file_matches_free (m, n);
+  ok (search (&fs, "needle", NULL, "m", BIG, 1, &m, &n, NULL, &err) == 0 && n == 1
+        && strcmp (m[0].path, "/mnt/data/m/b.txt") == 0,
+      "search by mtime: a limit keeps the newest");
+  sr_file_matches_free (m, n);
 }
 
 /* Runs diff -u on two host files holding a and b; NULL when diff is not
@@ -1839,15 +2016,15 @@ test_remote (void)
   is_str (text, "     2\ttwo\n", "remote: ... formats the lines asked for");
   ok (lines == 2, "remote: ... and counts them all");
   free (text);
-  ok (sr_files_patch (&r, "/tmp/t.txt", "two", "three", false, NULL, 100, &reps, &err)
-          == 0 && reps == 1,
+  ok (patch_in (&r, "/tmp/t.txt", "two", "three", false, NULL, 100, &reps, NULL, &err) == 0
+          && reps == 1,
       "remote: file_patch");
   ok (strcmp (fake_last_abs, "/tmp/t.txt") == 0 && fake[n_fake - 1].len == 10
           && memcmp (fake[n_fake - 1].data, "one\nthree\n", 10) == 0,
       "remote: ... writes the patched content back");
   fake_calls = 0;
   fake_last_flags = 0;
-  (void) sr_files_patch (&r, "/tmp/absent", "a", "b", false, NULL, 100, &reps, &err);
+  (void) patch_in (&r, "/tmp/absent", "a", "b", false, NULL, 100, &reps, NULL, &err);
   ok (fake_calls == 1 && (fake_last_flags & SR_FS_NOFOLLOW), "remote: file_patch reads with "
       "SR_FS_NOFOLLOW (a symlink is not_a_file)");
   sr_error_free (&err);
@@ -1901,7 +2078,11 @@ main (void)
   test_write ();
   test_patch_string ();
   test_patch_diff ();
+  test_patch_fuzzy ();
+  test_lint ();
+  test_sensitive ();
   test_search ();
+  test_search_mtime ();
   test_search_limits ();
   test_search_backtracking ();
   test_remote ();

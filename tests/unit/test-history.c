@@ -196,6 +196,138 @@ test_threads (const char *path, struct sr_history *shared)
   is_int (count (shared, &f), 200, "threads: all 200 are recorded");
 }
 
+static int
+audit_add (struct sr_history *h, const char *client, const char *machine, const char *tool,
+           const char *status, int64_t ts)
+{
+  struct sr_audit_entry e = { .timestamp_ms = ts, .duration_ms = 3 };
+  sr_error_t err = NULL;
+  int r;
+
+  e.client = sr_xstrdup (client);
+  e.machine = sr_xstrdup (machine);
+  e.tool = sr_xstrdup (tool);
+  e.status = sr_xstrdup (status);
+  e.args_sha256 = sr_xstrdup ("sha256:00");
+  r = sr_history_audit_add (h, &e, &err);
+  if (r < 0)
+    {
+      printf ("# audit add: %s\n", err->msg);
+      sr_error_free (&err);
+    }
+  sr_audit_entry_done (&e);
+  return r;
+}
+
+static size_t
+audit_count (struct sr_history *h, const struct sr_audit_filter *f)
+{
+  struct sr_audit_entry *v = NULL;
+  size_t n = 0;
+  sr_error_t err = NULL;
+
+  if (sr_history_audit_list (h, f, &v, &n, &err) < 0)
+    {
+      printf ("# audit list: %s\n", err->msg);
+      sr_error_free (&err);
+      return (size_t) -1;
+    }
+  sr_audit_entries_free (v, n);
+  return n;
+}
+
+/* The audit trail: filters, order, retention.  */
+static void
+test_audit (struct sr_history *h)
+{
+  struct sr_audit_filter f = { 0 };
+  struct sr_audit_entry *v = NULL;
+  size_t n = 0, deleted = 0;
+  sr_error_t err = NULL;
+
+  ok (audit_add (h, "stdio", "", "run_code", "ok", 1000) == 0, "audit: add a call");
+  audit_add (h, "stdio", "s1", "file_read", "ok", 2000);
+  audit_add (h, "client:aa", "s1", "file_write", "lint_failed", 3000);
+  audit_add (h, "client:bb", "s2", "file_write", "ok", 4000);
+  ok (sr_history_audit_list (h, NULL, &v, &n, &err) == 0 && n == 4, "audit: list every call");
+  if (n == 4)
+    {
+      ok (v[0].timestamp_ms == 4000 && v[3].timestamp_ms == 1000, "audit: newest first");
+      is_str (v[1].status, "lint_failed", "audit: the status comes back");
+      is_str (v[1].client, "client:aa", "audit: the client comes back");
+      is_str (v[3].machine, "", "audit: no machine is empty");
+    }
+  sr_audit_entries_free (v, n);
+  f = (struct sr_audit_filter) { .tool = "file_write" };
+  is_int (audit_count (h, &f), 2, "audit filter: tool");
+  f = (struct sr_audit_filter) { .machine = "s1" };
+  is_int (audit_count (h, &f), 2, "audit filter: machine");
+  f = (struct sr_audit_filter) { .status = "ok", .client = "stdio" };
+  is_int (audit_count (h, &f), 2, "audit filter: status and client");
+  f = (struct sr_audit_filter) { .since_ms = 2000 };
+  is_int (audit_count (h, &f), 3, "audit filter: since");
+  f = (struct sr_audit_filter) { .limit = 1 };
+  is_int (audit_count (h, &f), 1, "audit filter: limit");
+
+  ok (sr_history_audit_prune (h, 2500, &deleted, &err) == 0 && deleted == 2,
+      "audit: prune deletes the rows older than its time");
+  is_int (audit_count (h, NULL), 2, "audit: and keeps the newer ones");
+}
+
+static void
+test_since (void)
+{
+  int64_t ms = 0;
+  sr_error_t err = NULL;
+
+  ok (sr_history_parse_since ("2026-12-05T01:00:00Z", 0, &ms, NULL) == 0
+        && ms == 1796432400000LL, "since: ISO 8601 with Z");
+  ok (sr_history_parse_since ("2026-12-05T01:00:00.250+00:00", 0, &ms, NULL) == 0
+        && ms == 1796432400250LL, "since: fractional seconds and +00:00");
+  ok (sr_history_parse_since ("2026-12-05", 0, &ms, NULL) == 0 && ms == 1796428800000LL,
+      "since: a date alone is its midnight UTC");
+  ok (sr_history_parse_since ("3600", 10000000, &ms, NULL) == 0 && ms == 10000000 - 3600000,
+      "since: a number is seconds back");
+  ok (sr_history_parse_since ("yesterday", 0, &ms, &err) < 0 && err
+        && strstr (err->msg, "yesterday"), "since: anything else is refused, named");
+  sr_error_free (&err);
+  ok (sr_history_parse_since ("2026-12-05T01:00:00+02:00", 0, &ms, NULL) < 0,
+      "since: an offset other than UTC is refused");
+}
+
+/* A database of schema version 1 (before the audit trail) keeps its runs
+ * and gains the audit table.  */
+static void
+test_migrate_v1 (void)
+{
+  _cleanup_free_ char *old = sr_xasprintf ("%s/v1.db", dir);
+  struct sr_history *h = NULL;
+  sr_error_t err = NULL;
+  sqlite3 *db;
+
+  sqlite3_open (old, &db);
+  sqlite3_exec (db,
+                "CREATE TABLE runs (id TEXT PRIMARY KEY NOT NULL, timestamp_ms INTEGER NOT NULL,"
+                " language TEXT NOT NULL, code_preview TEXT, code_sha256 TEXT,"
+                " status TEXT NOT NULL, exit_code INTEGER NOT NULL, duration_ms INTEGER NOT NULL,"
+                " stdout_size INTEGER NOT NULL, stderr_size INTEGER NOT NULL, session_id TEXT,"
+                " source TEXT NOT NULL);"
+                "INSERT INTO runs VALUES ('r1', 1, 'python', 'x', NULL, 'success', 0, 1, 0, 0,"
+                " NULL, 'cli');"
+                "PRAGMA user_version = 1;",
+                NULL, NULL, NULL);
+  sqlite3_close (db);
+  if (!ok (sr_history_open (old, &h, &err) == 0, "a version 1 database opens"))
+    {
+      printf ("# %s\n", err->msg);
+      sr_error_free (&err);
+      return;
+    }
+  is_int (count (h, NULL), 1, "migrated: its runs are kept");
+  ok (audit_add (h, "stdio", "", "run_code", "ok", 5) == 0, "migrated: it takes audit rows");
+  sr_history_close (h);
+}
+
 int
 main (void)
 {
@@ -213,6 +345,8 @@ main (void)
   test_preview ();
   test_format_time ();
   test_from_code ();
+  test_since ();
+  test_migrate_v1 ();
 
   parent = sr_xasprintf ("%s/a/b", dir);
   path = sr_xasprintf ("%s/history.db", parent);
@@ -225,6 +359,7 @@ main (void)
   ok (stat (parent, &st) == 0 && S_ISDIR (st.st_mode) && (st.st_mode & 0777) == 0700,
       "its missing directory is created 0700");
 
+  test_audit (h);
   ok (add (h, "python", "success", 1000, NULL) == 0, "add a run");
   add (h, "cpp", "error", 2000, NULL);
   add (h, "python", "timeout", 3000, NULL);
@@ -346,7 +481,7 @@ main (void)
   if (err)
     {
       ok (strstr (err->msg, newer) && strstr (err->msg, "schema version 99")
-            && strstr (err->msg, "newer than this sandbox-runner knows (1)"),
+            && strstr (err->msg, "newer than this sandbox-runner knows (2)"),
           "with a message naming the file and both versions");
       printf ("# %s\n", err->msg);
       sr_error_free (&err);

@@ -9,6 +9,7 @@
 
 #include "common/util.h"
 #include "mcp/tool-args.h"
+#include "mcp/tools-internal.h"
 #include "mcp/tools.h"
 #include "tests/unit/tap.h"
 
@@ -192,7 +193,7 @@ registry_supported (const cJSON *list)
 static void
 test_registry_supported (void)
 {
-  is_int (registry_supported (tools_list), 19, "tools/list has every tool");
+  is_int (registry_supported (tools_list), 20, "tools/list has every tool");
 }
 
 static void
@@ -401,6 +402,25 @@ test_registry_aliases (void)
   cJSON_Delete (compat);
 }
 
+/* The audit trail hashes the arguments as canonical JSON: the same
+ * arguments in any order of members are the same text.  */
+static void
+test_canonical (void)
+{
+  cJSON *a = cJSON_Parse ("{\"b\":1,\"a\":{\"y\":[{\"d\":1,\"c\":2}],\"x\":null}}");
+  cJSON *b = cJSON_Parse ("{\"a\":{\"x\":null,\"y\":[{\"c\":2,\"d\":1}]},\"b\":1}");
+  _cleanup_free_ char *ca = sr_mcp_canonical_json (a);
+  _cleanup_free_ char *cb = sr_mcp_canonical_json (b);
+  _cleanup_free_ char *none = sr_mcp_canonical_json (NULL);
+
+  is_str (ca, "{\"a\":{\"x\":null,\"y\":[{\"c\":2,\"d\":1}]},\"b\":1}",
+          "canonical JSON sorts the members of every object");
+  is_str (cb, ca, "the same arguments in another order are the same text");
+  is_str (none, "{}", "no arguments are {}");
+  cJSON_Delete (a);
+  cJSON_Delete (b);
+}
+
 int
 main (void)
 {
@@ -413,6 +433,7 @@ main (void)
   test_dispatch ();
   test_aliases ();
   test_registry_aliases ();
+  test_canonical ();
   cJSON_Delete (tools_list);
   return done_testing ();
 }
