@@ -377,7 +377,7 @@ test_registry_aliases (void)
                     && cJSON_GetObjectItemCaseSensitive (props, "timeout");
     }
   is_int (with_alias, 2, "run_code and shell_exec, the tools of timeout_seconds, take timeout");
-  is_int (registry_supported (compat), 24, "compat_tools = mcp-code-sandbox adds five tools");
+  is_int (registry_supported (compat), 25, "compat_tools = mcp-code-sandbox adds five tools");
   for (size_t i = 0; i < SR_ARRAY_SIZE (drop_in_names); i++)
     drop_ins += sr_mcp_tool_exists (&cfg, drop_in_names[i]);
   is_int (drop_ins, 5, "named as mcp-code-sandbox named them");
