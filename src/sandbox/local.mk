@@ -8,7 +8,9 @@ libsandbox_a_SOURCES += \
 	src/sandbox/files-path.c src/sandbox/files-write.c src/sandbox/files-artifacts.c \
 	src/sandbox/files-edit.c src/sandbox/files-search.c src/sandbox/files-native.c \
 	src/sandbox/files.h src/sandbox/files-internal.h \
+	src/sandbox/files-script.c src/sandbox/files-script.h \
 	src/sandbox/shell.c src/sandbox/shell.h \
+	src/sandbox/ssh.c \
 	src/sandbox/service.c src/sandbox/service.h
 # The Docker backend: only sandbox-runner-full registers it
 # (cli/main-full.c), so only it links these and libcurl.
