@@ -17,7 +17,7 @@
  *            (host_key_unknown, host_key_mismatch), never accepted.
  *   exec     one `ssh -S socket` client per command through the master:
  *            the remote command line is built only of quoted words
- *            (sh_quote), the fixed wrapper script exec_script and the
+ *            (ssh-client.h), the fixed wrapper script exec_script and the
  *            caller's words as its arguments.  A stdin that is a terminal
  *            (a persistent shell's, sandbox/shell.c) gets a remote
  *            terminal of its own (ssh -tt), so ^C reaches the remote
@@ -37,11 +37,9 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,17 +47,14 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/defaults.h"
 #include "common/statedir.h"
 #include "common/util.h"
-#include "runtime/supervise.h"
 #include "sandbox/backend.h"
 #include "sandbox/files-script.h"
-
-extern char **environ;
+#include "sandbox/ssh-client.h"
 
 /* Connecting: the TCP connection and the key exchange.  */
 #define CONNECT_TIMEOUT_S "15"
@@ -94,29 +89,7 @@ struct sr_backend_box
   struct sr_fs_script fs;
 };
 
-/* --- the local ssh client --- */
-
-/* A word for a POSIX shell: single-quoted, each ' as '\''.  */
-static void
-sh_quote (char **buf, size_t *len, const char *word)
-{
-  size_t n = strlen (word), need = *len + 4 * n + 4;
-
-  *buf = sr_xrealloc (*buf, need);
-  if (*len)
-    (*buf)[(*len)++] = ' ';
-  (*buf)[(*len)++] = '\'';
-  for (const char *p = word; *p; p++)
-    if (*p == '\'')
-      {
-        memcpy (*buf + *len, "'\\''", 4);
-        *len += 4;
-      }
-    else
-      (*buf)[(*len)++] = *p;
-  (*buf)[(*len)++] = '\'';
-  (*buf)[*len] = '\0';
-}
+/* --- the local ssh client (ssh-client.h) --- */
 
 /* ssh, the box's options, extra ones, and (when remote is not NULL) the
  * destination and the remote command line.  */
@@ -137,123 +110,21 @@ ssh_argv (const struct sr_backend_box *b, const char *const *extra, const char *
   return argv;
 }
 
-/* What supervise's kill does to one client and its remote command.  */
-struct kill_ctx
+/* A remote command's side of a timeout or cancel (sr_ssh_kill_fn).  */
+struct remote_cmd
 {
   struct sr_backend_box *b;
-  pid_t pid;                    /* the local ssh */
-  const char *pidfile;          /* the remote command's, or NULL */
+  const char *pidfile;
 };
 
 static void kill_remote (struct sr_backend_box *b, const char *pidfile, const char *sig);
 
 static void
-kill_client (void *ctx, bool all)
+kill_remote_cmd (void *ctx, bool all)
 {
-  struct kill_ctx *k = ctx;
+  struct remote_cmd *rc = ctx;
 
-  if (k->pidfile)
-    kill_remote (k->b, k->pidfile, all ? "KILL" : "TERM");
-  if (all || k->pidfile == NULL)
-    kill (k->pid, all ? SIGKILL : SIGTERM);
-}
-
-static void
-close_pipe (int p[2])
-{
-  for (int i = 0; i < 2; i++)
-    if (p[i] >= 0)
-      close (p[i]);
-}
-
-/* Runs argv (ssh) on this host with stdin from opts->stdin_fd (-1:
- * /dev/null), its own session (it never reads our terminal), signals
- * default and unblocked; supervised as a container's command is: output
- * captured, timeout and cancel enforced through kill_client.  */
-static int
-run_local (struct sr_backend_box *b, char *const *argv, const struct sr_run_options *opts,
-           const char *pidfile, struct sr_run_result *res, sr_error_t *err)
-{
-  _cleanup_close_ int null_fd = -1, pidfd = -1;
-  int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  sigset_t none, defaults;
-  struct kill_ctx k = { .b = b, .pidfile = pidfile };
-  struct sr_supervise_io io = { 0 };
-  struct sr_supervise_outcome outcome = { 0 };
-  uint64_t t0 = sr_now_ns ();
-  int r = -1, e;
-
-  memset (res, 0, sizeof *res);
-  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null_fd < 0 || pipe2 (out, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0)
-    {
-      sr_error_set (err, errno, "set up ssh's pipes");
-      goto out;
-    }
-  posix_spawn_file_actions_init (&fa);
-  posix_spawn_file_actions_adddup2 (&fa, opts->stdin_fd >= 0 ? opts->stdin_fd : null_fd, 0);
-  posix_spawn_file_actions_adddup2 (&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2 (&fa, errp[1], 2);
-  posix_spawnattr_init (&attr);
-  sigemptyset (&none);
-  sigfillset (&defaults);
-  posix_spawnattr_setsigmask (&attr, &none);
-  posix_spawnattr_setsigdefault (&attr, &defaults);
-  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
-                                   | POSIX_SPAWN_SETSID);
-  e = posix_spawnp (&k.pid, "ssh", &fa, &attr, argv, environ);
-  posix_spawn_file_actions_destroy (&fa);
-  posix_spawnattr_destroy (&attr);
-  if (e != 0)
-    {
-      sr_error_set_code (err, "ssh_missing", e, "run ssh (the OpenSSH client)");
-      goto out;
-    }
-  close (out[1]);
-  close (errp[1]);
-  out[1] = errp[1] = -1;
-  pidfd = (int) syscall (SYS_pidfd_open, k.pid, 0);
-  if (pidfd < 0)
-    {
-      e = errno;
-      kill (k.pid, SIGKILL);
-      waitpid (k.pid, NULL, 0);
-      sr_error_set (err, e, "pidfd_open");
-      goto out;
-    }
-  fcntl (out[0], F_SETFL, O_NONBLOCK);
-  fcntl (errp[0], F_SETFL, O_NONBLOCK);
-  io = (struct sr_supervise_io){
-    .out_fd = out[0], .err_fd = errp[0], .pidfd = pidfd, .cancel_fd = opts->cancel_fd,
-    .timeout_ms = opts->timeout_ms,
-    .max_output = opts->max_output ? opts->max_output : SR_DEFAULT_MAX_OUTPUT,
-    .on_output = opts->on_output, .userdata = opts->userdata,
-    .kill = kill_client, .kill_ctx = &k,
-  };
-  if (sr_supervise (&io, &outcome, err) < 0)
-    goto out;
-  res->duration_ns = sr_now_ns () - t0;
-  if (outcome.exit.si_code == CLD_EXITED)
-    res->exit_code = outcome.exit.si_status;
-  else
-    res->signal = outcome.exit.si_status;
-  res->status = outcome.timed_out   ? SR_RUN_TIMEOUT
-                : outcome.cancelled ? SR_RUN_CANCELLED
-                : res->exit_code == 0 && res->signal == 0 ? SR_RUN_SUCCESS
-                                                          : SR_RUN_ERROR;
-  res->out = outcome.out;
-  res->err = outcome.err;
-  memset (&outcome, 0, sizeof outcome);
-  r = 0;
-
-out:
-  sr_captured_done (&outcome.out);
-  sr_captured_done (&outcome.err);
-  close_pipe (out);
-  close_pipe (errp);
-  return r;
+  kill_remote (rc->b, rc->pidfile, all ? "KILL" : "TERM");
 }
 
 /* A control command to the master (`ssh -O check`, `-O exit`).  */
@@ -265,7 +136,7 @@ control (struct sr_backend_box *b, const char *cmd, struct sr_run_result *res, s
   struct sr_run_options opts = { .timeout_ms = CONTROL_TIMEOUT_MS, .max_output = 4096,
                                  .stdin_fd = -1, .cancel_fd = -1 };
 
-  return run_local (b, argv, &opts, NULL, res, err);
+  return sr_ssh_run (argv, &opts, NULL, NULL, res, err);
 }
 
 /* --- commands on the remote side --- */
@@ -289,23 +160,12 @@ static const char kill_script[] =
   "[ \"$2\" = KILL ] && rm -f -- \"$1\"\n"
   "exit 0\n";
 
-static char *
-remote_line (char *const *words)
-{
-  char *buf = NULL;
-  size_t len = 0;
-
-  for (size_t i = 0; words[i]; i++)
-    sh_quote (&buf, &len, words[i]);
-  return buf;
-}
-
 static void
 kill_remote (struct sr_backend_box *b, const char *pidfile, const char *sig)
 {
   char *words[] = { (char *) "sh", (char *) "-c", (char *) kill_script, (char *) "sh",
                     (char *) pidfile, (char *) sig, NULL };
-  _cleanup_free_ char *line = remote_line (words);
+  _cleanup_free_ char *line = sr_ssh_quote_words (words);
   const char *extra[] = { "-q", "-T", "-o", "ControlMaster=no", NULL };
   _cleanup_strv_ char **argv = ssh_argv (b, extra, line);
   struct sr_run_options opts = { .timeout_ms = CONTROL_TIMEOUT_MS, .max_output = 4096,
@@ -313,7 +173,7 @@ kill_remote (struct sr_backend_box *b, const char *pidfile, const char *sig)
   struct sr_run_result res;
 
   /* Best effort: the master may be what failed.  */
-  (void) run_local (b, argv, &opts, NULL, &res, NULL);
+  (void) sr_ssh_run (argv, &opts, NULL, NULL, &res, NULL);
   sr_run_result_done (&res);
 }
 
@@ -350,6 +210,7 @@ ssh_exec (struct sr_backend_box *b, const struct sr_exec_spec *spec,
           const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err)
 {
   char hex[17], *pidfile;
+  struct remote_cmd rc = { .b = b };
   _cleanup_strv_ char **words = NULL, **argv = NULL;
   _cleanup_free_ char *line = NULL, *pidfile_owned = NULL;
   const char *extra[] = { "-q", isatty (opts->stdin_fd) ? "-tt" : "-T", "-o",
@@ -360,7 +221,7 @@ ssh_exec (struct sr_backend_box *b, const struct sr_exec_spec *spec,
     return sr_error_set_code (err, "invalid_argument", EINVAL, "no command to run");
   if (sr_random_hex (hex, 8, err) < 0)
     return -1;
-  pidfile = pidfile_owned = sr_xasprintf ("/tmp/.sr-ssh-%s.pid", hex);
+  rc.pidfile = pidfile = pidfile_owned = sr_xasprintf ("/tmp/.sr-ssh-%s.pid", hex);
   sr_strv_push (&words, "sh");
   sr_strv_push (&words, "-c");
   sr_strv_push (&words, exec_script);
@@ -373,9 +234,9 @@ ssh_exec (struct sr_backend_box *b, const struct sr_exec_spec *spec,
     sr_strv_push (&words, spec->env[i]);
   for (size_t i = 0; spec->argv[i]; i++)
     sr_strv_push (&words, spec->argv[i]);
-  line = remote_line (words);
+  line = sr_ssh_quote_words (words);
   argv = ssh_argv (b, extra, line);
-  if (run_local (b, argv, opts, pidfile, res, err) < 0)
+  if (sr_ssh_run (argv, opts, kill_remote_cmd, &rc, res, err) < 0)
     return -1;
   if (res->exit_code == 255 && res->status == SR_RUN_ERROR && !master_check (b))
     {
@@ -591,7 +452,7 @@ ssh_create (void *state, const char *id, const char *image_ref, const char *code
   set_options (b, st->cfg, t);
 
   argv = ssh_argv (b, master, NULL);
-  if (run_local (b, argv, &opts, NULL, &res, err) < 0)
+  if (sr_ssh_run (argv, &opts, NULL, NULL, &res, err) < 0)
     goto fail;
   if (res.status != SR_RUN_SUCCESS)
     {
