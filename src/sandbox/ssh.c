@@ -91,6 +91,14 @@ struct sr_backend_box
 
 /* --- the local ssh client (ssh-client.h) --- */
 
+/* A command's client: quiet (ssh's own messages would mix with the
+ * command's stderr), through the master only.  Should the master be gone,
+ * ssh would connect by itself; the ProxyCommand that fails makes that
+ * fail instead (it is never used through a master), so a lost connection
+ * shows as one (machine_unreachable) rather than as a new one per
+ * command.  */
+#define CLIENT_OPTIONS "-q", "-o", "ControlMaster=no", "-o", "ProxyCommand=false"
+
 /* ssh, the box's options, extra ones, and (when remote is not NULL) the
  * destination and the remote command line.  */
 static char **
@@ -166,7 +174,7 @@ kill_remote (struct sr_backend_box *b, const char *pidfile, const char *sig)
   char *words[] = { (char *) "sh", (char *) "-c", (char *) kill_script, (char *) "sh",
                     (char *) pidfile, (char *) sig, NULL };
   _cleanup_free_ char *line = sr_ssh_quote_words (words);
-  const char *extra[] = { "-q", "-T", "-o", "ControlMaster=no", NULL };
+  const char *extra[] = { "-T", CLIENT_OPTIONS, NULL };
   _cleanup_strv_ char **argv = ssh_argv (b, extra, line);
   struct sr_run_options opts = { .timeout_ms = CONTROL_TIMEOUT_MS, .max_output = 4096,
                                  .stdin_fd = -1, .cancel_fd = -1 };
@@ -209,19 +217,18 @@ static int
 ssh_exec (struct sr_backend_box *b, const struct sr_exec_spec *spec,
           const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err)
 {
-  char hex[17], *pidfile;
+  char hex[17];
   struct remote_cmd rc = { .b = b };
   _cleanup_strv_ char **words = NULL, **argv = NULL;
-  _cleanup_free_ char *line = NULL, *pidfile_owned = NULL;
-  const char *extra[] = { "-q", isatty (opts->stdin_fd) ? "-tt" : "-T", "-o",
-                          "ControlMaster=no", NULL };
+  _cleanup_free_ char *line = NULL, *pidfile = NULL;
+  const char *extra[] = { isatty (opts->stdin_fd) ? "-tt" : "-T", CLIENT_OPTIONS, NULL };
 
   memset (res, 0, sizeof *res);
   if (spec->argv == NULL || spec->argv[0] == NULL)
     return sr_error_set_code (err, "invalid_argument", EINVAL, "no command to run");
   if (sr_random_hex (hex, 8, err) < 0)
     return -1;
-  rc.pidfile = pidfile = pidfile_owned = sr_xasprintf ("/tmp/.sr-ssh-%s.pid", hex);
+  rc.pidfile = pidfile = sr_xasprintf ("/tmp/.sr-ssh-%s.pid", hex);
   sr_strv_push (&words, "sh");
   sr_strv_push (&words, "-c");
   sr_strv_push (&words, exec_script);
@@ -302,9 +309,12 @@ set_options (struct sr_backend_box *b, const struct sr_config *cfg,
       sr_strv_push (&o, "-o");
       sr_strv_push (&o, kh);
     }
+  /* Nor does the remote host get this host's agent, X display or
+   * forwarded ports.  */
   static const char *const ours[] = {
     "BatchMode=yes", "StrictHostKeyChecking=yes", "ConnectTimeout=" CONNECT_TIMEOUT_S,
     "ServerAliveInterval=15", "ServerAliveCountMax=3", "EscapeChar=none",
+    "ForwardAgent=no", "ForwardX11=no", "ClearAllForwardings=yes", "PermitLocalCommand=no",
   };
   for (size_t i = 0; i < SR_ARRAY_SIZE (ours); i++)
     {

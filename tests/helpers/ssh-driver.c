@@ -18,9 +18,11 @@
  *   ctrlc                  ^C to the shell, then waits for its prompt:
  *                          "ctrlc STATE EXIT MS"
  *   pid  alive  run        the master's pid; alive; run_code's refusal
+ *   killmaster             SIGKILL to the master (a lost connection)
  * Newlines in outputs print as '|'.  A failure prints "error CODE MSG".  */
 #include <config.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +252,11 @@ main (int argc, char **argv)
         }
       else if (IS ("pid"))
         printf ("pid %ld\n", (long) be->pid (box));
+      else if (IS ("killmaster"))
+        {
+          kill (be->pid (box), SIGKILL);
+          usleep (200000);
+        }
       else if (IS ("alive"))
         printf ("alive %s\n", be->alive (box) ? "yes" : "no");
       else if (IS ("run"))

@@ -168,6 +168,13 @@ sleep 0.3
 # timeout(1) is sshd's parent; sshd's children serve connections.
 is "$(pgrep -P "$(pgrep -P $sshd_pid)" | wc -l)" 0 "sshd has no connection left"
 
+# --- a lost connection ---
+out=$("$driver" box 'exec:true' killmaster 'exec:echo still' alive 2>&1)
+like "$out" "error machine_unreachable ssh box: the connection is gone" \
+  "a command after the connection is lost fails, without connecting again"
+like "$out" "alive no" "and the machine is not alive"
+is "$(leftovers)" "processes=0 entries=0" "destroy cleans up after a lost master"
+
 # --- host keys ---
 out=$("$driver" bad 2>&1)
 like "$out" "^error host_key_mismatch ssh bad \(127\.0\.0\.1\): the host's key differs" \
