@@ -23,7 +23,14 @@
  *            terminal of its own (ssh -tt), so ^C reaches the remote
  *            foreground job through its line discipline and output comes
  *            as one stream (shell_one_stream).
- *   files    the scripts of files-script.h run through exec.
+ *   files    the scripts of files-script.h run through exec, as Docker's
+ *            do: one implementation for both, tested by both.  Not
+ *            sftp: its batch mode has no "make the parents", no size
+ *            limit on a read, no identity of a file for a walk, and
+ *            reports failures only as text; the scripts give each
+ *            failure its code and write through a temp file renamed in
+ *            the same directory.  Both break alike on a login shell that
+ *            prints on stdout for commands.
  *   alive    the master still runs and answers `ssh -O check`.
  *   destroy  `ssh -O exit`, then the master is waited for (killed when
  *            it lingers) and its directory removed.
@@ -150,10 +157,11 @@ control (struct sr_backend_box *b, const char *cmd, struct sr_run_result *res, s
 /* --- commands on the remote side --- */
 
 /* sh -c exec_script sh PIDFILE CWD env -- NAME=VALUE... ARGV...: notes
- * the shell's pid for kill_remote, goes to CWD ("": the login's
- * directory), runs the command with the variables added.  */
+ * the shell's pid for kill_remote (quietly: a /tmp it cannot write only
+ * costs the remote kill), goes to CWD ("": the login's directory), runs
+ * the command with the variables added.  */
 static const char exec_script[] =
-  "f=$1 d=$2; shift 2; echo $$ >\"$f\"\n"
+  "f=$1 d=$2; shift 2; { echo $$ >\"$f\"; } 2>/dev/null\n"
   "if [ -n \"$d\" ] && ! cd -- \"$d\"; then rm -f -- \"$f\"; exit 126; fi\n"
   "\"$@\"; s=$?; rm -f -- \"$f\"; exit $s\n";
 
