@@ -33,7 +33,9 @@
  *            prints on stdout for commands.
  *   alive    the master still runs and answers `ssh -O check`.
  *   destroy  `ssh -O exit`, then the master is waited for (killed when
- *            it lingers) and its directory removed.
+ *            it lingers) and its directory removed.  The masters of a
+ *            runner killed before it could are ended by the next one that
+ *            opens the backend for sessions (reclaim).
  *
  * A command's timeout or cancel ends it on the remote side too: the
  * wrapper notes its pid in a file of the remote /tmp, and a second client
@@ -43,6 +45,7 @@
  * zsh, ksh), which reads the quoted words.  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -450,7 +453,8 @@ ssh_create (void *state, const char *id, const char *image_ref, const char *code
   b->name = sr_xstrdup (image_ref);
   b->dest = sr_xstrdup (t && *t->host ? t->host : image_ref);
   b->image = sr_xasprintf ("ssh:%s", image_ref);
-  tmpl = sr_xasprintf ("%s/XXXXXX", st->dir);
+  tmpl = sr_xasprintf ("%s/%ld.%llu.XXXXXX", st->dir, (long) getpid (),
+                      (unsigned long long) sr_process_start_time (getpid ()));
   if (mkdtemp (tmpl) == NULL)
     {
       sr_error_set (err, errno, "make a directory in %s", st->dir);
@@ -537,6 +541,47 @@ ssh_env (const struct sr_backend_box *b)
 
 /* --- the backend's state, and what it refuses --- */
 
+/* Ends the masters of runners that are gone (killed before they could
+ * destroy their boxes): their directories are named PID.START.XXXXXX
+ * after the runner, whose start time tells it from a later process of
+ * the same pid.  */
+static void
+reclaim (const char *dir)
+{
+  DIR *d = opendir (dir);
+  struct dirent *e;
+
+  if (d == NULL)
+    return;
+  while ((e = readdir (d)) != NULL)
+    {
+      long pid;
+      unsigned long long start;
+      _cleanup_free_ char *sub = NULL, *sock = NULL;
+
+      if (sscanf (e->d_name, "%ld.%llu.", &pid, &start) != 2 || pid <= 0
+          || sr_process_start_time ((pid_t) pid) == start)
+        continue;
+      sub = sr_xasprintf ("%s/%s", dir, e->d_name);
+      sock = sr_xasprintf ("%s/s", sub);
+      if (access (sock, F_OK) == 0)
+        {
+          char *argv[] = { (char *) "ssh", (char *) "-F", (char *) "/dev/null", (char *) "-S",
+                           sock, (char *) "-O", (char *) "exit", (char *) "--",
+                           (char *) "leftover", NULL };
+          struct sr_run_options opts = { .timeout_ms = CONTROL_TIMEOUT_MS, .max_output = 4096,
+                                         .stdin_fd = -1, .cancel_fd = -1 };
+          struct sr_run_result res;
+
+          (void) sr_ssh_run (argv, &opts, NULL, NULL, &res, NULL);
+          sr_run_result_done (&res);
+          (void) unlink (sock);
+        }
+      (void) rmdir (sub);
+    }
+  closedir (d);
+}
+
 static int
 ssh_open (const struct sr_config *cfg, struct sr_store *store, enum sr_backend_use use,
           void **ret_state, sr_error_t *err)
@@ -544,10 +589,12 @@ ssh_open (const struct sr_config *cfg, struct sr_store *store, enum sr_backend_u
   struct ssh_state *st;
   char *dir;
 
-  (void) store, (void) use;
+  (void) store;
   dir = sr_statedir_runtime_sub (cfg->runtime_dir, "ssh", err);
   if (dir == NULL)
     return -1;
+  if (use == SR_BACKEND_SESSIONS)
+    reclaim (dir);
   st = sr_xcalloc (1, sizeof *st);
   st->cfg = cfg;
   st->dir = dir;

@@ -175,6 +175,20 @@ like "$out" "error machine_unreachable ssh box: the connection is gone" \
 like "$out" "alive no" "and the machine is not alive"
 is "$(leftovers)" "processes=0 entries=0" "destroy cleans up after a lost master"
 
+# --- a runner killed with its connection open ---
+"$driver" box 'exec:sleep 2' > /dev/null 2>&1 &
+drv=$!
+for _ in $(seq 50); do
+  [ -S "$(ls -d "$d"/run/ssh/*/s 2>/dev/null | head -n 1)" ] && break
+  sleep 0.1
+done
+sleep 0.5
+kill -9 $drv; wait $drv 2>/dev/null
+like "$(leftovers)" "processes=[1-9].* entries=1" "a killed runner leaves its master behind"
+sleep 2
+"$driver" box 'exec:true' > /dev/null 2>&1
+is "$(leftovers)" "processes=0 entries=0" "the next runner ends it and removes its socket"
+
 # --- host keys ---
 out=$("$driver" bad 2>&1)
 like "$out" "^error host_key_mismatch ssh bad \(127\.0\.0\.1\): the host's key differs" \
