@@ -38,6 +38,9 @@ EOF
 timeout 300 "$sshd" -D -e -f "$d/sshd_config" 2>"$d/sshd.log" &
 sshd_pid=$!
 at_exit "kill $sshd_pid 2>/dev/null; wait $sshd_pid 2>/dev/null"
+# The remote side is this host: the driver's shell leaves its rc and
+# command files in /tmp (shell.c writes them; nothing removes them yet).
+at_exit "rm -f /tmp/.sr-shell-drv.rc /tmp/.sr-shell-drv.sh"
 up=1
 for _ in $(seq 50); do
   if python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" 2>/dev/null; then
@@ -165,6 +168,7 @@ like "$(line error)" "^error not_a_sandbox an SSH machine runs no run_code: it i
   "run_code refuses"
 is "$(line destroyed)" "destroyed" "the connection was closed"
 is "$(leftovers)" "processes=0 entries=0" "no ssh process nor socket is left"
+is "$(ls /tmp/.sr-ssh-*.pid 2>/dev/null | wc -l)" 0 "no command's pid file is left on the remote side"
 sleep 0.3
 # timeout(1) is sshd's parent; sshd's children serve connections.
 is "$(pgrep -P "$(pgrep -P $sshd_pid)" | wc -l)" 0 "sshd has no connection left"
