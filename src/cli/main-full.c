@@ -11,6 +11,7 @@ int
 main (int argc, char **argv)
 {
   sr_backend_register (&sr_native_backend);
+  sr_backend_register (&sr_ssh_backend);
   sr_backend_register (&sr_docker_backend);
   sr_cli_serve_http = sr_cli_serve_mhd;
   return sr_cli_main (argc, argv);

@@ -121,6 +121,7 @@ static const struct setting settings[] = {
   S ("docker_host", docker_host, "", "Docker API socket (empty: DOCKER_HOST or the default)"),
   { "compat_tools", T_COMPAT, offsetof (struct sr_config, compat_tools), 0, 0, "",
     "tool sets of servers replaced, also offered (empty, or mcp-code-sandbox)", {} },
+  S ("ssh_config", ssh_config, "", "OpenSSH client config file for SSH machines (empty: ssh's own)"),
 };
 
 _Static_assert (SR_ARRAY_SIZE (settings) <= SR_ARRAY_SIZE (((struct sr_config *) 0)->origin),
@@ -131,11 +132,15 @@ _Static_assert (SR_ARRAY_SIZE (settings) <= SR_ARRAY_SIZE (((struct sr_config *)
 static const char *const backend_names[SR_BACKEND_KIND_MAX] = {
   [SR_BACKEND_NATIVE] = "native",
   [SR_BACKEND_DOCKER] = "docker",
+  [SR_BACKEND_SSH] = "ssh",
 };
 
 int
 sr_backend_kind_parse (const char *name, enum sr_backend_kind *ret, sr_error_t *err)
 {
+  if (strcmp (name, backend_names[SR_BACKEND_SSH]) == 0)
+    return sr_error_set (err, 0, "'ssh' runs no code: an SSH machine is not a sandbox "
+                         "(configure one as ssh.NAME.host); use native or docker");
   for (int k = 0; k < SR_BACKEND_KIND_MAX; k++)
     if (strcmp (name, backend_names[k]) == 0)
       {
@@ -388,6 +393,185 @@ set_language (struct sr_config *cfg, const char *name, size_t name_len, const ch
   return 0;
 }
 
+/* --- SSH machines: ssh.NAME.FIELD.  Values become arguments of ssh
+ * (never a shell's words), so what is checked is what ssh would read as
+ * something else: an option (a leading '-'), several words of an -o line
+ * (blanks, quotes), control characters.  --- */
+
+static const char *const ssh_fields[] = { "host", "port", "user", "identity_file",
+                                          "known_hosts" };
+
+bool
+sr_ssh_name_valid (const char *name)
+{
+  size_t n = strlen (name);
+
+  if (n == 0 || n > 32 || name[0] == '-')
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum ((unsigned char) name[i]) && name[i] != '_' && name[i] != '-')
+      return false;
+  return true;
+}
+
+const struct sr_ssh_target *
+sr_config_ssh_target (const struct sr_config *cfg, const char *name)
+{
+  for (size_t i = 0; i < cfg->n_ssh_targets; i++)
+    if (strcmp (cfg->ssh_targets[i].name, name) == 0)
+      return &cfg->ssh_targets[i];
+  return NULL;
+}
+
+/* A value ssh takes as one word of one option.  */
+static bool
+one_word (const char *v)
+{
+  if (*v == '\0' || *v == '-')
+    return false;
+  for (const char *p = v; *p; p++)
+    if (iscntrl ((unsigned char) *p) || isspace ((unsigned char) *p) || *p == '"'
+        || *p == '\'')
+      return false;
+  return true;
+}
+
+static int
+check_value (const char *name, const char *field, const char *value, unsigned *ret_port,
+             sr_error_t *err)
+{
+  if (strcmp (field, "port") == 0)
+    {
+      char *end;
+      unsigned long p = strtoul (value, &end, 10);
+
+      if (!isdigit ((unsigned char) *value) || *end || p == 0 || p > 65535)
+        return sr_error_set (err, 0, "ssh.%s.port '%s': a port from 1 to 65535", name, value);
+      *ret_port = (unsigned) p;
+      return 0;
+    }
+  if (strcmp (field, "user") == 0 && strchr (value, '@'))
+    return sr_error_set (err, 0, "ssh.%s.user '%s': a user name has no '@'", name, value);
+  if (!one_word (value))
+    return sr_error_set (err, 0,
+                         "ssh.%s.%s '%s': one word without blanks or quotes, not starting "
+                         "with '-'", name, field, value);
+  return 0;
+}
+
+static char **
+target_field (struct sr_ssh_target *t, const char *field)
+{
+  if (strcmp (field, "host") == 0)
+    return &t->host;
+  if (strcmp (field, "user") == 0)
+    return &t->user;
+  if (strcmp (field, "identity_file") == 0)
+    return &t->identity_file;
+  if (strcmp (field, "known_hosts") == 0)
+    return &t->known_hosts;
+  return NULL;  /* port */
+}
+
+static int
+set_ssh (struct sr_config *cfg, const char *key, const char *value,
+         enum sr_origin origin, const char *source, sr_error_t *err)
+{
+  const char *rest = key + strlen ("ssh."), *dot = strchr (rest, '.');
+  _cleanup_free_ char *name = NULL;
+  struct sr_ssh_target *t;
+  unsigned port = 0;
+  size_t f;
+
+  if (dot == NULL)
+    return sr_error_set (err, 0, "'%s': expected ssh.NAME.FIELD", key);
+  name = sr_xasprintf ("%.*s", (int) (dot - rest), rest);
+  if (!sr_ssh_name_valid (name))
+    return sr_error_set (err, 0, "ssh name '%s': use 1 to 32 of a-z, A-Z, 0-9, '_' and '-', "
+                         "not starting with '-'", name);
+  for (f = 0; f < SR_ARRAY_SIZE (ssh_fields); f++)
+    if (strcmp (dot + 1, ssh_fields[f]) == 0)
+      break;
+  if (f == SR_ARRAY_SIZE (ssh_fields))
+    return sr_error_set (err, 0, "unknown ssh field '%s' (host, port, user, identity_file, "
+                         "known_hosts)", dot + 1);
+  if (check_value (name, ssh_fields[f], value, &port, err) < 0)
+    return -1;
+
+  t = (struct sr_ssh_target *) sr_config_ssh_target (cfg, name);
+  if (t == NULL)
+    {
+      cfg->ssh_targets = sr_xrealloc (cfg->ssh_targets,
+                                      (cfg->n_ssh_targets + 1) * sizeof *cfg->ssh_targets);
+      t = &cfg->ssh_targets[cfg->n_ssh_targets++];
+      *t = (struct sr_ssh_target){ .name = TAKE_PTR (name), .host = sr_xstrdup (""),
+                                   .user = sr_xstrdup (""), .identity_file = sr_xstrdup (""),
+                                   .known_hosts = sr_xstrdup ("") };
+    }
+  if (target_field (t, ssh_fields[f]))
+    {
+      free (*target_field (t, ssh_fields[f]));
+      *target_field (t, ssh_fields[f]) = sr_xstrdup (value);
+    }
+  else
+    t->port = port;
+  t->origin = origin;
+  free (t->where);
+  t->where = source ? sr_xstrdup (source) : NULL;
+  return 0;
+}
+
+static void
+print_ssh (const struct sr_config *cfg, FILE *f, cJSON *json)
+{
+  cJSON *all = json && cfg->n_ssh_targets ? cJSON_AddObjectToObject (json, "ssh") : NULL;
+
+  for (size_t i = 0; i < cfg->n_ssh_targets; i++)
+    {
+      struct sr_ssh_target *t = &cfg->ssh_targets[i];
+      cJSON *o = all ? cJSON_AddObjectToObject (all, t->name) : NULL;
+
+      if (o)
+        {
+          cJSON_AddStringToObject (o, "origin", sr_origin_name (t->origin));
+          if (t->where)
+            cJSON_AddStringToObject (o, "source_of_setting", t->where);
+        }
+      for (size_t k = 0; k < SR_ARRAY_SIZE (ssh_fields); k++)
+        {
+          char **v = target_field (t, ssh_fields[k]);
+          _cleanup_free_ char *key = sr_xasprintf ("ssh.%s.%s", t->name, ssh_fields[k]);
+          _cleanup_free_ char *value = v ? sr_xasprintf ("\"%s\"", *v)
+                                         : sr_xasprintf ("%u", t->port);
+
+          if (o && v)
+            cJSON_AddStringToObject (o, ssh_fields[k], *v);
+          else if (o)
+            cJSON_AddNumberToObject (o, ssh_fields[k], t->port);
+          else
+            fprintf (f, "%-22s = %-28s # %s%s%s%s\n", key, value, sr_origin_name (t->origin),
+                     t->where ? " (" : "", t->where ? t->where : "", t->where ? ")" : "");
+        }
+    }
+}
+
+static void
+ssh_done (struct sr_config *cfg)
+{
+  for (size_t i = 0; i < cfg->n_ssh_targets; i++)
+    {
+      struct sr_ssh_target *t = &cfg->ssh_targets[i];
+
+      free (t->name);
+      free (t->host);
+      free (t->user);
+      free (t->identity_file);
+      free (t->known_hosts);
+      free (t->where);
+    }
+  free (cfg->ssh_targets);
+}
+
 static const struct setting *
 find_setting (const char *key, size_t *ret_index)
 {
@@ -404,7 +588,7 @@ int
 sr_config_set (struct sr_config *cfg, const char *key, const char *value, enum sr_origin origin,
                const char *source, sr_error_t *err)
 {
-  size_t i;
+  size_t i = 0;
   const struct setting *s = find_setting (key, &i);
 
   if (strncmp (key, "language.", 9) == 0)
@@ -416,6 +600,8 @@ sr_config_set (struct sr_config *cfg, const char *key, const char *value, enum s
       return set_language (cfg, name, (size_t) (dot - name), dot + 1, value, origin, source,
                            err);
     }
+  if (strncmp (key, "ssh.", 4) == 0)
+    return set_ssh (cfg, key, value, origin, source, err);
   if (s == NULL)
     return sr_error_set (err, 0, "unknown setting '%s' (see 'sandbox-runner config show')", key);
   if (parse_value (cfg, s, value, err) < 0)
@@ -958,6 +1144,7 @@ sr_config_done (struct sr_config *cfg)
       free (l->where);
     }
   free (cfg->languages);
+  ssh_done (cfg);
   memset (cfg, 0, sizeof *cfg);
 }
 
@@ -1050,6 +1237,7 @@ sr_config_print (const struct sr_config *cfg, FILE *f, bool json)
             fprintf (f, "%-22s = %-28s # %s\n", key, quoted, sr_origin_name (l->origin));
         }
     }
+  print_ssh (cfg, f, root);
   if (root)
     {
       _cleanup_free_ char *text = cJSON_Print (root);

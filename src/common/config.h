@@ -54,6 +54,22 @@ struct sr_language
   char *where;        /* file:line or variable of the last change, or NULL */
 };
 
+/* An SSH host, a machine the agent may act on (keys ssh.NAME.FIELD; see
+ * sandbox/ssh.c).  An empty field is OpenSSH's to decide (its own
+ * ~/.ssh/config, or the file ssh_config names); a NAME that has no entry
+ * here is handed to ssh as it is, a Host of that configuration.  */
+struct sr_ssh_target
+{
+  char *name;          /* sr_ssh_name_valid */
+  char *host;          /* "": NAME itself */
+  char *user;
+  char *identity_file;
+  char *known_hosts;   /* a known_hosts file of its own */
+  unsigned port;       /* 0: ssh's choice */
+  enum sr_origin origin;
+  char *where;         /* file:line of the last change, or NULL */
+};
+
 /* Where containers run: the backend setting, parsed once here.  The
  * implementations are sandbox/backend.h's; a kind a binary has no
  * implementation for is refused when a service starts, not here.  */
@@ -61,6 +77,8 @@ enum sr_backend_kind
 {
   SR_BACKEND_NATIVE,    /* runtime/: our own namespaces and cgroups */
   SR_BACKEND_DOCKER,    /* docker/: a Docker Engine (sandbox-runner-full) */
+  SR_BACKEND_SSH,       /* sandbox/ssh.c: SSH hosts, machines but no sandbox: never
+                         * the backend setting */
   SR_BACKEND_KIND_MAX,
 };
 
@@ -121,9 +139,12 @@ struct sr_config
   enum sr_backend_kind backend_kind;
   char *docker_host;
   unsigned compat_tools;   /* enum sr_compat bits */
+  char *ssh_config;        /* ssh -F FILE; "": OpenSSH's own */
 
   struct sr_language *languages;
   size_t n_languages;
+  struct sr_ssh_target *ssh_targets;
+  size_t n_ssh_targets;
 
   enum sr_origin origin[64]; /* per setting, indexed as the table in config.c */
   char *source[64];          /* file:line or variable name, for config show */
@@ -177,6 +198,12 @@ bool sr_config_env_warned (void);
 /* SANDBOX_DOCKER_IMAGE_<NAME> for the language name ("c++" ->
  * SANDBOX_DOCKER_IMAGE_C__), the caller's to free.  */
 char *sr_language_docker_variable (const char *name);
+
+/* An SSH machine's name: 1 to 32 of a-z, A-Z, 0-9, '_' and '-', not
+ * starting with '-' (it becomes an argument of ssh).  */
+bool sr_ssh_name_valid (const char *name);
+/* The ssh.NAME entry, or NULL.  */
+const struct sr_ssh_target *sr_config_ssh_target (const struct sr_config *cfg, const char *name);
 
 /* The entry for name, or NULL.  */
 const struct sr_language *sr_config_language (const struct sr_config *cfg, const char *name);

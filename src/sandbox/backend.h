@@ -4,7 +4,7 @@
  *
  *   run_code (code.c) ──┐                     ┌── native  (native.c: runtime/)
  *   warm pool (pool.c) ─┼─► struct sr_backend ┼── Docker  (docker-*.c: docker/, -full only)
- *   sessions (session.c)┤                     └── (SSH hosts: issue 15)
+ *   sessions (session.c)┤                     └── SSH hosts (ssh.c: no sandbox, machines only)
  *   file tools (files-*.c) over a box's file primitives (struct sr_fs_ops)
  *
  * Callers never test which backend they hold: what differs between
@@ -151,5 +151,10 @@ const struct sr_backend *sr_backend_get (const struct sr_config *cfg, sr_error_t
 /* The backends this tree has.  */
 extern const struct sr_backend sr_native_backend;
 extern const struct sr_backend sr_docker_backend;  /* sandbox-runner-full only */
+/* Machines only: create (image_ref is the machine's NAME), exec, files,
+ * shells; run_begin and code_dir refuse (not_a_sandbox), its boxes'
+ * paths are the remote account's, unconfined.  Needs only the ssh client
+ * at run time, so every binary carries it.  */
+extern const struct sr_backend sr_ssh_backend;
 
 #endif

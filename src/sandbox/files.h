@@ -15,6 +15,9 @@
  *           O_NONBLOCK so a FIFO cannot stall the caller.
  *   Docker  (docker-session.c)  small commands run inside the container as
  *           its user, whose own mount tree confines them.
+ *   SSH     (ssh.c)  the same commands (files-script.c) run on the host
+ *           as the remote account: nothing confines them, an SSH machine
+ *           is no sandbox.
  *
  * Paths: a relative path is relative to SR_DATA_DIR.  The artifact
  * functions (sr_files_upload, sr_files_read_artifact, sr_files_list)

@@ -9,7 +9,9 @@ libsandbox_a_SOURCES += \
 	src/sandbox/files-edit.c src/sandbox/files-search.c src/sandbox/files-native.c \
 	src/sandbox/files-check.c \
 	src/sandbox/files.h src/sandbox/files-internal.h \
+	src/sandbox/files-script.c src/sandbox/files-script.h \
 	src/sandbox/shell.c src/sandbox/shell.h \
+	src/sandbox/ssh.c src/sandbox/ssh-client.c src/sandbox/ssh-client.h \
 	src/sandbox/service.c src/sandbox/service.h
 # The Docker backend: only sandbox-runner-full registers it
 # (cli/main-full.c), so only it links these and libcurl.

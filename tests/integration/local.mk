@@ -39,6 +39,12 @@ EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cg
 check_PROGRAMS += tests/helpers/session-driver
 tests_helpers_session_driver_LDADD = $(UNIT_LDADD)
 
+# The SSH backend, driven against a real sshd on loopback.
+check_PROGRAMS += tests/helpers/ssh-driver
+tests_helpers_ssh_driver_LDADD = $(UNIT_LDADD)
+TESTS += tests/integration/ssh.sh
+EXTRA_DIST += tests/integration/ssh.sh
+
 # The Docker Engine client, driven against a real dockerd.
 check_PROGRAMS += tests/helpers/docker-driver
 tests_helpers_docker_driver_LDADD = $(UNIT_LDADD)

@@ -40,6 +40,37 @@ expect_error (const char *name, const char *content, const char *want)
   unlink (path);
 }
 
+/* ssh.NAME.FIELD: an entry per NAME, fields checked; a NAME without one
+ * is not in the table (OpenSSH's Host alias).  */
+static void
+test_ssh (void)
+{
+  _cleanup_free_ char *path = write_conf ("ssh.conf",
+                                          "ssh.web.host = web1.example.org\n"
+                                          "ssh.web.port = 2222\n"
+                                          "ssh.db_2.user = agent\n"
+                                          "ssh.web.identity_file = /etc/key\n");
+  const struct sr_ssh_target *t;
+  struct sr_config cfg;
+  sr_error_t err = NULL;
+
+  ok (sr_config_load (&cfg, path, "/nonexistent", &err) == 0 && cfg.n_ssh_targets == 2,
+      "ssh.NAME settings make one entry per NAME");
+  t = sr_config_ssh_target (&cfg, "web");
+  ok (t && strcmp (t->host, "web1.example.org") == 0 && t->port == 2222
+      && strcmp (t->identity_file, "/etc/key") == 0 && *t->user == '\0',
+      "an entry has the fields set, the others empty");
+  t = sr_config_ssh_target (&cfg, "db_2");
+  ok (t && strcmp (t->user, "agent") == 0 && *t->host == '\0' && t->port == 0,
+      "a NAME with only a user connects to NAME itself");
+  ok (sr_config_ssh_target (&cfg, "other") == NULL, "an unset NAME has no entry");
+  ok (sr_ssh_name_valid ("Web-1_a") && !sr_ssh_name_valid ("-x") && !sr_ssh_name_valid ("a.b")
+      && !sr_ssh_name_valid ("") && !sr_ssh_name_valid ("a b"),
+      "names are checked identifiers");
+  sr_config_done (&cfg);
+  unlink (path);
+}
+
 /* SANDBOX_CONFIG names the one file: read instead of the system and user
  * files; a missing one is an error that names it.  */
 static void
@@ -323,6 +354,12 @@ main (void)
   expect_error ("backend.conf", "backend = lxc\n", "neither native nor docker");
   expect_error ("output.conf", "max_output = 2G\n", "max_output 2147483648 must be from 1 byte to 16M");
   expect_error ("field.conf", "language.python.docker = x\n", "docker_image)");
+  expect_error ("sshfield.conf", "ssh.a.hostname = x\n", "sshfield.conf:1: unknown ssh field 'hostname'");
+  expect_error ("sshname.conf", "ssh.a.b.host = x\n", "unknown ssh field 'b.host'");
+  expect_error ("sshport.conf", "ssh.a.port = 22x\n", "ssh.a.port '22x': a port from 1 to 65535");
+  expect_error ("sshword.conf", "ssh.a.user = \"a b\"\n", "ssh.a.user 'a b': one word");
+  expect_error ("sshbackend.conf", "backend = ssh\n", "an SSH machine is not a sandbox");
+  test_ssh ();
   test_named_file ();
   test_flag_after_env ();
   test_docker_image ();
