@@ -253,6 +253,30 @@ require_node_modules () {
   [ -x "$NODE" ] || skip_all "Node.js 22 is missing from $modules"
 }
 
+# run_mcp_client SCRIPT [--http]: runs tests/mcp/SCRIPT, a client that
+# prints "RESULT 0|1 name" lines, over stdio (SCRIPT SR_BIN) or, with
+# --http, against a server started here with a bearer token (SCRIPT
+# --http URL TOKEN), and relays its results as checks.
+run_mcp_client () {
+  local script=$1 how=${2:-stdio}
+  if [ "$how" = --http ]; then
+    echo "tok-$$" > "$sr_tmp/tokens"
+    start_server --token-file "$sr_tmp/tokens" || echo "Bail out! the HTTP server did not start"
+    (cd "$NODE_DIR" && timeout 300 "$NODE" "$script" --http "$url" "tok-$$") \
+      > "$sr_tmp/client.out" 2>"$sr_tmp/client.err"
+  else
+    (cd "$NODE_DIR" && timeout 300 "$NODE" "$script" "$SR_BIN") \
+      > "$sr_tmp/client.out" 2>"$sr_tmp/client.err"
+  fi
+  is "$?" 0 "$script over ${how#--} ends cleanly"
+  relay_results < "$sr_tmp/client.out"
+  grep -v '^RESULT' "$sr_tmp/client.err" | head -5 | sed 's/^/# stderr: /'
+  if [ "$how" = --http ]; then
+    stop_server
+    is "$?" 0 "the HTTP server exits cleanly"
+  fi
+}
+
 # relay_results: turns the "RESULT 0|1 name" lines of a client script on
 # stdin into TAP checks, passing its "# ..." lines through.
 relay_results () {

@@ -14,19 +14,6 @@ out=$(SANDBOX_RESOURCE_PAGE_SIZE=0 "$SR_BIN" config show 2>&1)
 is "$?" 125 "resource_page_size 0 is refused, as any bad setting"
 like "$out" "resource_page_size must be at least 1" "saying why"
 
-(cd "$NODE_DIR" && timeout 300 "$NODE" resources-client.mjs "$SR_BIN") \
-  > "$sr_tmp/stdio.out" 2>"$sr_tmp/stdio.err"
-is "$?" 0 "the stdio client ends cleanly"
-relay_results < "$sr_tmp/stdio.out"
-grep -v '^RESULT' "$sr_tmp/stdio.err" | head -5 | sed 's/^/# stderr: /'
-
-echo "tok-$$" > "$sr_tmp/tokens"
-start_server --token-file "$sr_tmp/tokens" || echo "Bail out! the HTTP server did not start"
-(cd "$NODE_DIR" && timeout 300 "$NODE" resources-client.mjs --http "$url" "tok-$$") \
-  > "$sr_tmp/http.out" 2>&1
-is "$?" 0 "the HTTP client ends cleanly"
-relay_results < "$sr_tmp/http.out"
-grep -v '^RESULT\|^#' "$sr_tmp/http.out" | head -5 | sed 's/^/# output: /'
-stop_server
-is "$?" 0 "the HTTP server exits cleanly"
+run_mcp_client resources-client.mjs
+run_mcp_client resources-client.mjs --http
 done_testing
