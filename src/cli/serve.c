@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "mcp/server.h"
 #include "mcp/stdio.h"
@@ -130,6 +131,19 @@ sr_cmd_serve (int argc, char **argv)
       sr_cli_error ("serve: signalfd: %s", strerror (errno));
       goto out;
     }
+  {
+    enum sr_log_level level = SR_LOG_INFO;
+    bool json = false;
+    char pid[24];
+
+    /* Checked with the rest of the configuration already.  */
+    sr_log_level_parse (config.log_level, &level, NULL);
+    sr_log_format_parse (config.log_format, &json, NULL);
+    sr_log_setup (level, json);
+    snprintf (pid, sizeof pid, "%ld", (long) getpid ());
+    sr_log (SR_LOG_INFO, "start", "version", PACKAGE_VERSION, "transport", transport, "backend",
+            sr_backend_kind_name (config.backend_kind), "pid", pid, NULL);
+  }
   if (sr_mcp_server_new (&config, &server, &err) < 0)
     goto fail;
 
@@ -151,6 +165,7 @@ fail:
   sr_error_free (&err);
 out:
   sr_mcp_server_free (server);
+  sr_log (SR_LOG_INFO, "stop", "status", status == 0 ? "ok" : "failed", NULL);
   if (stop_fd >= 0)
     close (stop_fd);
   sr_config_done (&config);

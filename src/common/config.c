@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/config.h"
+#include "common/log.h"
 #include "common/defaults.h"
 #include "common/util.h"
 
@@ -95,6 +96,8 @@ static const struct setting settings[] = {
   S ("token_file", token_file, "", "bearer tokens for HTTP, one per line"),
   S ("allowed_origins", allowed_origins, "", "extra allowed HTTP Origins, comma-separated"),
   S ("log_file", log_file, "", "server log file (empty: stderr)"),
+  S ("log_level", log_level, "info", "least level the server logs (debug, info, warning, error)"),
+  S ("log_format", log_format, "text", "server log lines: text (logfmt) or json"),
   U ("http_session_idle_timeout", T_SECONDS, http_session_idle_ms,
      SR_DEFAULT_HTTP_SESSION_IDLE_MS, "idle time before an HTTP Mcp-Session-Id expires"),
   U ("max_sessions", T_UINT, max_sessions, SR_DEFAULT_MAX_SESSIONS, "sessions at once"),
@@ -1084,6 +1087,12 @@ sr_config_read (struct sr_config *cfg, const char *system_file, const char *user
 int
 sr_config_check (const struct sr_config *cfg, sr_error_t *err)
 {
+  enum sr_log_level level;
+  bool json;
+
+  if (sr_log_level_parse (cfg->log_level, &level, err) < 0
+      || sr_log_format_parse (cfg->log_format, &json, err) < 0)
+    return -1;
   for (size_t i = 0; i < cfg->n_languages; i++)
     {
       const struct sr_language *l = &cfg->languages[i];

@@ -123,6 +123,8 @@ struct sr_config
   char *token_file;
   char *allowed_origins;   /* comma-separated */
   char *log_file;
+  char *log_level;           /* sr_log_level_parse's names */
+  char *log_format;          /* text or json */
   uint64_t http_session_idle_ms;  /* an unused Mcp-Session-Id expires */
   /* sessions and files */
   uint64_t max_sessions;

@@ -5,10 +5,12 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/log.h"
 #include "common/util.h"
 #include "mcp/http-internal.h"
 #include "mcp/jsonrpc.h"
@@ -188,27 +190,46 @@ authorized (const struct http *h, struct MHD_Connection *c)
   return ok;
 }
 
+/* An authentication failure, or a refused Host or Origin, in the log:
+ * who asked (the peer's address) and why.  */
+static void
+log_refused (struct MHD_Connection *c, const char *why)
+{
+  const union MHD_ConnectionInfo *info
+    = MHD_get_connection_info (c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  char host[NI_MAXHOST] = "";
+  const struct sockaddr *sa = info ? info->client_addr : NULL;
+
+  if (sa)
+    getnameinfo (sa, sa->sa_family == AF_INET6 ? sizeof (struct sockaddr_in6)
+                                               : sizeof (struct sockaddr_in),
+                 host, sizeof host, NULL, 0, NI_NUMERICHOST);
+  sr_log (SR_LOG_WARNING, "auth_failed", "peer", host, "reason", why, NULL);
+}
+
 bool
 sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, enum MHD_Result *ret)
 {
   const char *host = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
   const char *origin = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN);
+  const char *why;
 
   /* DNS rebinding: a page of evil.example whose name now resolves to
    * 127.0.0.1 sends Host: evil.example and (on POST) its Origin.  */
   if (h->loopback && host && !host_ok (h, host))
-    *ret = sr_http_reply_error (c, MHD_HTTP_FORBIDDEN, -32000, "Forbidden: invalid Host header",
-                                NULL, NULL);
+    *ret = sr_http_reply_error (c, MHD_HTTP_FORBIDDEN, -32000,
+                                why = "Forbidden: invalid Host header", NULL, NULL);
   else if (origin && !origin_ok (h, origin))
     *ret = sr_http_reply_error (c, MHD_HTTP_FORBIDDEN, -32000,
-                                "Forbidden: this Origin is not allowed (allowed_origins)", NULL,
-                                NULL);
+                                why = "Forbidden: this Origin is not allowed (allowed_origins)",
+                                NULL, NULL);
   else if (!authorized (h, c))
     *ret = sr_http_reply_error (c, MHD_HTTP_UNAUTHORIZED, -32000,
-                                "Unauthorized: a valid bearer token is required",
+                                why = "Unauthorized: a valid bearer token is required",
                                 "WWW-Authenticate", "Bearer realm=\"sandbox-runner\"");
   else
     return true;
+  log_refused (c, why);
   return false;
 }
 

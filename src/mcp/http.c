@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "mcp/http-internal.h"
 
@@ -313,7 +314,9 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
   if (d == NULL)
     return sr_error_set (err, 0, "listen %s: could not start the HTTP server (libmicrohttpd)",
                          listen);
+  sr_log (SR_LOG_INFO, "listen", "address", listen, "transport", h->sse ? "sse" : "http", NULL);
   wait_readable (stop_fd);
+  sr_log (SR_LOG_INFO, "shutdown", "address", listen, NULL);
   /* Stop: no new session, every session ended (its runs cancelled, its
    * streams finished), then the connections.  */
   sr_http_sessions_stop (h);

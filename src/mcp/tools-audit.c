@@ -1,14 +1,16 @@
 /* The audit trail of tool calls: recording every call (sr_mcp_audit_call,
- * which the dispatch in tools.c calls once per call) and the tool
- * audit_query, which shows a caller its own calls.  */
+ * which the dispatch in tools.c calls once per call, and which logs it)
+ * and the tool audit_query, which shows a caller its own calls.  */
 #include "config.h"
 
 #include "mcp/tools-internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/util.h"
 #include "sandbox/service.h"
 #include "sandbox/session.h"
@@ -122,7 +124,11 @@ sr_mcp_audit_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJ
     .args_json = args_json,
   };
   sr_error_t err = NULL;
+  char ms[32];
 
+  snprintf (ms, sizeof ms, "%.1f", (double) duration_ns / 1e6);
+  sr_log (SR_LOG_INFO, "request", "method", "tools/call", "tool", name, "status", status,
+          "duration_ms", ms, "client", call.client, "machine", *machine ? machine : NULL, NULL);
   /* A context without a service (the registry's own tests) records
    * nothing.  */
   if (ctx->service == NULL || sr_service_audit (ctx->service, &call, &err) == 0)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/log.h"
 #include "common/util.h"
 #include "image/digest.h"
 #include "image/store.h"
@@ -268,6 +269,14 @@ sr_service_run_code (struct sr_service *s, const struct sr_code_request *req,
   if (r < 0)
     return -1;
   record (s, req, run);
+  {
+    char ms[24];
+
+    snprintf (ms, sizeof ms, "%llu", (unsigned long long) run->code.duration_ms);
+    sr_log (SR_LOG_INFO, "run", "language", run->code.language, "status",
+            sr_code_status_name (run->code.status), "duration_ms", ms, "session",
+            run->session_id, "run_id", run->run_id[0] ? run->run_id : NULL, NULL);
+  }
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "sandbox/code-internal.h"
 #include "sandbox/backend.h"
@@ -94,7 +95,10 @@ session_destroy (struct sr_session *s)
     sr_shell_stop (s->shells[i].sh);
   free (s->shells);
   if (s->box)
-    s->m->be->destroy (s->box);
+    {
+      s->m->be->destroy (s->box);
+      sr_log (SR_LOG_INFO, "session_close", "session", s->id, NULL);
+    }
   if (s->code_dir)
     (void) sr_rm_rf_at (AT_FDCWD, s->code_dir, NULL);
   if (s->code_fd >= 0)
@@ -336,6 +340,8 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
   s->fs.exec_ctx = s;
   s->created = (int64_t) time (NULL);
   s->last_used_ns = sr_now_ns ();
+  sr_log (SR_LOG_INFO, "session_open", "session", s->id, "image", image_ref, "backend",
+          sr_backend_kind_name (m->be->kind), NULL);
   *ret = s;
   return 0;
 
