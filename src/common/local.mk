@@ -1,6 +1,7 @@
 libsandbox_a_SOURCES += \
 	src/common/error.c src/common/error.h \
 	src/common/log.c src/common/log.h \
+	src/common/notify.c src/common/notify.h \
 	src/common/util.c src/common/util.h \
 	src/common/xalloc.c src/common/xalloc.h \
 	src/common/utf8.c src/common/utf8.h \

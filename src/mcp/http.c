@@ -18,6 +18,7 @@
 
 #include "common/defaults.h"
 #include "common/log.h"
+#include "common/notify.h"
 #include "common/util.h"
 #include "mcp/http-internal.h"
 
@@ -298,6 +299,15 @@ wait_readable (int fd)
     }
 }
 
+/* Tells the service manager state (a unit of Type=notify); a socket
+ * that does not take it is logged, never fatal.  */
+static void
+notify (const char *state)
+{
+  if (sr_notify (state) < 0)
+    sr_log (SR_LOG_WARNING, "notify_failed", "state", state, "error", strerror (errno), NULL);
+}
+
 /* Serves h on the listening socket fd until stop_fd is readable.  */
 static int
 serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_fd,
@@ -315,7 +325,9 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
     return sr_error_set (err, 0, "listen %s: could not start the HTTP server (libmicrohttpd)",
                          listen);
   sr_log (SR_LOG_INFO, "listen", "address", listen, "transport", h->sse ? "sse" : "http", NULL);
+  notify ("READY=1");
   wait_readable (stop_fd);
+  notify ("STOPPING=1");
   sr_log (SR_LOG_INFO, "shutdown", "address", listen, NULL);
   /* Stop: no new session, every session ended (its runs cancelled, its
    * streams finished), then the connections.  */

@@ -17,6 +17,7 @@ integration_tests = \
 	tests/integration/mcp-resources.sh \
 	tests/integration/mcp-aisdk.sh \
 	tests/integration/logging.sh \
+	tests/integration/notify.sh \
 	tests/integration/mcp-compat.sh \
 	tests/integration/mcp-sse.sh \
 	tests/integration/mcp-safety.sh \

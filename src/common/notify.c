@@ -1,0 +1,42 @@
+#include <config.h>
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/notify.h"
+#include "common/util.h"
+
+int
+sr_notify (const char *state)
+{
+  const char *path = getenv ("NOTIFY_SOCKET");
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  _cleanup_close_ int fd = -1;
+  size_t len;
+
+  if (path == NULL || *path == '\0')
+    return 0;
+  len = strlen (path);
+  if ((path[0] != '/' && path[0] != '@') || len >= sizeof sa.sun_path)
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  memcpy (sa.sun_path, path, len);
+  /* An abstract name: a leading NUL instead of the '@'.  */
+  if (path[0] == '@')
+    sa.sun_path[0] = '\0';
+  fd = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  if (sendto (fd, state, strlen (state), MSG_NOSIGNAL, (struct sockaddr *) &sa,
+              (socklen_t) (offsetof (struct sockaddr_un, sun_path) + len))
+      < 0)
+    return -1;
+  return 0;
+}
