@@ -417,8 +417,21 @@ if command -v systemd-analyze >/dev/null; then
   # What would stop containers from being made (see the unit's comments).
   is "$(grep -Eo '^(ProtectKernelTunables|ProtectKernelLogs|ProtectControlGroups|ProtectProc|ProcSubset|RestrictNamespaces|ProtectHostname|PrivateDevices|MemoryDenyWriteExecute)=' "$unit")" \
     "" "the unit sets none of the directives that break container creation"
+  is "$(grep -E '^(Type|RuntimeDirectoryPreserve)=' "$unit" | tr '\n' ' ')" "Type=notify RuntimeDirectoryPreserve=yes " \
+    "the unit waits for the server's READY=1 and leaves root's runtime dir to the CLI"
+  user_unit=$SR_SRCDIR/contrib/systemd/user/sandbox-runner-http.service
+  mkdir -p "$sr_tmp/user-unit"
+  sed "s|/usr/local/bin/sandbox-runner|$SR_BIN|" "$user_unit" >"$sr_tmp/user-unit/${user_unit##*/}"
+  # A user manager's lookup paths start at $XDG_RUNTIME_DIR.
+  mkdir -p -m 0700 "$sr_tmp/xdg"
+  out=$(XDG_RUNTIME_DIR=$sr_tmp/xdg systemd-analyze verify --user --man=no \
+    "$sr_tmp/user-unit/${user_unit##*/}" 2>&1)
+  rc=$?
+  is "$rc:$out" "0:" "systemd-analyze verify --user finds nothing wrong with the user unit"
 else
   skip "systemd-analyze is not installed: the unit is not verified"
+  skip "systemd-analyze is not installed: the unit's type is not checked"
+  skip "systemd-analyze is not installed: the user unit is not verified"
 fi
 
 done_testing
