@@ -326,7 +326,7 @@ for i in $(seq 1 12); do
   clis="$clis $!"
 done
 for i in $(seq 1 1500); do
-  [ "$(grep -c '"history\\":\\"recorded' "$sr_tmp/many.out")" -ge 12 ] && break
+  [ "$(grep -o '"history":"recorded' "$sr_tmp/many.out" | grep -c .)" -ge 12 ] && break
   sleep 0.02
 done
 # shellcheck disable=SC2046,SC2086
