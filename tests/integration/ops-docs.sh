@@ -179,6 +179,10 @@ is "$(complete_words "$SR_BIN" run --rootfs "$sr_tmp/pick-")" "$sr_tmp/pick-dir"
   "--rootfs completes directories only"
 is "$(complete_words "$SR_BIN" run --rootfs "$sr_tmp" -- "$sr_tmp/pick-")" "" \
   "after 'run ... --' the completion leaves the words to bash's default"
+is "$(complete_words "$SR_BIN" --config "$sr_tmp/pick-f")" "$sr_tmp/pick-file" "--config completes a file"
+is "$(complete_words "$SR_BIN" --config "$sr_tmp/pick-file" run-)" "run-code" \
+  "and the command after it is completed as the command"
+is "$(complete_words "$SR_BIN" --c)" "--config" "'--c' completes to --config"
 
 # --- images ---
 
