@@ -52,7 +52,9 @@ printf 'int LLVMFuzzerTestOneInput (const unsigned char *d, unsigned long n) { r
   skip_all "$cc cannot link -fsanitize=fuzzer,address,undefined (install libclang-rt-14-dev): $(head -n 1 "$out/probe.log")"
 rm -f "$out/probe" "$out/probe.c" "$out/probe.log"
 
-modules="libseccomp libcap libcjson sqlite3 libmnl libarchive libcurl libmicrohttpd libmagic"
+# The libraries configure requires, read from configure.ac so that a new
+# one is not listed twice.
+modules=$(sed -n 's/^SR_REQUIRE_PKG(\[[A-Z0-9]*\], \[\([^] >]*\).*/\1/p' "$SR_SRCDIR/configure.ac")
 pkg_cflags=$(pkg-config --cflags $modules) && pkg_libs=$(pkg-config --libs $modules) ||
   skip_all "pkg-config does not know the project's libraries (tools/deps.sh installs them)"
 
