@@ -162,6 +162,7 @@ struct write_stdin
 {
   const char *data;
   size_t len;
+  enum sr_shell_state state;
 };
 
 static int
@@ -169,7 +170,7 @@ write_stdin_work (struct sr_shell *sh, void *data, sr_error_t *err)
 {
   struct write_stdin *w = data;
 
-  return sr_shell_write (sh, w->data, w->len, err);
+  return sr_shell_write (sh, w->data, w->len, &w->state, err);
 }
 
 cJSON *
@@ -185,6 +186,7 @@ sr_mcp_call_write_stdin (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "shell_id", sr_mcp_arg_string (args, "shell_id"));
   cJSON_AddNumberToObject (o, "bytes", (double) w.len);
+  cJSON_AddStringToObject (o, "state", sr_shell_state_name (w.state));
   return sr_mcp_tool_result (o, false);
 }
 

@@ -21,8 +21,10 @@
 #define SHELL_START_MS 10000u
 /* How long shell_exec without wait waits for the command to begin.  */
 #define SHELL_BEGIN_MS 2000u
-/* How long an interrupted command (timeout) gets to end.  */
+/* How long an interrupted command (timeout, ^C) gets to end.  */
 #define SHELL_INTERRUPT_GRACE_MS 2000u
+/* When a ^C that did not end the command is sent once more.  */
+#define SHELL_INTERRUPT_RETRY_MS 500u
 #define NONCE_CHARS 16
 
 /* What one stream (stdout or stderr) has not committed yet: the start
@@ -57,6 +59,7 @@ struct sr_shell
   uint64_t base[2];         /* markers before the running command */
   int last_status;
   bool finished;            /* the last command ended since exec */
+  bool interrupting;        /* a ^C was sent to the running command */
   char *out;
   size_t out_len, max_output;
   bool truncated;
@@ -120,6 +123,7 @@ update_state (struct sr_shell *sh)
       if (sh->state == SR_SHELL_WAITING)
         sh->finished = true;
       sh->state = SR_SHELL_READY;
+      sh->interrupting = false;
     }
 }
 
@@ -146,7 +150,10 @@ feed (struct sr_shell *sh, struct carry *c, const char *buf, size_t len)
       pos = (size_t) (m - c->data);
       digits = m + sh->marker_len;
       end = memchr (digits, '\036', c->len - (size_t) (digits - c->data));
-      if (end == NULL || (size_t) (end + 1 - c->data) >= c->len)
+      /* A prompt's marker is complete with the newline after it; a begin
+       * marker has none, and often nothing follows it for a while (a
+       * command that prints nothing yet).  */
+      if (end == NULL || ((size_t) (end + 1 - c->data) >= c->len && *digits != 'b'))
         {
           if (c->len - pos > sh->marker_len + 16)
             {
@@ -438,6 +445,13 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
 
   memset (out, 0, sizeof *out);
   pthread_mutex_lock (&sh->lock);
+  /* A command a ^C is ending is as good as ended: the caller who sent the
+   * ^C (perhaps on a call still in flight) means to run the next.  */
+  if (sh->state == SR_SHELL_WAITING && sh->interrupting)
+    {
+      deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
+      wait_locked (sh, &deadline);
+    }
   if (sh->state != SR_SHELL_READY)
     {
       enum sr_shell_state st = sh->state;
@@ -508,8 +522,10 @@ sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out)
 }
 
 int
-sr_shell_write (struct sr_shell *sh, const char *data, size_t len, sr_error_t *err)
+sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
+                enum sr_shell_state *ret_state, sr_error_t *err)
 {
+  struct timespec deadline;
   int r = 0;
 
   pthread_mutex_lock (&sh->lock);
@@ -517,6 +533,23 @@ sr_shell_write (struct sr_shell *sh, const char *data, size_t len, sr_error_t *e
     r = sr_error_set_code (err, "shell_terminated", 0, "shell %s has exited", sh->id);
   else if (sr_write_all (sh->master, data, len) < 0)
     r = sr_error_set_code (err, "io_error", errno, "write to shell %s", sh->id);
+  else if (sh->state == SR_SHELL_WAITING && memchr (data, '\003', len))
+    {
+      /* Back at the prompt, the shell takes the next command at once.  A
+       * ^C that comes while bash hands the terminal to the command's job
+       * (between its fork and tcsetpgrp) reaches bash alone, which lets
+       * the job run on: the second one reaches the job.  */
+      sh->interrupting = true;
+      deadline_after (&deadline, SHELL_INTERRUPT_RETRY_MS);
+      wait_locked (sh, &deadline);
+      if (sh->state == SR_SHELL_WAITING)
+        {
+          (void) sr_write_all (sh->master, "\003", 1);
+          deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS - SHELL_INTERRUPT_RETRY_MS);
+          wait_locked (sh, &deadline);
+        }
+    }
+  *ret_state = sh->state;
   pthread_mutex_unlock (&sh->lock);
   return r;
 }
