@@ -44,6 +44,7 @@ struct call
 {
   struct sr_mcp_conn *conn;
   cJSON *id, *params, *progress_token;
+  char *nul_member;            /* the message's: see struct sr_rpc_message */
   int cancel_fd;               /* eventfd, written to cancel */
   bool cancelled;              /* under conn->lock */
   uint64_t progress;
@@ -190,6 +191,7 @@ call_free (struct call *call)
   cJSON_Delete (call->id);
   cJSON_Delete (call->params);
   cJSON_Delete (call->progress_token);
+  free (call->nul_member);
   if (call->cancel_fd >= 0)
     close (call->cancel_fd);
   free (call);
@@ -300,6 +302,7 @@ call_main (void *arg)
   bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
   cJSON *result = NULL;
 
+  ctx.nul_argument = call->nul_member;
   if (!slot || take_slot (call))
     {
       uint64_t start = sr_now_ns ();
@@ -395,6 +398,7 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   call->id = cJSON_Duplicate (m->id, 1);
   call->params = cJSON_Duplicate (m->params, 1);
   call->progress_token = token ? cJSON_Duplicate (token, 1) : NULL;
+  call->nul_member = m->nul_member ? sr_xstrdup (m->nul_member) : NULL;
   call->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (call->cancel_fd < 0)
     {

@@ -23,6 +23,9 @@ struct sr_mcp_tool_ctx
   const char *files_url;        /* "http://host:port" when HTTP serves /files, or NULL */
   const char *client;           /* the caller, as sr_service_audit_client made it */
   int cancel_fd;                /* readable: cancel the run */
+  /* The argument whose string held a NUL, cut there by the JSON parser
+   * (struct sr_rpc_message's nul_member), or NULL: the call is refused.  */
+  const char *nul_argument;
   /* Progress of a run (stage, output bytes), from the calling thread.  */
   void (*on_progress) (const char *stage, uint64_t output_bytes, void *userdata);
   /* A problem the operator should hear of that does not fail the call
