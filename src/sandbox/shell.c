@@ -25,6 +25,8 @@
 #define SHELL_INTERRUPT_GRACE_MS 2000u
 /* When a ^C that did not end the command is sent once more.  */
 #define SHELL_INTERRUPT_RETRY_MS 500u
+/* The output of a command that goes to its live callback.  */
+#define SHELL_LIVE_MAX (64u * 1024u)
 #define NONCE_CHARS 16
 
 /* What one stream (stdout or stderr) has not committed yet: the start
@@ -62,6 +64,9 @@ struct sr_shell
   bool interrupting;        /* a ^C was sent to the running command */
   char *out;
   size_t out_len, max_output;
+  bool live_on;             /* sr_shell_exec streams this command's output */
+  char *live;               /* what it has not handed on yet */
+  size_t live_len, live_total;
   bool truncated;
   char *failure;            /* why the shell could not run */
 };
@@ -90,6 +95,15 @@ sr_shell_output_done (struct sr_shell_output *o)
 static void
 commit (struct sr_shell *sh, const char *buf, size_t len)
 {
+  if (sh->live_on && sh->live_total < SHELL_LIVE_MAX)
+    {
+      size_t n = len < SHELL_LIVE_MAX - sh->live_total ? len : SHELL_LIVE_MAX - sh->live_total;
+
+      sh->live = sr_xrealloc (sh->live, sh->live_len + n);
+      memcpy (sh->live + sh->live_len, buf, n);
+      sh->live_len += n;
+      sh->live_total += n;
+    }
   if (len >= sh->max_output)
     {
       buf += len - sh->max_output;
@@ -291,16 +305,37 @@ passed (const struct timespec *deadline)
          || (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
 }
 
-/* Waits, under the lock, until the shell is not waiting or the deadline
- * passes; drains the terminal meanwhile.  */
+/* Hands the output that came since the last call to live, with the lock
+ * dropped meanwhile (the callback may take its time).  */
 static void
-wait_locked (struct sr_shell *sh, const struct timespec *deadline)
+stream_locked (struct sr_shell *sh, sr_shell_live_fn live, void *live_data)
+{
+  char *buf = sh->live;
+  size_t len = sh->live_len;
+
+  if (live == NULL || len == 0)
+    return;
+  sh->live = NULL;
+  sh->live_len = 0;
+  pthread_mutex_unlock (&sh->lock);
+  live (buf, len, live_data);
+  free (buf);
+  pthread_mutex_lock (&sh->lock);
+}
+
+/* Waits, under the lock, until the shell is not waiting or the deadline
+ * passes; drains the terminal meanwhile, and hands output to live (NULL:
+ * none) as it comes.  */
+static void
+wait_locked (struct sr_shell *sh, const struct timespec *deadline, sr_shell_live_fn live,
+             void *live_data)
 {
   while ((sh->state == SR_SHELL_WAITING || sh->state == SR_SHELL_INIT) && !passed (deadline))
     {
       struct timespec slice;
 
       drain_terminal_locked (sh);
+      stream_locked (sh, live, live_data);
       deadline_after (&slice, 100);
       if (slice.tv_sec > deadline->tv_sec
           || (slice.tv_sec == deadline->tv_sec && slice.tv_nsec > deadline->tv_nsec))
@@ -411,7 +446,7 @@ sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroot *f
 
   deadline_after (&deadline, SHELL_START_MS);
   pthread_mutex_lock (&sh->lock);
-  wait_locked (sh, &deadline);
+  wait_locked (sh, &deadline, NULL, NULL);
   r = sh->state == SR_SHELL_READY ? 0 : -1;
   if (r < 0)
     sr_error_set (err, 0, "the shell did not start: %s",
@@ -434,7 +469,8 @@ fail:
 
 int
 sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
-               struct sr_shell_output *out, sr_error_t *err)
+               sr_shell_live_fn live, void *live_data, struct sr_shell_output *out,
+               sr_error_t *err)
 {
   _cleanup_free_ char *path = sr_xasprintf ("/tmp/.sr-shell-%s.sh", sh->id);
   /* The command begins with a begin marker on stdout.  */
@@ -450,7 +486,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
   if (sh->state == SR_SHELL_WAITING && sh->interrupting)
     {
       deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
-      wait_locked (sh, &deadline);
+      wait_locked (sh, &deadline, NULL, NULL);
     }
   if (sh->state != SR_SHELL_READY)
     {
@@ -492,15 +528,21 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
     wait_begun_locked (sh, sh->carry[0].begins);
   else
     {
+      sh->live_on = live != NULL;
+      sh->live_total = 0;
       deadline_after (&deadline, timeout_ms);
-      wait_locked (sh, &deadline);
+      wait_locked (sh, &deadline, live, live_data);
       if (sh->state == SR_SHELL_WAITING)
         {
           out->timed_out = true;
           (void) sr_write_all (sh->master, "\003", 1);
           deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
-          wait_locked (sh, &deadline);
+          wait_locked (sh, &deadline, live, live_data);
         }
+      sh->live_on = false;
+      free (sh->live);
+      sh->live = NULL;
+      sh->live_len = 0;
     }
   {
     bool timed_out = out->timed_out;
@@ -541,12 +583,12 @@ sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
        * the job run on: the second one reaches the job.  */
       sh->interrupting = true;
       deadline_after (&deadline, SHELL_INTERRUPT_RETRY_MS);
-      wait_locked (sh, &deadline);
+      wait_locked (sh, &deadline, NULL, NULL);
       if (sh->state == SR_SHELL_WAITING)
         {
           (void) sr_write_all (sh->master, "\003", 1);
           deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS - SHELL_INTERRUPT_RETRY_MS);
-          wait_locked (sh, &deadline);
+          wait_locked (sh, &deadline, NULL, NULL);
         }
     }
   *ret_state = sh->state;
@@ -594,6 +636,7 @@ sr_shell_stop (struct sr_shell *sh)
   free (sh->carry[0].data);
   free (sh->carry[1].data);
   free (sh->out);
+  free (sh->live);
   free (sh->failure);
   pthread_cond_destroy (&sh->changed);
   pthread_mutex_destroy (&sh->lock);

@@ -73,16 +73,21 @@ int sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroo
                     const char *id, size_t max_output, bool one_stream,
                     struct sr_shell **ret, sr_error_t *err);
 
+/* Output as a command run with wait prints it (the markers taken out),
+ * on the thread of sr_shell_exec: at most its first 64 KiB.  */
+typedef void (*sr_shell_live_fn) (const char *buf, size_t len, void *userdata);
+
 /* Runs command.  The output buffer starts empty.  With wait, returns when
  * the command ends or after timeout_ms (then it interrupts the command
- * with ^C and gives it two seconds to end; timed_out is set either way).
- * Without wait, returns as soon as the command has begun, with what it
+ * with ^C and gives it two seconds to end; timed_out is set either way),
+ * handing the output to live (NULL: none) as it comes.  Without wait, returns as soon as the command has begun, with what it
  * printed so far; sr_shell_read collects the rest.  A command that a ^C
  * (sr_shell_write) is interrupting gets two seconds to end first.
  * Refuses with code shell_busy while a command runs, shell_terminated
  * once bash is gone.  */
 int sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
-                   struct sr_shell_output *out, sr_error_t *err);
+                   sr_shell_live_fn live, void *live_data, struct sr_shell_output *out,
+                   sr_error_t *err);
 
 /* The output since the last exec or read (then emptied), and the state.  */
 void sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out);

@@ -117,4 +117,38 @@ console.log(`# one-shot python-data pandas run: ${Date.now() - t0} ms`);
 check(r.structuredContent?.status === "success" && r.structuredContent?.stdout === "6\n",
   "import pandas runs one-shot with language python-data", r.structuredContent);
 
+// Output streamed as progress notifications, when the call asks for
+// progress: chunks of each stream as they come, bounded.
+const streamed = (progress, stream) => progress
+  .filter((p) => p._meta?.["sandbox-runner/stream"] === stream).map((p) => p.message).join("");
+let progress = [];
+r = await call(client, "run_code", { language: "python",
+  code: "import sys, time\nfor i in range(3):\n    print('line', i, flush=True); time.sleep(0.3)\nprint('oops', file=sys.stderr)" },
+  { onprogress: (p) => progress.push(p) });
+check(streamed(progress, "stdout") === "line 0\nline 1\nline 2\n",
+  "run_code streams stdout in progress notifications", progress);
+check(streamed(progress, "stderr") === "oops\n", "... and stderr, tagged as such", progress);
+check(progress.filter((p) => p._meta).length >= 3, "... each chunk as it comes, not all at the end", progress);
+progress = [];
+r = await call(client, "run_code", { language: "python", code: "import sys\nfor i in range(200):\n    sys.stdout.write('x' * 10000 + '\\n'); sys.stdout.flush()" },
+  { onprogress: (p) => progress.push(p) });
+const carried = streamed(progress, "stdout").length;
+console.log(`# 2 MB of output: ${progress.length} notifications carrying ${carried} bytes`);
+check(r.structuredContent?.status === "success" && carried > 0 && carried <= 96 * 1024,
+  "the output streamed is bounded (64 KiB, give or take a chunk)", { n: progress.length, carried });
+r = await call(client, "run_code", { language: "python", code: "print('quiet')" });
+check(r.structuredContent?.stdout === "quiet\n", "a call without a progressToken gets none", r.structuredContent);
+
+r = await call(client, "create_session", {});
+const sid2 = r.structuredContent?.session_id;
+r = await call(client, "shell_new", { session_id: sid2 });
+const sh2 = r.structuredContent?.shell_id;
+progress = [];
+r = await call(client, "shell_exec", { shell_id: sh2, command: "for i in 1 2 3; do echo step $i; sleep 0.3; done" },
+  { onprogress: (p) => progress.push(p) });
+check(r.structuredContent?.output === "step 1\nstep 2\nstep 3\n"
+  && streamed(progress, "output").startsWith("step 1\nstep 2\n") && progress.filter((p) => p._meta).length >= 2,
+  "shell_exec streams its output as it comes", { progress, r: r.structuredContent });
+await call(client, "close_session", { session_id: sid2 });
+
 await client.close();
