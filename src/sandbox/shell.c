@@ -590,6 +590,9 @@ sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
           deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS - SHELL_INTERRUPT_RETRY_MS);
           wait_locked (sh, &deadline, NULL, NULL);
         }
+      /* A command that ignores ^C runs on: the next shell_exec is busy at
+       * once, not after waiting for it again.  */
+      sh->interrupting = false;
     }
   *ret_state = sh->state;
   pthread_mutex_unlock (&sh->lock);
