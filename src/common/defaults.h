@@ -66,11 +66,23 @@
 /* The built-in language table: name, image (a name in the image store),
  * source file, compile command (empty: none), run command, description,
  * and the Docker backend's image.  The code lands in /scratch, writable
- * while it compiles, read-only while it runs.  */
+ * while it compiles, read-only while it runs.
+ *
+ * python-data is Python with the data stack, for one-shot runs as for
+ * sessions (whose default image it is, so a Docker session gets its
+ * docker_image too).  On Docker it is Jupyter's scipy-notebook, the
+ * public image with that stack, whose python3 is in /opt/conda/bin (see
+ * SR_DEFAULT_PATH).  */
 #define SR_CODE_DIR                 "/scratch"
 #define SR_DEFAULT_LANGUAGES                                                          \
   { "python", "python", "main.py", "", "python3 " SR_CODE_DIR "/main.py",             \
-    "Python 3 (CPython, standard library)", "python:3.12-slim" },                    \
+    "Python 3 (CPython, standard library only): the fastest to start",               \
+    "python:3.12-slim" },                                                             \
+  { "python-data", "python-data", "main.py", "",                                      \
+    "python3 " SR_CODE_DIR "/main.py",                                                \
+    "Python 3 with numpy, pandas, matplotlib, seaborn, scipy, openpyxl and "          \
+    "reportlab: for data and charts; slower to start than python",                   \
+    "quay.io/jupyter/scipy-notebook" },                                               \
   { "cpp", "cpp", "main.cpp",                                                         \
     "g++ -std=c++17 -O2 -o " SR_CODE_DIR "/main " SR_CODE_DIR "/main.cpp",            \
     SR_CODE_DIR "/main", "C++17, compiled with g++ -O2", "gcc:14" }
@@ -83,7 +95,10 @@
 #define SR_DEFAULT_MAX_IMAGE_ENTRIES 1000000u
 
 #define SR_DEFAULT_HOSTNAME         "sandbox"
-#define SR_DEFAULT_PATH             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/* Every container's PATH, the image's own aside (Docker runs never get
+ * it): /opt/conda/bin last finds the python3 of a conda-based image (the
+ * Docker image of python-data), and is harmless where it is missing.  */
+#define SR_DEFAULT_PATH             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/conda/bin"
 #define SR_DEFAULT_LANG             "C.UTF-8"
 #define SR_SCRATCH_DIR              "/work"
 #define SR_DEFAULT_WORKDIR          SR_SCRATCH_DIR

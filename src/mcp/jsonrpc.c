@@ -2,6 +2,7 @@
 
 #include "mcp/jsonrpc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/utf8.h"
@@ -92,6 +93,41 @@ valid_id (const cJSON *id)
          && id->valuedouble == (double) (long long) id->valuedouble;
 }
 
+/* The name of the innermost member before the first string of json (a
+ * valid JSON text) that holds the escape \u0000, or NULL.  */
+static char *
+find_nul_member (const char *json, size_t len)
+{
+  const char *key = "";
+  size_t key_len = 0;
+
+  for (size_t i = 0; i < len; i++)
+    {
+      size_t start, j;
+      bool nul = false;
+
+      if (json[i] != '"')
+        continue;
+      start = ++i;
+      for (; i < len && json[i] != '"'; i++)
+        if (json[i] == '\\')
+          {
+            nul |= len - i > 5 && memcmp (json + i + 1, "u0000", 5) == 0;
+            i++;
+          }
+      if (nul)
+        return sr_xasprintf ("%.*s", (int) (key_len < 64 ? key_len : 64), key);
+      for (j = i + 1; j < len && strchr (" \t\r\n", json[j]); j++)
+        ;
+      if (j < len && json[j] == ':')
+        {
+          key = json + start;
+          key_len = i - start;
+        }
+    }
+  return NULL;
+}
+
 int
 sr_rpc_parse (const char *json, size_t len, struct sr_rpc_message *ret, char **ret_error)
 {
@@ -175,6 +211,8 @@ sr_rpc_parse (const char *json, size_t len, struct sr_rpc_message *ret, char **r
       cJSON_Delete (root);
       return -1;
     }
+  if (m.kind == SR_RPC_REQUEST && memmem (json, len, "\\u0000", 6))
+    m.nul_member = find_nul_member (json, len);
   *ret = m;
   return 0;
 }
@@ -183,5 +221,6 @@ void
 sr_rpc_message_done (struct sr_rpc_message *m)
 {
   cJSON_Delete (m->root);
+  free (m->nul_member);
   memset (m, 0, sizeof *m);
 }

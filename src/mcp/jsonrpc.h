@@ -30,6 +30,10 @@ struct sr_rpc_message
   const cJSON *id;      /* string or number; NULL for notifications */
   const char *method;
   const cJSON *params;  /* object, or NULL */
+  /* The member whose string held a NUL (\u0000), which a cJSON string
+   * cannot carry (it ends there), or NULL: what uses the string refuses
+   * it rather than take it cut short.  */
+  char *nul_member;
 };
 
 /* Parses and checks one message.  On failure returns -1 and puts in

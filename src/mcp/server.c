@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/resources.h"
@@ -25,9 +26,24 @@ static const char *const log_levels[] = {
 };
 #define LOG_DEFAULT 3 /* warning */
 
-/* Progress notifications of one call come at most this often, but every
- * stage change is sent.  */
+/* Progress notifications of one call come at most this often (one per
+ * stream with output), but every stage change is sent.  */
 #define PROGRESS_INTERVAL_NS (100u * 1000u * 1000u)
+/* The output a call's notifications carry: at most this much of a stream
+ * in one (what came beyond it meanwhile is left out, and counted), and
+ * this much in all; after that they give only the bytes so far.  The
+ * result has the output anyway: this is for watching it come.  */
+#define PROGRESS_CHUNK_MAX (16u * 1024u)
+#define PROGRESS_OUTPUT_MAX (64u * 1024u)
+
+/* Output of one stream not sent yet.  */
+struct pending
+{
+  const char *stream;          /* "stdout", "stderr", "output"; NULL: none */
+  char data[PROGRESS_CHUNK_MAX];
+  size_t len;
+  uint64_t skipped;            /* left out since the last one sent */
+};
 
 struct sr_mcp_server
 {
@@ -44,11 +60,14 @@ struct call
 {
   struct sr_mcp_conn *conn;
   cJSON *id, *params, *progress_token;
+  char *nul_member;            /* the message's: see struct sr_rpc_message */
   int cancel_fd;               /* eventfd, written to cancel */
   bool cancelled;              /* under conn->lock */
   uint64_t progress;
   uint64_t last_progress_ns;
   const char *last_stage;
+  struct pending *pending;     /* [2]: stdout (or a shell's output), stderr */
+  uint64_t streamed;           /* output bytes the notifications carried */
   struct call *next;
 };
 
@@ -190,34 +209,107 @@ call_free (struct call *call)
   cJSON_Delete (call->id);
   cJSON_Delete (call->params);
   cJSON_Delete (call->progress_token);
+  free (call->nul_member);
+  free (call->pending);
   if (call->cancel_fd >= 0)
     close (call->cancel_fd);
   free (call);
 }
 
 static void
-on_progress (const char *stage, uint64_t output_bytes, void *userdata)
+send_progress (struct call *call, const char *message, const struct pending *p)
+{
+  cJSON *params = cJSON_CreateObject ();
+
+  call->progress++;
+  cJSON_AddItemToObject (params, "progressToken", cJSON_Duplicate (call->progress_token, 1));
+  cJSON_AddNumberToObject (params, "progress", (double) call->progress);
+  cJSON_AddStringToObject (params, "message", message);
+  if (p)
+    {
+      cJSON *meta = cJSON_AddObjectToObject (params, "_meta");
+
+      cJSON_AddStringToObject (meta, "sandbox-runner/stream", p->stream);
+      if (p->skipped)
+        cJSON_AddNumberToObject (meta, "sandbox-runner/skipped", (double) p->skipped);
+    }
+  send_text (call->conn, call->id, sr_rpc_notification ("notifications/progress", params));
+}
+
+/* How many of the last bytes of buf[0..len) begin a UTF-8 sequence that
+ * has not come whole yet: they wait for the rest, so that a character
+ * split between chunks is not mangled.  */
+static size_t
+utf8_incomplete_tail (const char *buf, size_t len)
+{
+  for (size_t back = 1; back <= 3 && back <= len; back++)
+    {
+      unsigned char c = (unsigned char) buf[len - back];
+      size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+
+      if ((c & 0xc0) != 0x80)
+        return need > back ? back : 0;
+    }
+  return 0;
+}
+
+/* Sends what p holds (but an incomplete last character), as text.  */
+static void
+send_pending (struct call *call, struct pending *p)
+{
+  size_t keep = utf8_incomplete_tail (p->data, p->len), len = p->len - keep, clean_len;
+  _cleanup_free_ char *clean = NULL;
+
+  if (len == 0)
+    return;
+  clean = sr_utf8_sanitize (p->data, len, &clean_len);
+  send_progress (call, clean, p);
+  call->streamed += len;
+  memmove (p->data, p->data + len, keep);
+  p->len = keep;
+  p->skipped = 0;
+}
+
+static void
+on_progress (const char *stage, uint64_t output_bytes, const char *stream, const char *chunk,
+             size_t len, void *userdata)
 {
   struct call *call = userdata;
   uint64_t now = sr_now_ns ();
   _cleanup_free_ char *message = NULL;
-  cJSON *params;
+  bool streaming;
 
   if (call->progress_token == NULL)
     return;
+  streaming = call->streamed < PROGRESS_OUTPUT_MAX;
+  if (chunk && streaming)
+    {
+      struct pending *p;
+      size_t room;
+
+      if (call->pending == NULL)
+        call->pending = sr_xcalloc (2, sizeof *call->pending);
+      p = &call->pending[strcmp (stream, "stderr") == 0];
+      room = sizeof p->data - p->len;
+      p->stream = stream;
+      memcpy (p->data + p->len, chunk, len < room ? len : room);
+      p->len += len < room ? len : room;
+      p->skipped += len < room ? 0 : len - room;
+    }
   if (call->last_stage == stage && now - call->last_progress_ns < PROGRESS_INTERVAL_NS)
     return;
   call->last_stage = stage;
   call->last_progress_ns = now;
-  call->progress++;
+  if (chunk && streaming)
+    {
+      send_pending (call, &call->pending[0]);
+      send_pending (call, &call->pending[1]);
+      return;
+    }
   message = output_bytes ? sr_xasprintf ("%s: %llu bytes of output", stage,
                                          (unsigned long long) output_bytes)
                          : sr_xasprintf ("%s", stage);
-  params = cJSON_CreateObject ();
-  cJSON_AddItemToObject (params, "progressToken", cJSON_Duplicate (call->progress_token, 1));
-  cJSON_AddNumberToObject (params, "progress", (double) call->progress);
-  cJSON_AddStringToObject (params, "message", message);
-  send_text (call->conn, call->id, sr_rpc_notification ("notifications/progress", params));
+  send_progress (call, message, NULL);
 }
 
 static bool
@@ -300,6 +392,7 @@ call_main (void *arg)
   bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
   cJSON *result = NULL;
 
+  ctx.nul_argument = call->nul_member;
   if (!slot || take_slot (call))
     {
       uint64_t start = sr_now_ns ();
@@ -307,6 +400,12 @@ call_main (void *arg)
       result = sr_mcp_tool_call (&ctx, name->valuestring, args, &cancelled);
       if (slot)
         give_slot (s);
+      /* Output held back by the rate goes out before the result.  */
+      if (call->pending && !cancelled)
+        {
+          send_pending (call, &call->pending[0]);
+          send_pending (call, &call->pending[1]);
+        }
       sr_mcp_resources_after_call (c->resources, &ctx, args, result);
       log_message (c, 0, "tools/call %s took %.1f ms", name->valuestring,
                    (double) (sr_now_ns () - start) / 1e6);
@@ -395,6 +494,7 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   call->id = cJSON_Duplicate (m->id, 1);
   call->params = cJSON_Duplicate (m->params, 1);
   call->progress_token = token ? cJSON_Duplicate (token, 1) : NULL;
+  call->nul_member = m->nul_member ? sr_xstrdup (m->nul_member) : NULL;
   call->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (call->cancel_fd < 0)
     {

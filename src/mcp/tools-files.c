@@ -147,6 +147,7 @@ sr_mcp_call_file_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 struct file_write
 {
   const char *path, *content;
+  size_t len;
   char *written;
 };
 
@@ -155,26 +156,39 @@ file_write_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *
                  sr_error_t *err)
 {
   struct file_write *f = data;
-  size_t len = strlen (f->content);
 
   (void) ctx;
-  if (sr_files_lint (sr_session_fs (s), f->path, f->content, len, err) < 0)
+  if (sr_files_lint (sr_session_fs (s), f->path, f->content, f->len, err) < 0)
     return -1;
-  return sr_files_write (sr_session_fs (s), f->path, f->content, len, &f->written, err);
+  return sr_files_write (sr_session_fs (s), f->path, f->content, f->len, &f->written, err);
 }
 
 cJSON *
 sr_mcp_call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                         bool *ret_cancelled)
 {
-  _cleanup_free_ char *written = NULL, *path = NULL;
+  _cleanup_free_ char *written = NULL, *path = NULL, *decoded = NULL;
+  const char *encoding = sr_mcp_arg_string (args, "encoding");
   struct file_write f = { .content = sr_mcp_arg_string (args, "content") };
   cJSON *o, *bad;
 
   if ((bad = sr_mcp_path_arg (args, "path", &path)))
     return bad;
   f.path = path;
-  if (strlen (f.content) > ctx->cfg->max_upload_size)
+  f.len = strlen (f.content);
+  /* Binary content comes as base64: a JSON string holding a NUL would
+   * reach us cut there (the registry refuses one, binary_content).  */
+  if (encoding && strcmp (encoding, "base64") == 0)
+    {
+      if (f.len / 4 * 3 > ctx->cfg->max_upload_size + 3)
+        f.len = ctx->cfg->max_upload_size + 1;
+      else if (sr_base64_decode (f.content, f.len, &decoded, &f.len) < 0)
+        return sr_mcp_tool_error ("invalid_arguments", "content is not valid base64 (encoding "
+                                  "\"base64\")");
+      else
+        f.content = decoded;
+    }
+  if (f.len > ctx->cfg->max_upload_size)
     return sr_mcp_tool_error ("file_too_large", "the content is over the upload limit of %llu "
                               "bytes", (unsigned long long) ctx->cfg->max_upload_size);
   bad = sr_mcp_with_session (ctx, args, false, file_write_work, &f);
@@ -183,7 +197,7 @@ sr_mcp_call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
     return bad;
   o = cJSON_CreateObject ();
   sr_utf8_add_name (o, "path", written);
-  cJSON_AddNumberToObject (o, "size", (double) strlen (f.content));
+  cJSON_AddNumberToObject (o, "size", (double) f.len);
   add_warnings (o, written);
   return sr_mcp_tool_result (o, false);
 }

@@ -103,25 +103,38 @@ with_shell (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, shell_work_fn 
 
 struct shell_exec
 {
+  const struct sr_mcp_tool_ctx *ctx;
   const char *command;
   bool wait;
   uint64_t timeout_ms;
+  uint64_t output_bytes;
   struct sr_shell_output out;
 };
+
+/* The command's output as it comes, as progress.  */
+static void
+shell_live (const char *buf, size_t len, void *data)
+{
+  struct shell_exec *x = data;
+
+  x->output_bytes += len;
+  x->ctx->on_progress ("shell", x->output_bytes, "output", buf, len, x->ctx->userdata);
+}
 
 static int
 shell_exec_work (struct sr_shell *sh, void *data, sr_error_t *err)
 {
   struct shell_exec *x = data;
 
-  return sr_shell_exec (sh, x->command, x->wait, x->timeout_ms, &x->out, err);
+  return sr_shell_exec (sh, x->command, x->wait, x->timeout_ms,
+                        x->ctx->on_progress ? shell_live : NULL, x, &x->out, err);
 }
 
 cJSON *
 sr_mcp_call_shell_exec (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                         bool *ret_cancelled)
 {
-  struct shell_exec x = { .command = sr_mcp_arg_string (args, "command"),
+  struct shell_exec x = { .ctx = ctx, .command = sr_mcp_arg_string (args, "command"),
                           .wait = sr_mcp_arg_bool (args, "wait", true) };
   cJSON *bad;
 
@@ -162,6 +175,7 @@ struct write_stdin
 {
   const char *data;
   size_t len;
+  enum sr_shell_state state;
 };
 
 static int
@@ -169,7 +183,7 @@ write_stdin_work (struct sr_shell *sh, void *data, sr_error_t *err)
 {
   struct write_stdin *w = data;
 
-  return sr_shell_write (sh, w->data, w->len, err);
+  return sr_shell_write (sh, w->data, w->len, &w->state, err);
 }
 
 cJSON *
@@ -185,6 +199,7 @@ sr_mcp_call_write_stdin (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "shell_id", sr_mcp_arg_string (args, "shell_id"));
   cJSON_AddNumberToObject (o, "bytes", (double) w.len);
+  cJSON_AddStringToObject (o, "state", sr_shell_state_name (w.state));
   return sr_mcp_tool_result (o, false);
 }
 

@@ -247,6 +247,11 @@ dispatch (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args
   if ((bad = sr_mcp_args_unalias (schema, own, aliases, SR_ARRAY_SIZE (aliases)))
       || (bad = sr_mcp_args_check (schema, own)))
     return sr_mcp_tool_error ("invalid_arguments", "%s", bad);
+  if (ctx->nul_argument)
+    return sr_mcp_tool_error ("binary_content",
+                              "%s holds a NUL character (\\u0000), which a text argument cannot "
+                              "carry; write binary content with file_write's encoding \"base64\" "
+                              "or upload_file", ctx->nul_argument);
   if ((t->flags & SESSIONS) && ctx->sessions == NULL)
     return sr_mcp_no_sessions ();
   r = with_text (t, t->flags & CODE_SANDBOX

@@ -23,8 +23,15 @@ struct sr_mcp_tool_ctx
   const char *files_url;        /* "http://host:port" when HTTP serves /files, or NULL */
   const char *client;           /* the caller, as sr_service_audit_client made it */
   int cancel_fd;                /* readable: cancel the run */
-  /* Progress of a run (stage, output bytes), from the calling thread.  */
-  void (*on_progress) (const char *stage, uint64_t output_bytes, void *userdata);
+  /* The argument whose string held a NUL, cut there by the JSON parser
+   * (struct sr_rpc_message's nul_member), or NULL: the call is refused.  */
+  const char *nul_argument;
+  /* Progress of a run, from the calling thread: as struct
+   * sr_code_request's on_progress (sandbox/code.h), and for a shell's
+   * command stage "shell" and stream "output" (stdout and stderr as one,
+   * as its terminal shows them).  */
+  void (*on_progress) (const char *stage, uint64_t output_bytes, const char *stream,
+                       const char *chunk, size_t len, void *userdata);
   /* A problem the operator should hear of that does not fail the call
    * (the history could not record a run); may be NULL.  */
   void (*on_warning) (const char *message, void *userdata);

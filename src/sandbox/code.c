@@ -196,7 +196,9 @@ count_output (enum sr_stream stream, const char *buf, size_t len, void *userdata
   struct sr_code_stage *st = userdata;
 
   st->output_bytes += len;
-  st->req->on_progress (st->name, st->output_bytes, st->req->userdata);
+  st->req->on_progress (st->name, st->output_bytes,
+                        stream == SR_STREAM_STDERR ? "stderr" : "stdout", buf, len,
+                        st->req->userdata);
 }
 
 void
@@ -204,7 +206,7 @@ sr_code_stage_progress (struct sr_code_stage *st, struct sr_run_options *opts)
 {
   if (st->req->on_progress == NULL)
     return;
-  st->req->on_progress (st->name, 0, st->req->userdata);
+  st->req->on_progress (st->name, 0, NULL, NULL, 0, st->req->userdata);
   opts->on_output = count_output;
   opts->userdata = st;
 }

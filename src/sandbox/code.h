@@ -29,9 +29,12 @@ struct sr_code_request
   uint64_t timeout_ms;   /* 0: the configured default */
   uint64_t max_output;   /* bytes captured per stream; 0: the configured max_output */
   int cancel_fd;         /* readable cancels the run; -1: none */
-  /* Called, on the calling thread, when a stage starts (output_bytes 0)
-   * and as its output arrives (bytes of stdout and stderr so far).  */
-  void (*on_progress) (const char *stage, uint64_t output_bytes, void *userdata);
+  /* Called, on the calling thread, when a stage starts (output_bytes 0,
+   * stream and chunk NULL) and as its output arrives: output_bytes of
+   * stdout and stderr so far, the chunk that came (len bytes) and its
+   * stream, "stdout" or "stderr".  */
+  void (*on_progress) (const char *stage, uint64_t output_bytes, const char *stream,
+                       const char *chunk, size_t len, void *userdata);
   void *userdata;
 };
 

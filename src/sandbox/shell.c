@@ -21,8 +21,12 @@
 #define SHELL_START_MS 10000u
 /* How long shell_exec without wait waits for the command to begin.  */
 #define SHELL_BEGIN_MS 2000u
-/* How long an interrupted command (timeout) gets to end.  */
+/* How long an interrupted command (timeout, ^C) gets to end.  */
 #define SHELL_INTERRUPT_GRACE_MS 2000u
+/* When a ^C that did not end the command is sent once more.  */
+#define SHELL_INTERRUPT_RETRY_MS 500u
+/* The output of a command that goes to its live callback.  */
+#define SHELL_LIVE_MAX (64u * 1024u)
 #define NONCE_CHARS 16
 
 /* What one stream (stdout or stderr) has not committed yet: the start
@@ -57,8 +61,12 @@ struct sr_shell
   uint64_t base[2];         /* markers before the running command */
   int last_status;
   bool finished;            /* the last command ended since exec */
+  bool interrupting;        /* a ^C was sent to the running command */
   char *out;
   size_t out_len, max_output;
+  bool live_on;             /* sr_shell_exec streams this command's output */
+  char *live;               /* what it has not handed on yet */
+  size_t live_len, live_total;
   bool truncated;
   char *failure;            /* why the shell could not run */
 };
@@ -87,6 +95,15 @@ sr_shell_output_done (struct sr_shell_output *o)
 static void
 commit (struct sr_shell *sh, const char *buf, size_t len)
 {
+  if (sh->live_on && sh->live_total < SHELL_LIVE_MAX)
+    {
+      size_t n = len < SHELL_LIVE_MAX - sh->live_total ? len : SHELL_LIVE_MAX - sh->live_total;
+
+      sh->live = sr_xrealloc (sh->live, sh->live_len + n);
+      memcpy (sh->live + sh->live_len, buf, n);
+      sh->live_len += n;
+      sh->live_total += n;
+    }
   if (len >= sh->max_output)
     {
       buf += len - sh->max_output;
@@ -120,6 +137,7 @@ update_state (struct sr_shell *sh)
       if (sh->state == SR_SHELL_WAITING)
         sh->finished = true;
       sh->state = SR_SHELL_READY;
+      sh->interrupting = false;
     }
 }
 
@@ -146,7 +164,10 @@ feed (struct sr_shell *sh, struct carry *c, const char *buf, size_t len)
       pos = (size_t) (m - c->data);
       digits = m + sh->marker_len;
       end = memchr (digits, '\036', c->len - (size_t) (digits - c->data));
-      if (end == NULL || (size_t) (end + 1 - c->data) >= c->len)
+      /* A prompt's marker is complete with the newline after it; a begin
+       * marker has none, and often nothing follows it for a while (a
+       * command that prints nothing yet).  */
+      if (end == NULL || ((size_t) (end + 1 - c->data) >= c->len && *digits != 'b'))
         {
           if (c->len - pos > sh->marker_len + 16)
             {
@@ -284,16 +305,37 @@ passed (const struct timespec *deadline)
          || (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
 }
 
-/* Waits, under the lock, until the shell is not waiting or the deadline
- * passes; drains the terminal meanwhile.  */
+/* Hands the output that came since the last call to live, with the lock
+ * dropped meanwhile (the callback may take its time).  */
 static void
-wait_locked (struct sr_shell *sh, const struct timespec *deadline)
+stream_locked (struct sr_shell *sh, sr_shell_live_fn live, void *live_data)
+{
+  char *buf = sh->live;
+  size_t len = sh->live_len;
+
+  if (live == NULL || len == 0)
+    return;
+  sh->live = NULL;
+  sh->live_len = 0;
+  pthread_mutex_unlock (&sh->lock);
+  live (buf, len, live_data);
+  free (buf);
+  pthread_mutex_lock (&sh->lock);
+}
+
+/* Waits, under the lock, until the shell is not waiting or the deadline
+ * passes; drains the terminal meanwhile, and hands output to live (NULL:
+ * none) as it comes.  */
+static void
+wait_locked (struct sr_shell *sh, const struct timespec *deadline, sr_shell_live_fn live,
+             void *live_data)
 {
   while ((sh->state == SR_SHELL_WAITING || sh->state == SR_SHELL_INIT) && !passed (deadline))
     {
       struct timespec slice;
 
       drain_terminal_locked (sh);
+      stream_locked (sh, live, live_data);
       deadline_after (&slice, 100);
       if (slice.tv_sec > deadline->tv_sec
           || (slice.tv_sec == deadline->tv_sec && slice.tv_nsec > deadline->tv_nsec))
@@ -404,7 +446,7 @@ sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroot *f
 
   deadline_after (&deadline, SHELL_START_MS);
   pthread_mutex_lock (&sh->lock);
-  wait_locked (sh, &deadline);
+  wait_locked (sh, &deadline, NULL, NULL);
   r = sh->state == SR_SHELL_READY ? 0 : -1;
   if (r < 0)
     sr_error_set (err, 0, "the shell did not start: %s",
@@ -427,7 +469,8 @@ fail:
 
 int
 sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
-               struct sr_shell_output *out, sr_error_t *err)
+               sr_shell_live_fn live, void *live_data, struct sr_shell_output *out,
+               sr_error_t *err)
 {
   _cleanup_free_ char *path = sr_xasprintf ("/tmp/.sr-shell-%s.sh", sh->id);
   /* The command begins with a begin marker on stdout.  */
@@ -438,6 +481,13 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
 
   memset (out, 0, sizeof *out);
   pthread_mutex_lock (&sh->lock);
+  /* A command a ^C is ending is as good as ended: the caller who sent the
+   * ^C (perhaps on a call still in flight) means to run the next.  */
+  if (sh->state == SR_SHELL_WAITING && sh->interrupting)
+    {
+      deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
+      wait_locked (sh, &deadline, NULL, NULL);
+    }
   if (sh->state != SR_SHELL_READY)
     {
       enum sr_shell_state st = sh->state;
@@ -478,15 +528,21 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
     wait_begun_locked (sh, sh->carry[0].begins);
   else
     {
+      sh->live_on = live != NULL;
+      sh->live_total = 0;
       deadline_after (&deadline, timeout_ms);
-      wait_locked (sh, &deadline);
+      wait_locked (sh, &deadline, live, live_data);
       if (sh->state == SR_SHELL_WAITING)
         {
           out->timed_out = true;
           (void) sr_write_all (sh->master, "\003", 1);
           deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
-          wait_locked (sh, &deadline);
+          wait_locked (sh, &deadline, live, live_data);
         }
+      sh->live_on = false;
+      free (sh->live);
+      sh->live = NULL;
+      sh->live_len = 0;
     }
   {
     bool timed_out = out->timed_out;
@@ -508,8 +564,10 @@ sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out)
 }
 
 int
-sr_shell_write (struct sr_shell *sh, const char *data, size_t len, sr_error_t *err)
+sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
+                enum sr_shell_state *ret_state, sr_error_t *err)
 {
+  struct timespec deadline;
   int r = 0;
 
   pthread_mutex_lock (&sh->lock);
@@ -517,6 +575,26 @@ sr_shell_write (struct sr_shell *sh, const char *data, size_t len, sr_error_t *e
     r = sr_error_set_code (err, "shell_terminated", 0, "shell %s has exited", sh->id);
   else if (sr_write_all (sh->master, data, len) < 0)
     r = sr_error_set_code (err, "io_error", errno, "write to shell %s", sh->id);
+  else if (sh->state == SR_SHELL_WAITING && memchr (data, '\003', len))
+    {
+      /* Back at the prompt, the shell takes the next command at once.  A
+       * ^C that comes while bash hands the terminal to the command's job
+       * (between its fork and tcsetpgrp) reaches bash alone, which lets
+       * the job run on: the second one reaches the job.  */
+      sh->interrupting = true;
+      deadline_after (&deadline, SHELL_INTERRUPT_RETRY_MS);
+      wait_locked (sh, &deadline, NULL, NULL);
+      if (sh->state == SR_SHELL_WAITING)
+        {
+          (void) sr_write_all (sh->master, "\003", 1);
+          deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS - SHELL_INTERRUPT_RETRY_MS);
+          wait_locked (sh, &deadline, NULL, NULL);
+        }
+      /* A command that ignores ^C runs on: the next shell_exec is busy at
+       * once, not after waiting for it again.  */
+      sh->interrupting = false;
+    }
+  *ret_state = sh->state;
   pthread_mutex_unlock (&sh->lock);
   return r;
 }
@@ -561,6 +639,7 @@ sr_shell_stop (struct sr_shell *sh)
   free (sh->carry[0].data);
   free (sh->carry[1].data);
   free (sh->out);
+  free (sh->live);
   free (sh->failure);
   pthread_cond_destroy (&sh->changed);
   pthread_mutex_destroy (&sh->lock);

@@ -16,7 +16,9 @@
  * which tells the runner the command ended and how.  The command file
  * starts by printing a begin marker, which tells it the command has
  * begun: a shell_exec without wait returns only then (or after two
- * seconds), so that a ^C that follows interrupts the command.
+ * seconds), so that a ^C that follows interrupts the command.  A ^C
+ * returns when the prompt is back, so the next command is not refused
+ * as busy.
  *
  * States: init (starting), ready (no command running), waiting (a command
  * runs), terminated (bash exited or was killed).  */
@@ -71,20 +73,31 @@ int sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroo
                     const char *id, size_t max_output, bool one_stream,
                     struct sr_shell **ret, sr_error_t *err);
 
+/* Output as a command run with wait prints it (the markers taken out),
+ * on the thread of sr_shell_exec: at most its first 64 KiB.  */
+typedef void (*sr_shell_live_fn) (const char *buf, size_t len, void *userdata);
+
 /* Runs command.  The output buffer starts empty.  With wait, returns when
  * the command ends or after timeout_ms (then it interrupts the command
- * with ^C and gives it two seconds to end; timed_out is set either way).
- * Without wait, returns at once; sr_shell_read collects.  Refuses with
- * code shell_busy while a command runs, shell_terminated once bash is
- * gone.  */
+ * with ^C and gives it two seconds to end; timed_out is set either way),
+ * handing the output to live (NULL: none) as it comes.  Without wait, returns as soon as the command has begun, with what it
+ * printed so far; sr_shell_read collects the rest.  A command that a ^C
+ * (sr_shell_write) is interrupting gets two seconds to end first.
+ * Refuses with code shell_busy while a command runs, shell_terminated
+ * once bash is gone.  */
 int sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
-                   struct sr_shell_output *out, sr_error_t *err);
+                   sr_shell_live_fn live, void *live_data, struct sr_shell_output *out,
+                   sr_error_t *err);
 
 /* The output since the last exec or read (then emptied), and the state.  */
 void sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out);
 
-/* Writes data to the terminal as typed input.  */
-int sr_shell_write (struct sr_shell *sh, const char *data, size_t len, sr_error_t *err);
+/* Writes data to the terminal as typed input.  When data holds a ^C
+ * (\x03) and a command runs, returns once the shell is back at its
+ * prompt, or after two seconds (a command that ignores SIGINT).  The
+ * state after it in *ret_state.  */
+int sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
+                    enum sr_shell_state *ret_state, sr_error_t *err);
 
 const char *sr_shell_id (const struct sr_shell *sh);
 enum sr_shell_state sr_shell_state (struct sr_shell *sh);

@@ -33,8 +33,9 @@ __wrap_sr_code_run (const struct sr_config *cfg, struct sr_store *store,
     return sr_error_set_code (err, "image_missing", ENOENT, "image %s is not installed", l->image);
   if (req->on_progress)
     {
-      req->on_progress ("run", 0, req->userdata);
-      req->on_progress ("run", req->code_len, req->userdata);
+      req->on_progress ("run", 0, NULL, NULL, 0, req->userdata);
+      req->on_progress ("run", req->code_len, "stdout", req->code, req->code_len,
+                        req->userdata);
     }
   res->language = sr_xstrdup (l->name);
   res->status = (enum sr_code_status) (first % (SR_CODE_CANCELLED + 1));

@@ -61,9 +61,11 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 }
 
 static void
-on_progress (const char *stage, uint64_t output_bytes, void *userdata)
+on_progress (const char *stage, uint64_t output_bytes, const char *stream, const char *chunk,
+             size_t len, void *userdata)
 {
   fuzz_check (stage && *stage, "progress without a stage");
+  fuzz_check ((stream == NULL) == (chunk == NULL), "a chunk without its stream");
 }
 
 static void

@@ -220,7 +220,7 @@ main (int argc, char **argv)
               fail (&err);
               continue;
             }
-          if (sr_shell_exec (sh, arg, wait, 10000, &out, &err) < 0)
+          if (sr_shell_exec (sh, arg, wait, 10000, NULL, NULL, &out, &err) < 0)
             {
               fail (&err);
               continue;
@@ -236,9 +236,10 @@ main (int argc, char **argv)
       else if (IS ("ctrlc") && sh)
         {
           struct sr_shell_output out = { 0 };
+          enum sr_shell_state after;
           uint64_t t0 = sr_now_ns ();
 
-          if (sr_shell_write (sh, "\003", 1, &err) < 0)
+          if (sr_shell_write (sh, "\003", 1, &after, &err) < 0)
             {
               fail (&err);
               continue;

@@ -74,7 +74,7 @@ run_in sh -c 'ps -o sid,pid | tail -n +2 | head -1'
 is "$(echo $out)" "1 1" "the command leads its own session"
 
 SR_SECRET=leak run_sr run --rootfs "$ROOTFS" -- env
-is "$(echo "$out" | sort | tr '\n' ' ')" "HOME=/work LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin " "the environment is clean"
+is "$(echo "$out" | sort | tr '\n' ' ')" "HOME=/work LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/conda/bin " "the environment is clean"
 run_sr run --rootfs "$ROOTFS" --env FOO=bar --env PATH=/bin -- env
 is "$(echo "$out" | sort | tr '\n' ' ')" "FOO=bar HOME=/work LANG=C.UTF-8 PATH=/bin " "--env adds and overrides"
 

@@ -81,7 +81,7 @@ is "$(field status)" timeout "cpp: the timeout covers the run stage"
 
 code ruby 'puts 1'
 is "$rc" 125 "an unknown language is refused"
-like "$(field error)" "unknown language 'ruby' \(supported: python, cpp\)" "naming the supported ones"
+like "$(field error)" "unknown language 'ruby' \(supported: python, python-data, cpp\)" "naming the supported ones"
 is "$(field invalid_request)" true "as an invalid request"
 : > "$sr_tmp/empty"
 run_sr run-code -l python "$sr_tmp/empty"

@@ -331,6 +331,7 @@ check(errorCode(r) === "shell_busy", "a second command while one runs is shell_b
 const t0 = Date.now();
 r = await call(client, "write_stdin", { shell_id: shell, data: "\\x03" });
 check(r.structuredContent?.bytes === 1, "write_stdin sends Ctrl-C", r);
+r = await call(client, "shell_read", { shell_id: shell });
 for (const end = t0 + 20000; r.structuredContent?.state !== "ready" && Date.now() < end;) {
   await sleep(100);
   r = await call(client, "shell_read", { shell_id: shell });

@@ -17,6 +17,7 @@ unit_tests = \
 	tests/unit/test-tool-args \
 	tests/unit/test-resource-uri \
 	tests/unit/test-capture \
+	tests/unit/test-jsonrpc \
 	tests/unit/test-state-reclaim
 
 check_PROGRAMS += $(unit_tests)
@@ -24,6 +25,7 @@ TESTS += $(unit_tests)
 
 tests_unit_test_error_LDADD = $(UNIT_LDADD)
 tests_unit_test_utf8_LDADD = $(UNIT_LDADD)
+tests_unit_test_jsonrpc_LDADD = $(UNIT_LDADD)
 tests_unit_test_parse_LDADD = $(UNIT_LDADD)
 tests_unit_test_mounts_LDADD = $(UNIT_LDADD)
 tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
