@@ -68,6 +68,9 @@ on_progress (const char *stage, uint64_t output_bytes, const char *stream, const
   fuzz_check ((stream == NULL) == (chunk == NULL), "a chunk without its stream");
 }
 
+/* A CallToolResult as the registry builds it: text for the model first
+ * (then any other blocks), structuredContent on a result, and on a
+ * refusal the JSON of its error, with a code, as the only block.  */
 static void
 check_result (const cJSON *r)
 {
@@ -79,22 +82,24 @@ check_result (const cJSON *r)
   cJSON *parsed;
 
   fuzz_check (cJSON_IsObject (r), "the result is not an object");
-  fuzz_check (cJSON_IsArray (content) && cJSON_GetArraySize (content) == 1,
-              "content is not one block");
+  fuzz_check (cJSON_IsArray (content) && cJSON_GetArraySize (content) >= 1,
+              "content has no block");
   fuzz_check (cJSON_IsBool (is_error), "isError is not a boolean");
   fuzz_check (cJSON_IsTrue (is_error) == (structured == NULL),
               "structuredContent present on an error, or missing on a result");
-  fuzz_check (cJSON_IsString (text), "the text block has no text");
+  fuzz_check (cJSON_IsString (text), "the first block has no text");
+  if (!cJSON_IsTrue (is_error))
+    return;
+  fuzz_check (cJSON_GetArraySize (content) == 1, "a refusal with more than one block");
   parsed = cJSON_Parse (text->valuestring);
-  fuzz_check (cJSON_IsObject (parsed), "the text block is not JSON: %s", text->valuestring);
-  if (cJSON_IsTrue (is_error))
-    {
-      const cJSON *e = cJSON_GetObjectItemCaseSensitive (parsed, "error");
-      const cJSON *code = cJSON_GetObjectItemCaseSensitive (e, "code");
+  fuzz_check (cJSON_IsObject (parsed), "a refusal's text is not JSON: %s", text->valuestring);
+  {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive (parsed, "error");
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive (e, "code");
 
-      fuzz_check (cJSON_IsString (code) && *code->valuestring, "an error without a code: %s",
-                  text->valuestring);
-    }
+    fuzz_check (cJSON_IsString (code) && *code->valuestring, "an error without a code: %s",
+                text->valuestring);
+  }
   cJSON_Delete (parsed);
 }
 
