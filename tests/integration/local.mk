@@ -21,6 +21,7 @@ integration_tests = \
 	tests/integration/mcp-compat.sh \
 	tests/integration/mcp-sse.sh \
 	tests/integration/mcp-safety.sh \
+	tests/integration/mcp-sizes.sh \
 	tests/integration/mcp-schemas.sh \
 	tests/integration/cli-session.sh \
 	tests/integration/cli-exit.sh \
