@@ -44,11 +44,11 @@
  * SDK's stdio reader drops the connection once it holds more than 10 MiB
  * (STDIO_DEFAULT_MAX_BUFFER_SIZE in @modelcontextprotocol/sdk), so files
  * move in pieces of at most SR_MAX_PIECE_SIZE bytes (read_artifact with
- * offset and length, upload_file with offset); a piece travels as base64,
- * in a read's result twice (its text and structured content).  The
- * default max_message_size is what a piece's upload needs; the largest
- * result sent leaves the client's cap a read of the pipe (64 KiB) and
- * the JSON-RPC envelope to spare.  */
+ * offset and length, upload_file with offset); a piece travels as base64
+ * (4 MiB), well under the cap for clients and proxies that allow less.
+ * The default max_message_size is what a piece's upload needs; the
+ * largest result sent leaves the client's cap a read of the pipe (64 KiB)
+ * and the JSON-RPC envelope to spare.  */
 #define SR_CLIENT_MAX_MESSAGE       (10u << 20)
 #define SR_MAX_PIECE_SIZE           (3u << 20)
 #define SR_BASE64_SIZE(n)           (((n) + 2) / 3 * 4)

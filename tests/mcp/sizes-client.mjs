@@ -19,7 +19,7 @@ const check = (cond, name, detail) => {
 const transport = http
   ? new StreamableHTTPClientTransport(new URL(argv[1]),
     { requestInit: { headers: { Authorization: `Bearer ${argv[2]}` } } })
-  : new StdioClientTransport({ command: argv[0], args: ["serve"], stderr: "inherit" });
+  : new StdioClientTransport({ command: argv[0], args: ["serve"], env: process.env, stderr: "inherit" });
 const client = new Client({ name: "sandbox-runner-sizes-test", version: "1.0.0" });
 let closed = false;
 transport.onclose = () => { closed = true; };
@@ -90,6 +90,12 @@ check(largest < 10 << 20, `each piece's result (${largest} bytes) is under the S
 r = await call("read_artifact", { session_id: sid, path: "big.bin", offset: file.length + 5, length: 10 });
 check(!r.isError && r.structuredContent?.length === 0 && r.structuredContent?.eof === true,
       "a read past the end is empty, at eof", r);
+
+// --- no result over what the SDK accepts (max_output is raised to 16M) ---
+r = await call("run_code", { session_id: sid, language: "python", code: "print('x' * (6 << 20))" });
+check(errorCode(r) === "result_too_large" && /is \d+ bytes, over the 9437184 bytes/.test(r.content?.[0]?.text)
+      && /offset/.test(r.content?.[0]?.text),
+      "a 6 MiB print (12 MiB of result) is result_too_large, naming its size and how to page", r);
 
 // --- the session and the connection are alive ---
 r = await call("run_code", { session_id: sid, language: "python", code: "print(6 * 7)" });
