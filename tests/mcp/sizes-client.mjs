@@ -41,7 +41,7 @@ const sid = r.structuredContent?.session_id;
 check(typeof sid === "string", "a session is created", r);
 
 // --- upload in pieces ---
-let ok = true, size = 0;
+let ok = true, size = 0, t0 = Date.now();
 for (let off = 0; off < file.length; off += PIECE) {
   const piece = file.subarray(off, off + PIECE);
   r = await call("upload_file", { session_id: sid, filename: "big.bin", offset: off,
@@ -53,6 +53,7 @@ for (let off = 0; off < file.length; off += PIECE) {
   }
   size = r.structuredContent.size;
 }
+console.log(`# 8 MiB uploaded in ${Date.now() - t0} ms`);
 check(ok && size === file.length, "an 8 MiB file uploads in 3 MiB pieces, each result giving the size so far");
 r = await call("upload_file", { session_id: sid, filename: "big.bin", offset: 5,
                                 content_base64: Buffer.from("x").toString("base64") });
@@ -69,6 +70,7 @@ check(errorCode(r) === "file_too_large" && /in pieces/.test(r.content?.[0]?.text
       "a whole read of it is refused with how to page", r);
 const pieces = [];
 let off = 0, eof = false, reads = 0, largest = 0;
+t0 = Date.now();
 while (!eof && reads < 10) {
   r = await call("read_artifact", { session_id: sid, path: "big.bin", offset: off, length: 1 << 30 });
   const s = r.structuredContent;
@@ -82,6 +84,7 @@ while (!eof && reads < 10) {
   eof = s.eof;
   reads++;
 }
+console.log(`# 8 MiB read back in ${Date.now() - t0} ms`);
 const back = Buffer.concat(pieces);
 check(eof && reads === 3 && sha(back) === sha(file),
       "it reads back in 3 pieces (a length over 3 MiB cut to it) with eof at the end, bytes equal (sha256)",
