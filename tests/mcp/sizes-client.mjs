@@ -59,6 +59,10 @@ r = await call("upload_file", { session_id: sid, filename: "big.bin", offset: 5,
                                 content_base64: Buffer.from("x").toString("base64") });
 check(errorCode(r) === "offset_mismatch" && /holds 8388608 bytes/.test(r.content?.[0]?.text),
       "a piece at the wrong offset is offset_mismatch, naming the size there", r);
+r = await call("upload_file", { filename: "big.bin", offset: 8 << 20,
+                                content_base64: Buffer.from("x").toString("base64") });
+check(errorCode(r) === "invalid_arguments" && /session_id/.test(r.content?.[0]?.text),
+      "a later piece without the session is refused, asking for its session_id", r);
 r = await call("run_code", { session_id: sid, language: "python",
   code: "import hashlib; print(hashlib.sha256(open('/mnt/data/big.bin','rb').read()).hexdigest())" });
 check(r.structuredContent?.stdout?.trim() === sha(file),
