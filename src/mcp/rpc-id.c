@@ -39,10 +39,12 @@ sr_rpc_id_scan_result (const struct sr_rpc_id_scan *s)
   return sr_rpc_find_id (s->head, s->head_len, s->tail, s->tail_len);
 }
 
+/* As cJSON reads whitespace (any byte up to the space), so that what is
+ * found here is what parsing the whole would find.  */
 static bool
 is_ws (char ch)
 {
-  return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+  return (unsigned char) ch <= ' ';
 }
 
 /* Whether ch is one of set (never its NUL).  */
