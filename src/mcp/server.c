@@ -327,7 +327,7 @@ call_main (void *arg)
     }
   /* A cancelled request gets no response, as the protocol asks.  */
   if (result && !cancelled && !call_cancelled (call))
-    send_text (c, call->id, sr_mcp_tool_response (call->id, name->valuestring, result));
+    send_text (c, call->id, sr_rpc_result (call->id, result));
   else
     cJSON_Delete (result);
 

@@ -6,10 +6,8 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "common/defaults.h"
 #include "common/utf8.h"
 #include "common/util.h"
-#include "mcp/jsonrpc.h"
 #include "mcp/resource-uri.h"
 #include "sandbox/service.h"
 
@@ -54,25 +52,6 @@ sr_mcp_tool_error (const char *code, const char *fmt, ...)
   cJSON_AddStringToObject (e, "code", code);
   sr_utf8_add_text (e, "message", msg);
   return sr_mcp_tool_result (o, true);
-}
-
-char *
-sr_mcp_tool_response (const cJSON *id, const char *tool, cJSON *result)
-{
-  char *json = sr_rpc_result (id, result);
-  size_t len = strlen (json);
-
-  if (len <= SR_MAX_RESULT_SIZE)
-    return json;
-  free (json);
-  return sr_rpc_result (
-      id, sr_mcp_tool_error (
-              "result_too_large",
-              "the result of %s is %zu bytes, over the %u bytes one MCP message may carry to "
-              "a client (the official SDK drops the connection past %u); ask for less: "
-              "read_artifact takes offset and length (pieces of at most %u bytes), file_read "
-              "offset and limit, and code can write large output to a file in /mnt/data",
-              tool, len, SR_MAX_RESULT_SIZE, SR_CLIENT_MAX_MESSAGE, SR_MAX_PIECE_SIZE));
 }
 
 cJSON *

@@ -41,11 +41,5 @@ bool sr_mcp_tool_runs_code (const char *name);
  * says the run was cancelled (no reply is due then).  */
 cJSON *sr_mcp_tool_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args,
                          bool *ret_cancelled);
-/* The JSON-RPC response to the call of tool id with its result (taken
- * over): the one place that holds every result to what a client accepts
- * (SR_MAX_RESULT_SIZE, common/defaults.h); a larger one is replaced by
- * the refusal result_too_large, which names its size and how to ask for
- * less.  */
-char *sr_mcp_tool_response (const cJSON *id, const char *tool, cJSON *result);
 
 #endif
