@@ -40,7 +40,21 @@
 #define SR_DEFAULT_COMPILE_TIMEOUT_MS 60000u
 #define SR_DEFAULT_MAX_CODE_SIZE    (50u * 1024u)
 #define SR_DEFAULT_MAX_CONCURRENT   4u
-#define SR_DEFAULT_MAX_MESSAGE_SIZE (4u << 20)
+/* What one MCP message may carry, both ways.  The official TypeScript
+ * SDK's stdio reader drops the connection once it holds more than 10 MiB
+ * (STDIO_DEFAULT_MAX_BUFFER_SIZE in @modelcontextprotocol/sdk), so files
+ * move in pieces of at most SR_MAX_PIECE_SIZE bytes (read_artifact with
+ * offset and length, upload_file with offset); a piece travels as base64
+ * (4 MiB), well under the cap for clients and proxies that allow less.
+ * The default max_message_size is what a piece's upload needs; the
+ * largest result sent leaves the client's cap a read of the pipe (64 KiB)
+ * and the JSON-RPC envelope to spare.  */
+#define SR_CLIENT_MAX_MESSAGE       (10u << 20)
+#define SR_MAX_PIECE_SIZE           (3u << 20)
+#define SR_BASE64_SIZE(n)           (((n) + 2) / 3 * 4)
+#define SR_MESSAGE_ENVELOPE         (64u << 10)
+#define SR_DEFAULT_MAX_MESSAGE_SIZE (SR_BASE64_SIZE (SR_MAX_PIECE_SIZE) + SR_MESSAGE_ENVELOPE)
+#define SR_MAX_RESULT_SIZE          (SR_CLIENT_MAX_MESSAGE - (1u << 20))
 #define SR_DEFAULT_LISTEN           "127.0.0.1:8080"
 #define SR_DEFAULT_HTTP_SESSION_IDLE_MS (60u * 60u * 1000u)
 #define SR_DEFAULT_MAX_SESSIONS     10u

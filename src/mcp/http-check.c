@@ -255,9 +255,11 @@ post_headers_ok (const struct http *h, struct MHD_Connection *c, const char *acc
     *ret = sr_http_reply_error (c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, -32000,
                                 "Unsupported Media Type: the body must be application/json",
                                 NULL, NULL);
-  else if (length && strtoull (length, NULL, 10) > h->max_message_size)
+  else if (length && strtoull (length, NULL, 10) > HTTP_MAX_DISCARD)
     *ret = sr_http_reply_body (c, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
-                               sr_mcp_oversized_error (h->max_message_size), NULL, NULL);
+                               sr_mcp_oversized_error (NULL, strtoull (length, NULL, 10),
+                                                       h->max_message_size),
+                               MHD_HTTP_HEADER_CONNECTION, "close");
   else
     return true;
   return false;

@@ -91,9 +91,8 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
   bool json_x, sse_x, sse;
   enum MHD_Result ret;
 
-  if (rq->too_big)
-    return sr_http_reply_body (c, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
-                               sr_mcp_oversized_error (h->max_message_size), NULL, NULL);
+  if (rq->over)
+    return sr_http_reply_oversized (h, c, rq);
   if (sr_rpc_parse (rq->body ? rq->body : "", rq->len, &m, &error) < 0)
     return sr_http_reply_body (c, MHD_HTTP_BAD_REQUEST, "application/json", error, NULL, NULL);
 

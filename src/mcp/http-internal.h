@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "mcp/rpc-id.h"
 #include "mcp/server.h"
 
 /* GET HTTP_FILES_PREFIX{session}/{path}: a session's artifact.  */
@@ -43,6 +44,12 @@
 /* The HTTP+SSE transport's stream, and where its messages are POSTed.  */
 #define HTTP_SSE_STREAM "/sse"
 #define HTTP_SSE_MESSAGES "/messages"
+/* A POST body over max_message_size is read to its end and thrown away
+ * (its ends kept, for its id) up to this size, so that the client reads
+ * the 413 rather than a reset connection; a larger one (or one whose
+ * Content-Length says so) is answered at once and the connection
+ * closed.  */
+#define HTTP_MAX_DISCARD (128ull << 20)
 
 struct msg
 {
@@ -116,9 +123,16 @@ struct request
 {
   char *body;
   size_t len, cap;
-  bool too_big;
+  struct sr_rpc_id_scan *over;  /* the body is past max_message_size */
   struct stream *stream;   /* the POST's or GET's stream, a reference */
 };
+
+/* --- http.c --- */
+
+/* The 413 of a POST whose body went past max_message_size (rq->over):
+ * a JSON-RPC error answering its id when its ends show it.  */
+enum MHD_Result sr_http_reply_oversized (const struct http *h, struct MHD_Connection *c,
+                                         const struct request *rq);
 
 /* --- http-check.c --- */
 

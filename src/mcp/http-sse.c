@@ -60,9 +60,8 @@ sr_http_sse_post (struct http *h, struct MHD_Connection *c, struct request *rq)
   if (se == NULL)
     return sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
                                 NULL);
-  if (rq->too_big)
-    ret = sr_http_reply_body (c, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
-                              sr_mcp_oversized_error (h->max_message_size), NULL, NULL);
+  if (rq->over)
+    ret = sr_http_reply_oversized (h, c, rq);
   else if (sr_http_session_handle (se, NULL, rq->body ? rq->body : "", rq->len))
     ret = sr_http_reply_body (c, MHD_HTTP_ACCEPTED, "text/plain", sr_xstrdup ("Accepted"),
                               NULL, NULL);

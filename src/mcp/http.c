@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/notify.h"
 #include "common/util.h"
@@ -83,15 +84,20 @@ first_call (struct http *h, struct MHD_Connection *c, const char *url, const cha
 }
 
 /* Adds a piece of a POST's body to rq; past max_message_size the body is
- * dropped and rq marked too big.  */
+ * dropped, only its ends kept in rq->over.  */
 static void
 append_body (const struct http *h, struct request *rq, const char *data, size_t n)
 {
-  if (rq->too_big || rq->len + n > h->max_message_size)
+  if (rq->over || rq->len + n > h->max_message_size)
     {
-      rq->too_big = true;
-      free (TAKE_PTR (rq->body));
-      rq->len = 0;
+      if (rq->over == NULL)
+        {
+          rq->over = sr_xcalloc (1, sizeof *rq->over);
+          sr_rpc_id_scan_feed (rq->over, rq->body, rq->len);
+          free (TAKE_PTR (rq->body));
+          rq->len = 0;
+        }
+      sr_rpc_id_scan_feed (rq->over, data, n);
       return;
     }
   if (rq->len + n + 1 > rq->cap)
@@ -104,6 +110,16 @@ append_body (const struct http *h, struct request *rq, const char *data, size_t 
   memcpy (rq->body + rq->len, data, n);
   rq->len += n;
   rq->body[rq->len] = '\0';
+}
+
+enum MHD_Result
+sr_http_reply_oversized (const struct http *h, struct MHD_Connection *c, const struct request *rq)
+{
+  _cleanup_json_ cJSON *id = sr_rpc_id_scan_result (rq->over);
+
+  return sr_http_reply_body (c, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
+                             sr_mcp_oversized_error (id, rq->over->total, h->max_message_size),
+                             NULL, NULL);
 }
 
 static enum MHD_Result
@@ -133,7 +149,8 @@ on_request (void *cls, struct MHD_Connection *c, const char *url, const char *me
         {
           append_body (h, rq, upload_data, *upload_data_size);
           *upload_data_size = 0;
-          return MHD_YES;
+          /* Past what is worth reading: the connection closes.  */
+          return rq->over && rq->over->total > HTTP_MAX_DISCARD ? MHD_NO : MHD_YES;
         }
       if (strcmp (url, HTTP_SSE_MESSAGES) == 0)
         return sr_http_sse_post (h, c, rq);
@@ -161,6 +178,7 @@ on_completed (void *cls, struct MHD_Connection *c, void **con_cls,
   if (rq->stream)
     sr_http_request_done (rq->stream, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
   free (rq->body);
+  free (rq->over);
   free (rq);
 }
 

@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "common/utf8.h"
+#include "common/json.h"
 #include "common/util.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/resources.h"
+#include "mcp/rpc-id.h"
 #include "mcp/tools.h"
 #include "sandbox/service.h"
 
@@ -132,13 +134,25 @@ sr_mcp_server_set_files_url (struct sr_mcp_server *s, const char *url)
 }
 
 char *
-sr_mcp_oversized_error (size_t limit)
+sr_mcp_oversized_error (const cJSON *id, uint64_t size, size_t limit)
 {
+  _cleanup_free_ char *got = size ? sr_xasprintf (": it has %llu bytes", (unsigned long long) size)
+                                  : sr_xstrdup ("");
   _cleanup_free_ char *msg = sr_xasprintf (
-      "Invalid Request: the message is larger than the limit of %zu bytes (max_message_size)",
-      limit);
+      "Invalid Request: the message is larger than the limit of %zu bytes "
+      "(max_message_size)%s; send a large file in pieces (upload_file with offset)",
+      limit, got);
 
-  return sr_rpc_error (NULL, SR_RPC_INVALID_REQUEST, msg, NULL);
+  return sr_rpc_error (id, SR_RPC_INVALID_REQUEST, msg, NULL);
+}
+
+char *
+sr_mcp_oversized_reply (const char *json, size_t len, size_t limit)
+{
+  size_t keep = len < SR_RPC_ID_KEEP ? len : SR_RPC_ID_KEEP;
+  _cleanup_json_ cJSON *id = sr_rpc_find_id (json, keep, json + len - keep, keep);
+
+  return sr_mcp_oversized_error (id, len, limit);
 }
 
 /* --- sending --- */
@@ -693,7 +707,7 @@ sr_mcp_conn_handle (struct sr_mcp_conn *c, const char *json, size_t len)
   char *error = NULL;
 
   if (len > c->s->cfg->max_message_size)
-    return send_text (c, NULL, sr_mcp_oversized_error (c->s->cfg->max_message_size));
+    return send_text (c, NULL, sr_mcp_oversized_reply (json, len, c->s->cfg->max_message_size));
   if (sr_rpc_parse (json, len, &m, &error) < 0)
     return send_text (c, NULL, error);
   switch (m.kind)

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/config.h"
 #include "common/error.h"
@@ -68,7 +69,12 @@ size_t sr_mcp_conn_in_flight (struct sr_mcp_conn *c);
 void sr_mcp_conn_close (struct sr_mcp_conn *c);
 
 /* The JSON-RPC error message for a message over max_message_size, for
- * transports that refuse it before parsing.  */
-char *sr_mcp_oversized_error (size_t limit);
+ * transports that refuse it before parsing: it answers id (NULL: null,
+ * when the id could not be found; see mcp/rpc-id.h) and names the
+ * message's size when known (size 0: not known).  */
+char *sr_mcp_oversized_error (const cJSON *id, uint64_t size, size_t limit);
+/* The same for a message held whole (json, len bytes), its id looked for
+ * as in mcp/rpc-id.h.  */
+char *sr_mcp_oversized_reply (const char *json, size_t len, size_t limit);
 
 #endif

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "common/util.h"
+#include "mcp/rpc-id.h"
 
 struct stdio_out
 {
@@ -30,6 +32,17 @@ send_line (void *transport, const cJSON *related_id, const char *json)
   pthread_mutex_unlock (&out->lock);
 }
 
+/* The line over the limit has ended: refused, answering its id when its
+ * ends show it.  */
+static void
+refuse_line (struct stdio_out *out, struct sr_rpc_id_scan *over, size_t max_message_size)
+{
+  _cleanup_json_ cJSON *id = sr_rpc_id_scan_result (over);
+  _cleanup_free_ char *msg = sr_mcp_oversized_error (id, over->total, max_message_size);
+
+  send_line (out, NULL, msg);
+}
+
 int
 sr_mcp_stdio_run (struct sr_mcp_server *s, int in_fd, int out_fd, int stop_fd,
                   size_t max_message_size, sr_error_t *err)
@@ -37,8 +50,9 @@ sr_mcp_stdio_run (struct sr_mcp_server *s, int in_fd, int out_fd, int stop_fd,
   struct stdio_out out = { .fd = out_fd };
   struct sr_mcp_conn *c;
   _cleanup_free_ char *buf = NULL;
+  /* Inside a line past the limit: its ends, kept while the rest goes.  */
+  _cleanup_free_ struct sr_rpc_id_scan *over = NULL;
   size_t len = 0, cap = 0;
-  bool discarding = false;   /* inside a line that was too long */
   int r = 0;
 
   pthread_mutex_init (&out.lock, NULL);
@@ -76,35 +90,42 @@ sr_mcp_stdio_run (struct sr_mcp_server *s, int in_fd, int out_fd, int stop_fd,
       len += (size_t) n;
 
       start = buf;
+      if (over)
+        {
+          nl = memchr (buf, '\n', len);
+          sr_rpc_id_scan_feed (over, buf, nl ? (size_t) (nl - buf) : len);
+          if (nl == NULL)
+            {
+              len = 0;
+              continue;
+            }
+          refuse_line (&out, over, max_message_size);
+          free (TAKE_PTR (over));
+          start = nl + 1;
+        }
       while ((nl = memchr (start, '\n', len - (size_t) (start - buf))) != NULL)
         {
           size_t line = (size_t) (nl - start);
 
           if (line && start[line - 1] == '\r')
             line--;
-          if (discarding)
-            discarding = false;
-          else if (line > 0)
+          if (line > 0)
             sr_mcp_conn_handle (c, start, line);
           start = nl + 1;
         }
       len -= (size_t) (start - buf);
       memmove (buf, start, len);
-      /* A line past the limit is refused once and skipped to its end.  */
+      /* A line past the limit is skipped to its end, then refused.  */
       if (len > max_message_size)
         {
-          if (!discarding)
-            {
-              char *msg = sr_mcp_oversized_error (max_message_size);
-
-              send_line (&out, NULL, msg);
-              free (msg);
-            }
-          discarding = true;
+          over = sr_xcalloc (1, sizeof *over);
+          sr_rpc_id_scan_feed (over, buf, len);
           len = 0;
         }
     }
-  if (r == 0 && len && !discarding)
+  if (r == 0 && over)
+    refuse_line (&out, over, max_message_size);
+  else if (r == 0 && len)
     sr_mcp_conn_handle (c, buf, len);
   /* End of input is the client's goodbye: what it asked for still runs to
    * its end and is answered, unless the client is gone (its end of

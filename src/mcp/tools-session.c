@@ -121,6 +121,8 @@ struct upload
   const char *data;
   size_t len;
   bool overwrite;
+  bool piece;           /* offset given: a piece after the first */
+  uint64_t offset, max_size;
   char *path;
   char *session_id;
 };
@@ -133,6 +135,9 @@ upload_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *data
   (void) ctx;
   /* Known even when the upload fails: the session may be new.  */
   u->session_id = sr_xstrdup (sr_session_id (s));
+  if (u->piece)
+    return sr_files_append (sr_session_fs (s), u->filename, u->offset, u->data, u->len,
+                            u->max_size, &u->path, err);
   return sr_files_upload (sr_session_fs (s), u->filename, u->data, u->len, u->overwrite,
                           &u->path, err);
 }
@@ -142,29 +147,38 @@ sr_mcp_call_upload_file (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                          bool *ret_cancelled)
 {
   const char *content = sr_mcp_arg_string (args, "content_base64");
+  const char *session_id = sr_mcp_arg_string (args, "session_id");
+  uint64_t offset = sr_mcp_arg_count (args, "offset", 0);
   _cleanup_free_ char *data = NULL;
   struct upload u = { 0 };
   size_t len;
   cJSON *o;
 
   /* Refused before any session is made for it.  */
-  if (strlen (content) / 4 * 3 > ctx->cfg->max_upload_size + 3)
+  if (offset + strlen (content) / 4 * 3 > ctx->cfg->max_upload_size + 3)
     return sr_mcp_tool_error ("file_too_large", "the file is over the upload limit of %llu bytes",
                               (unsigned long long) ctx->cfg->max_upload_size);
   if (sr_base64_decode (content, strlen (content), &data, &len) < 0)
     return sr_mcp_tool_error ("invalid_arguments", "content_base64 is not valid base64");
-  if (len > ctx->cfg->max_upload_size)
+  if (offset + len > ctx->cfg->max_upload_size)
     return sr_mcp_tool_error ("file_too_large",
-                              "the file is %zu bytes, over the upload limit of %llu bytes", len,
+                              "the file is %llu bytes, over the upload limit of %llu bytes",
+                              (unsigned long long) (offset + len),
                               (unsigned long long) ctx->cfg->max_upload_size);
+  if (offset > 0 && (session_id == NULL || *session_id == '\0'))
+    return sr_mcp_tool_error ("invalid_arguments",
+                              "a piece at an offset goes to the session of the first piece: "
+                              "give its session_id");
   u = (struct upload) { .filename = sr_mcp_arg_string (args, "filename"), .data = data,
-                        .len = len, .overwrite = sr_mcp_arg_bool (args, "overwrite", false) };
+                        .len = len, .overwrite = sr_mcp_arg_bool (args, "overwrite", false),
+                        .piece = offset > 0, .offset = offset,
+                        .max_size = ctx->cfg->max_upload_size };
   if ((o = sr_mcp_with_session (ctx, args, true, upload_work, &u)) == NULL)
     {
       o = cJSON_CreateObject ();
       cJSON_AddStringToObject (o, "session_id", u.session_id);
       cJSON_AddStringToObject (o, "path", u.path);
-      cJSON_AddNumberToObject (o, "size", (double) len);
+      cJSON_AddNumberToObject (o, "size", (double) (offset + len));
       o = sr_mcp_tool_result (o, false);
     }
   free (u.path);
@@ -206,8 +220,11 @@ sr_mcp_call_list_artifacts (const struct sr_mcp_tool_ctx *ctx, const cJSON *args
 struct read_artifact
 {
   const char *path;
+  uint64_t offset;
+  size_t length;         /* at most this many bytes from offset */
   char *data, *mime;
   size_t len;
+  uint64_t size;         /* the whole file's */
 };
 
 static int
@@ -216,8 +233,8 @@ read_artifact_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, voi
 {
   struct read_artifact *a = data;
 
-  return sr_files_read_artifact (sr_session_fs (s), a->path, ctx->cfg->max_artifact_size,
-                                 &a->data, &a->len, &a->mime, err);
+  return sr_files_read_piece (sr_session_fs (s), a->path, ctx->cfg->max_artifact_size,
+                              a->offset, a->length, &a->data, &a->len, &a->size, &a->mime, err);
 }
 
 /* MIME types that clients show as images (the ones model APIs accept);
@@ -248,20 +265,42 @@ readable_text (const char *data, size_t len)
   return sr_utf8_valid (data, len);
 }
 
+/* An embedded resource holding a's bytes as a blob.  */
+static cJSON *
+resource_block (const char *session_id, const struct read_artifact *a)
+{
+  _cleanup_free_ char *uri = sr_mcp_file_uri (session_id, a->path);
+  _cleanup_free_ char *b64 = sr_base64_encode (a->data, a->len);
+  cJSON *b = cJSON_CreateObject (), *res;
+
+  cJSON_AddStringToObject (b, "type", "resource");
+  res = cJSON_AddObjectToObject (b, "resource");
+  cJSON_AddStringToObject (res, "uri", uri);
+  cJSON_AddStringToObject (res, "mimeType", a->mime);
+  cJSON_AddStringToObject (res, "blob", b64);
+  return b;
+}
+
 /* The block that carries a's bytes, and in *ret_delivery its kind:
  * "image", "text", "resource" (an embedded blob) or, over
- * SR_MCP_INLINE_MAX, "link" (a resource_link to fetch them by).  */
+ * SR_MCP_INLINE_MAX, "link" (a resource_link to fetch them by).  A
+ * piece (a->offset or a->length given) is always a resource: a piece of
+ * an image is no image, nor need a piece of text end on a character.  */
 static cJSON *
-artifact_block (const char *session_id, const struct read_artifact *a, const char **ret_delivery)
+artifact_block (const char *session_id, const struct read_artifact *a, bool piece,
+                const char **ret_delivery)
 {
-  _cleanup_free_ char *uri = sr_mcp_file_uri (session_id, a->path), *b64 = NULL, *text = NULL;
-  cJSON *b, *res;
+  _cleanup_free_ char *b64 = NULL, *text = NULL;
+  cJSON *b;
 
-  if (a->len > SR_MCP_INLINE_MAX)
+  if (!piece && a->size > SR_MCP_INLINE_MAX)
     {
       *ret_delivery = "link";
-      return sr_mcp_resource_link (session_id, a->path, a->mime, a->len);
+      return sr_mcp_resource_link (session_id, a->path, a->mime, a->size);
     }
+  *ret_delivery = "resource";
+  if (piece)
+    return resource_block (session_id, a);
   b = cJSON_CreateObject ();
   if (readable_text (a->data, a->len))
     {
@@ -280,17 +319,13 @@ artifact_block (const char *session_id, const struct read_artifact *a, const cha
       cJSON_AddStringToObject (b, "mimeType", a->mime);
       return b;
     }
-  *ret_delivery = "resource";
-  cJSON_AddStringToObject (b, "type", "resource");
-  res = cJSON_AddObjectToObject (b, "resource");
-  cJSON_AddStringToObject (res, "uri", uri);
-  cJSON_AddStringToObject (res, "mimeType", a->mime);
-  cJSON_AddStringToObject (res, "blob", b64);
-  return b;
+  cJSON_Delete (b);
+  return resource_block (session_id, a);
 }
 
-/* Reads the file args name into a (a->path is *path, the caller's to
- * free with a->data and a->mime).  NULL, or the refusal.  */
+/* Reads the file args name into a, a->length bytes from a->offset (a->path
+ * is *path, the caller's to free with a->data and a->mime).  NULL, or the
+ * refusal.  */
 static cJSON *
 read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, struct read_artifact *a,
                char **path)
@@ -312,29 +347,44 @@ artifact_fields (const char *session_id, const struct read_artifact *a)
 
   sr_utf8_add_name (o, "path", a->path);
   cJSON_AddStringToObject (o, "mime_type", a->mime);
-  cJSON_AddNumberToObject (o, "size", (double) a->len);
+  cJSON_AddNumberToObject (o, "size", (double) a->size);
   cJSON_AddStringToObject (o, "uri", uri);
   return o;
 }
 
 /* The bytes travel once, in their content block: structuredContent says
- * which kind (delivery) and where they live (uri), not the bytes again.  */
+ * which kind (delivery) and where they live (uri), not the bytes again.
+ * Without offset and length the whole file comes back (over
+ * SR_MCP_INLINE_MAX as a link, so no more of it is read); with either,
+ * one piece of at most SR_MAX_PIECE_SIZE bytes, with where it lies and
+ * whether it ends the file.  */
 cJSON *
 sr_mcp_call_read_artifact (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                            bool *ret_cancelled)
 {
   const char *session_id = sr_mcp_arg_string (args, "session_id"), *delivery;
+  bool piece = sr_mcp_arg (args, "offset") || sr_mcp_arg (args, "length");
+  uint64_t length = sr_mcp_arg_count (args, "length", SR_MAX_PIECE_SIZE);
   _cleanup_free_ char *path = NULL;
   struct read_artifact a = { 0 };
   cJSON *o, *r, *block, *bad;
+  bool link;
 
   (void) ret_cancelled;
+  a.offset = sr_mcp_arg_count (args, "offset", 0);
+  a.length = !piece                       ? SR_MCP_INLINE_MAX + 1
+             : length < SR_MAX_PIECE_SIZE ? (size_t) length
+                                          : SR_MAX_PIECE_SIZE;
   bad = read_artifact (ctx, args, &a, &path);
   if (bad == NULL)
     {
-      block = artifact_block (session_id, &a, &delivery);
+      block = artifact_block (session_id, &a, piece, &delivery);
+      link = strcmp (delivery, "link") == 0;
       o = artifact_fields (session_id, &a);
       cJSON_AddStringToObject (o, "delivery", delivery);
+      cJSON_AddNumberToObject (o, "offset", (double) a.offset);
+      cJSON_AddNumberToObject (o, "length", link ? 0 : (double) a.len);
+      cJSON_AddBoolToObject (o, "eof", !link && a.offset + a.len >= a.size);
       r = sr_mcp_tool_result (o, false);
       sr_mcp_result_add (r, block);
     }
@@ -350,7 +400,7 @@ sr_mcp_call_read_artifact_base64 (const struct sr_mcp_tool_ctx *ctx, const cJSON
                                   bool *ret_cancelled)
 {
   _cleanup_free_ char *path = NULL, *b64 = NULL;
-  struct read_artifact a = { 0 };
+  struct read_artifact a = { .length = SIZE_MAX };
   cJSON *o = NULL, *bad;
 
   (void) ret_cancelled;

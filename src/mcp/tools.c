@@ -9,14 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/defaults.h"
 #include "common/json.h"
 #include "common/util.h"
 #include "mcp/tool-args.h"
 #include "mcp/tool-schema.h"
 
-/* The largest result a tool returns: the official SDK drops a connection
- * on a message over 10 MiB; the rest is room for the JSON-RPC envelope.  */
-#define RESULT_MAX (8u << 20)
 
 enum
 {
@@ -259,14 +257,14 @@ dispatch (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJSON *args
                         : t->call (ctx, own, ret_cancelled));
   /* What no argument of a tool bounds (a listing of 10000 deep paths)
    * is refused here rather than dropping the client's connection.  */
-  if ((size = json_size (r)) > RESULT_MAX)
+  if ((size = json_size (r)) > SR_MAX_RESULT_SIZE)
     {
       cJSON_Delete (r);
       return sr_mcp_tool_error ("result_too_large",
                                 "the result is about %zu bytes, over the %u a client accepts; "
-                                "ask for less (a smaller max_output, offset and limit, a "
-                                "narrower path)",
-                                size, RESULT_MAX);
+                                "ask for less (a smaller max_output, offset and limit, "
+                                "read_artifact's offset and length, a narrower path)",
+                                size, SR_MAX_RESULT_SIZE);
     }
   return r;
 }

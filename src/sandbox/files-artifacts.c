@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <magic.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -241,6 +242,104 @@ sr_files_upload (const struct sr_fsroot *r, const char *path, const void *data, 
     *ret_path = TAKE_PTR (w.abs);
   sr_files_where_done (&w);
   return ret;
+}
+
+int
+sr_files_append (const struct sr_fsroot *r, const char *path, uint64_t offset, const void *data,
+                 size_t len, uint64_t max_size, char **ret_path, sr_error_t *err)
+{
+  struct sr_files_where w = { 0 };
+  _cleanup_free_ char *old = NULL, *whole = NULL;
+  size_t old_len = 0;
+  int ret = -1;
+
+  if (sr_files_parse_path (path, true, &w, err) < 0)
+    return -1;
+  if (offset + len > max_size)
+    {
+      sr_error_set_code (err, "file_too_large", EFBIG,
+                         "%s would be %" PRIu64 " bytes, over the limit of %" PRIu64 " bytes",
+                         w.abs, offset + len, max_size);
+      goto out;
+    }
+  if (r->ops->read (r->ctx, w.abs, SR_FS_DATA | SR_FS_NOFOLLOW, max_size, &old, &old_len, err)
+      < 0)
+    goto out;
+  if (old_len != offset)
+    {
+      sr_error_set_code (err, "offset_mismatch", 0,
+                         "%s holds %zu bytes, not %" PRIu64 ": send the piece at offset %zu",
+                         w.abs, old_len, offset, old_len);
+      goto out;
+    }
+  whole = sr_xmalloc (old_len + len + 1);
+  memcpy (whole, old, old_len);
+  memcpy (whole + old_len, data, len);
+  ret = r->ops->write (r->ctx, w.abs, SR_FS_DATA, whole, old_len + len, true, err);
+  if (ret == 0 && ret_path)
+    *ret_path = TAKE_PTR (w.abs);
+out:
+  sr_files_where_done (&w);
+  return ret;
+}
+
+int
+sr_files_read_piece (const struct sr_fsroot *r, const char *path, uint64_t max_size,
+                     uint64_t offset, size_t length, char **ret_data, size_t *ret_len,
+                     uint64_t *ret_size, char **ret_mime, sr_error_t *err)
+{
+  struct sr_files_where w = { 0 };
+  _cleanup_close_ int fd = -1;
+  _cleanup_free_ char *data = NULL, *peek = NULL;
+  uint64_t size = 0;
+  size_t len = 0, want;
+  ssize_t n;
+
+  if (sr_files_parse_path (path, true, &w, err) < 0)
+    return -1;
+  fd = r->ops->open (r->ctx, w.abs, SR_FS_DATA, &size, err);
+  if (fd < 0)
+    goto fail;
+  if (size > max_size)
+    {
+      sr_error_set_code (err, "file_too_large", EFBIG,
+                         "%s is %" PRIu64 " bytes, over the limit of %" PRIu64 " bytes", w.abs,
+                         size, max_size);
+      goto fail;
+    }
+  want = offset >= size ? 0 : size - offset < length ? (size_t) (size - offset) : length;
+  data = sr_xmalloc (want + 1);
+  while (len < want)
+    {
+      n = pread (fd, data + len, want - len, (off_t) (offset + len));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          sr_files_fail_errno (err, errno, "read %s", w.abs);
+          goto fail;
+        }
+      if (n == 0)
+        break; /* it shrank meanwhile */
+      len += (size_t) n;
+    }
+  data[len] = '\0';
+  if (offset == 0 && len >= (size < MIME_PEEK ? size : MIME_PEEK))
+    *ret_mime = mime_of_buffer (data, len < MIME_PEEK ? len : MIME_PEEK);
+  else
+    {
+      peek = sr_xmalloc (MIME_PEEK);
+      n = pread (fd, peek, MIME_PEEK, 0);
+      *ret_mime = mime_of_buffer (peek, n > 0 ? (size_t) n : 0);
+    }
+  sr_files_where_done (&w);
+  *ret_data = TAKE_PTR (data);
+  *ret_len = len;
+  *ret_size = size;
+  return 0;
+fail:
+  sr_files_where_done (&w);
+  return -1;
 }
 
 int

@@ -38,6 +38,8 @@
  *   not_found             no such file or directory
  *   not_a_file            a directory, FIFO, device or socket
  *   file_exists           the target exists and overwrite was not asked
+ *   offset_mismatch       sr_files_append: the file's size is not the
+ *                         offset given
  *   file_too_large        over the size limit given
  *   quota_exceeded        the session's tmpfs is full (ENOSPC, EDQUOT)
  *   no_match              file_patch: old_string or a hunk not found
@@ -189,6 +191,26 @@ char *sr_files_mime (int fd);
  * inside the container ("/mnt/data/x.csv").  */
 int sr_files_upload (const struct sr_fsroot *r, const char *path, const void *data, size_t len,
                      bool overwrite, char **ret_path, sr_error_t *err);
+
+/* Appends data to the file at path inside SR_DATA_DIR (a piece of an
+ * upload), which must hold exactly offset bytes: else offset_mismatch,
+ * whose message names its size (not_found when there is no file).  The
+ * whole is rewritten atomically as by sr_files_upload, so a piece that
+ * fails leaves the file as it was; each piece costs a read and a write of
+ * what is there already.  The result may be at most max_size bytes
+ * (file_too_large).  *ret_path as sr_files_upload.  */
+int sr_files_append (const struct sr_fsroot *r, const char *path, uint64_t offset,
+                     const void *data, size_t len, uint64_t max_size, char **ret_path,
+                     sr_error_t *err);
+
+/* A piece of a regular file inside SR_DATA_DIR: at most length bytes
+ * from offset (fewer at its end, none from past it) into *ret_data
+ * (NUL-terminated past *ret_len), the file's size into *ret_size and its
+ * MIME type (of its first bytes) into *ret_mime.  A file over max_size
+ * bytes is file_too_large.  */
+int sr_files_read_piece (const struct sr_fsroot *r, const char *path, uint64_t max_size,
+                         uint64_t offset, size_t length, char **ret_data, size_t *ret_len,
+                         uint64_t *ret_size, char **ret_mime, sr_error_t *err);
 
 /* The content of a regular file inside SR_DATA_DIR, at most max_size
  * bytes (file_too_large past it), and its MIME type.  */

@@ -1,11 +1,13 @@
 /* The JSON-RPC reader (src/mcp/jsonrpc.c): any bytes a client sends are
  * either one well-formed message or an error reply, which must itself be
- * a valid JSON-RPC error object.  */
+ * a valid JSON-RPC error object.  The id scan of oversized messages
+ * (src/mcp/rpc-id.c) reads the same bytes.  */
 #include "config.h"
 
 #include <cjson/cJSON.h>
 
 #include "mcp/jsonrpc.h"
+#include "mcp/rpc-id.h"
 #include "tests/fuzz/fuzz.h"
 
 /* A reply we send: an object with jsonrpc "2.0", an id member, and
@@ -36,6 +38,21 @@ check_reply (const char *json, bool want_error)
   cJSON_Delete (o);
 }
 
+/* The id of an oversized message (src/mcp/rpc-id.c), from the first and
+ * last bytes of the input cut anywhere: never a crash, and on a whole
+ * request the id parsing finds, when it finds one.  */
+static void
+check_id_scan (const char *data, size_t size, const struct sr_rpc_message *m, bool parsed)
+{
+  cJSON *id = sr_rpc_find_id (data, size, data, size);
+
+  if (parsed && m->kind == SR_RPC_REQUEST && id)
+    fuzz_check (sr_rpc_same_id (id, m->id), "the id scan found another id than parsing");
+  cJSON_Delete (id);
+  for (size_t keep = 1; keep < size; keep = keep * 2 + 1)
+    cJSON_Delete (sr_rpc_find_id (data, keep, data + size - keep, keep));
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -44,12 +61,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   if (sr_rpc_parse ((const char *) data, size, &m, &error) < 0)
     {
+      check_id_scan ((const char *) data, size, NULL, false);
       fuzz_check (error != NULL, "a refused message got no error reply");
       check_reply (error, true);
       free (error);
       return 0;
     }
   fuzz_check (error == NULL, "an accepted message got an error reply");
+  check_id_scan ((const char *) data, size, &m, true);
   fuzz_check (cJSON_IsObject (m.root), "accepted a message that is not an object");
   switch (m.kind)
     {

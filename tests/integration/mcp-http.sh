@@ -82,8 +82,10 @@ python3 -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":3,"method":"ping
   > "$sr_tmp/big.json"
 post -H "Mcp-Session-Id: $sid" --data-binary @"$sr_tmp/big.json"
 like "$status $body" '^413 .*max_message_size' "a body over max_message_size is 413 with a JSON-RPC error"
+like "$body" '"id":3,"error"' "answering the request's own id"
 post -H "Mcp-Session-Id: $sid" -H 'Transfer-Encoding: chunked' --data-binary @"$sr_tmp/big.json"
 is "$status" 413 "so is a chunked one"
+like "$body" '"id":3,"error"' "with its id too"
 status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nope")
 is "$status" 404 "GET /nope is 404"
 status=$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$url")

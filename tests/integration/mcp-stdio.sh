@@ -50,6 +50,7 @@ out=$(printf '%s\n' "$(cat "$sr_tmp/big.json")" '{"jsonrpc":"2.0","id":10,"metho
   SANDBOX_MAX_MESSAGE_SIZE=64K timeout 20 "$SR_BIN" serve 2>/dev/null)
 like "$out" '"code":-32600,"message":"Invalid Request: the message is larger than the limit of 65536 bytes' \
   "a message over max_message_size is refused"
+like "$out" '"id":9,"error"' "with its own id"
 like "$out" '"id":10,"result"' "and the next one is served"
 
 # End of input with a run in flight: the run finishes and is answered.

@@ -385,7 +385,10 @@ r = await call(client, "create_session", { image: "python" });
 const wide = r.structuredContent?.session_id;
 r = await call(client, "run_code", { session_id: wide, language: "python",
   code: "for i in range(10000): open('\u00e9' * 120 + str(i), 'w').close()" });
-check(errorCode(r) === "result_too_large", "a run_code result over 8 MiB is result_too_large", r.content?.[0]?.text?.slice(0, 300));
+check(errorCode(r) === "result_too_large"
+      && /about \d+ bytes, over the 9437184 a client accepts.*read_artifact's offset and length/.test(r.content?.[0]?.text),
+      "a run_code result over 9 MiB is result_too_large, naming its size and how to ask for less",
+      r.content?.[0]?.text?.slice(0, 300));
 r = await call(client, "list_artifacts", { session_id: wide });
 check(errorCode(r) === "result_too_large", "and so is such a list_artifacts", r.content?.[0]?.text?.slice(0, 300));
 r = await call(client, "run_code", { session_id: wide, language: "python", code: "import os; print(len(os.listdir()))" });

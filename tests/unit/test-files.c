@@ -669,6 +669,50 @@ test_upload (void)
   sr_error_free (&err);
 }
 
+/* A file moved in pieces: appended at its size, read back a piece at a
+ * time with its total size.  */
+static void
+test_pieces (void)
+{
+  sr_error_t err = NULL;
+  _cleanup_free_ char *path = NULL;
+  char *data = NULL, *mime = NULL;
+  size_t len = 0;
+  uint64_t size = 0;
+
+  ok (sr_files_upload (&fs, "p/piece.txt", "hello", 5, false, NULL, &err) == 0
+          && sr_files_append (&fs, "p/piece.txt", 5, " world\n", 7, BIG, &path, &err) == 0,
+      "a piece appends at the file's size");
+  is_str (path, "/mnt/data/p/piece.txt", "... and names the file");
+  artifact_is ("p/piece.txt", "hello world\n", "... the file holds both pieces");
+  EXPECT (sr_files_append (&fs, "p/piece.txt", 5, "x", 1, BIG, NULL, &err), "offset_mismatch",
+          "a piece at an offset that is not the file's size");
+  EXPECT (sr_files_append (&fs, "p/none.txt", 5, "x", 1, BIG, NULL, &err), "not_found",
+          "a piece of a file never started");
+  EXPECT (sr_files_append (&fs, "p/piece.txt", 12, "xx", 2, 13, NULL, &err), "file_too_large",
+          "a piece past the size limit");
+  artifact_is ("p/piece.txt", "hello world\n", "refused pieces leave the file as it was");
+
+  ok (sr_files_read_piece (&fs, "p/piece.txt", BIG, 6, 5, &data, &len, &size, &mime, &err) == 0
+          && len == 5 && memcmp (data, "world", 5) == 0 && size == 12,
+      "a piece reads length bytes from offset, with the file's size");
+  is_str (mime, "text/plain", "... and the MIME type of the file's start");
+  free (data), free (mime);
+  ok (sr_files_read_piece (&fs, "p/piece.txt", BIG, 10, 100, &data, &len, &size, &mime, &err)
+          == 0 && len == 2 && memcmp (data, "d\n", 2) == 0,
+      "the last piece is cut at the end of the file");
+  free (data), free (mime);
+  ok (sr_files_read_piece (&fs, "p/piece.txt", BIG, 50, 10, &data, &len, &size, &mime, &err)
+          == 0 && len == 0 && size == 12,
+      "a piece past the end is empty");
+  free (data), free (mime);
+  EXPECT (sr_files_read_piece (&fs, "p/piece.txt", 11, 0, 1, &data, &len, &size, &mime, &err),
+          "file_too_large", "a piece of a file over max_size");
+  EXPECT (sr_files_read_piece (&fs, "../x", BIG, 0, 1, &data, &len, &size, &mime, &err),
+          "invalid_path", "a piece of a path with '..'");
+  sr_error_free (&err);
+}
+
 static void
 test_limits (void)
 {
@@ -2070,6 +2114,7 @@ main (void)
           (unsigned) fsn.gid);
   test_upload ();
   test_limits ();
+  test_pieces ();
   test_list ();
   test_open_and_mime ();
   test_escapes ();
