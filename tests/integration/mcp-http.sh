@@ -240,22 +240,24 @@ else
 fi
 
 # --- refusals at start ---
+# The message of a refusal, without the server's log lines around it.
+refusal () { printf '%s' "$err" | grep '^sandbox-runner: '; }
 port=$(free_port)
 run_sr serve --transport http --listen "0.0.0.0:$port"
 is "$rc" 125 "listening on 0.0.0.0 without a token file is refused"
 like "$err" "token_file" "the message names token_file"
 run_sr serve --transport http --listen "127.0.0.1:$port" --token-file "$sr_tmp/missing"
-like "$rc $err" "^125 .*token_file.*missing" "a missing token file is refused"
+like "$rc $(refusal)" "^125 .*token_file.*missing" "a missing token file is refused"
 printf '# nothing here\n\n' > "$sr_tmp/empty-tokens"
 run_sr serve --transport http --listen "127.0.0.1:$port" --token-file "$sr_tmp/empty-tokens"
-like "$rc $err" "^125 .*holds no token" "a token file without a token is refused"
+like "$rc $(refusal)" "^125 .*holds no token" "a token file without a token is refused"
 run_sr serve --transport http --listen "nonsense"
-like "$rc $err" "^125 .*HOST:PORT" "a bad listen address is refused"
+like "$rc $(refusal)" "^125 .*HOST:PORT" "a bad listen address is refused"
 python3 -c 'import socket,time,sys; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' > "$sr_tmp/busy" &
 busy=$!
 for i in $(seq 1 50); do [ -s "$sr_tmp/busy" ] && break; sleep 0.1; done
 run_sr serve --transport http --listen "127.0.0.1:$(cat "$sr_tmp/busy")"
-like "$rc $err" "^125 .*Address already in use" "an address in use is refused"
+like "$rc $(refusal)" "^125 .*Address already in use" "an address in use is refused"
 kill "$busy"
 
 done_testing
