@@ -25,7 +25,7 @@ check_session (struct http *h, struct MHD_Connection *c, struct session **ret)
     return sr_http_reply_error (c, MHD_HTTP_BAD_REQUEST, -32000,
                                 "Bad Request: the Mcp-Session-Id header is required", NULL,
                                 NULL);
-  *ret = sr_http_session_find (h, id);
+  *ret = sr_http_session_find (h, c, id);
   if (*ret == NULL)
     return sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
                                 NULL);
@@ -37,7 +37,8 @@ post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
                  const cJSON *id, bool sse)
 {
   sr_error_t err = NULL;
-  struct session *se = sr_http_session_new (h, &err);
+  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), &err);
+  _cleanup_free_ char *files_url = sr_http_files_url (c);
   struct stream *st;
   struct timespec ts;
   bool ok, inserted = false;
@@ -47,7 +48,7 @@ post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
   if (se == NULL)
     return sr_http_reply_failure (c, &err);
   st = rq->stream = sr_http_stream_attach (se, id, sse, c);
-  sr_http_session_handle (se, st, rq->body, rq->len);
+  sr_http_session_handle (se, st, files_url, rq->body, rq->len);
 
   sr_deadline_after (CLOCK_REALTIME, INITIALIZE_WAIT_S * 1000L, &ts);
   pthread_mutex_lock (&se->lock);
@@ -85,6 +86,7 @@ enum MHD_Result
 sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
   const char *accept = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  _cleanup_free_ char *files_url = sr_http_files_url (c);
   struct sr_rpc_message m;
   struct session *se = NULL;
   char *error = NULL;
@@ -119,7 +121,7 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
     }
   if (m.kind != SR_RPC_REQUEST)
     {
-      if (sr_http_session_handle (se, NULL, rq->body, rq->len))
+      if (sr_http_session_handle (se, NULL, files_url, rq->body, rq->len))
         ret = sr_http_reply_body (c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
       else
         ret = sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
@@ -128,7 +130,7 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
   else
     {
       rq->stream = sr_http_stream_attach (se, m.id, sse, c);
-      if (sr_http_session_handle (se, rq->stream, rq->body, rq->len))
+      if (sr_http_session_handle (se, rq->stream, files_url, rq->body, rq->len))
         ret = sr_http_reply_stream (c, rq->stream, NULL);
       else
         ret = sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
@@ -204,7 +206,7 @@ send_cancelled (struct session *se, const cJSON *id)
   cJSON_Delete (msg);
   if (text == NULL)
     sr_oom ();
-  sr_http_session_handle (se, NULL, text, strlen (text));
+  sr_http_session_handle (se, NULL, NULL, text, strlen (text));
   free (text);
 }
 

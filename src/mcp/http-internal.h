@@ -80,6 +80,9 @@ struct session
   struct http *h;
   unsigned refs;         /* under h->lock */
   char id[2 * HTTP_SESSION_ID_BYTES + 1];
+  /* Whose it is, and so its sandbox sessions (sandbox/session.h): the id
+   * of the bearer token that opened it, or "mcp:ID" without tokens.  */
+  char *owner;
   bool in_table;         /* under h->lock */
   uint64_t last_used_ns; /* under h->lock */
   struct session *next;  /* in h->sessions */
@@ -102,6 +105,7 @@ struct http
   uint64_t max_download_size;
   uint64_t idle_ns;      /* an MCP session unused this long expires */
   char **tokens;         /* NULL: no authentication */
+  char **token_ids;      /* the owner each token stands for (sr_http_token_owner) */
   char **origins;        /* allowed besides localhost */
   bool loopback;
   bool sse;              /* serve the HTTP+SSE transport too */
@@ -132,9 +136,26 @@ bool sr_http_ct_equal (const char *secret, const char *given);
 bool sr_http_accepts (const char *accept, const char *type, bool *explicit);
 
 /* The checks on who calls, made on every request before it is routed:
- * Host and Origin (DNS rebinding), then the bearer token.  False when the
- * request is refused: the refusal is queued and *ret is its result.  */
-bool sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+ * Host and Origin (DNS rebinding), then the bearer token, unless the
+ * request is a signed download link (signed_link), whose signature
+ * http-files.c checks instead.  False when the request is refused: the
+ * refusal is queued and *ret is its result.  */
+bool sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, bool signed_link,
+                        enum MHD_Result *ret);
+
+/* The owner of sandbox sessions the request's bearer token stands for:
+ * "token:" and 16 hex digits of the token's SHA-256 (the token itself is
+ * kept nowhere else), or NULL when tokens are not configured or the
+ * request presents none that is valid.  */
+const char *sr_http_token_owner (const struct http *h, struct MHD_Connection *c);
+
+/* The ids of the tokens, in their order (a vector the caller frees).  */
+char **sr_http_token_ids (char **tokens);
+
+/* "http://" and the request's Host, where it reaches this server, for
+ * the download_url of artifacts; NULL when it has no Host, or one that
+ * is not a plain host[:port].  */
+char *sr_http_files_url (struct MHD_Connection *c);
 
 /* The checks on the headers of a request to /mcp with an allowed method,
  * before its body is read: MCP-Protocol-Version, Accept, and for a POST
@@ -153,18 +174,25 @@ char **sr_http_parse_origins (const char *list);
 /* --- http-session.c --- */
 
 /* A new session with a random id and its conn, holding one reference (the
- * caller's); not in the table yet.  */
-struct session *sr_http_session_new (struct http *h, sr_error_t *err);
+ * caller's); not in the table yet.  token_owner is the owner the bearer
+ * token of its initialize stands for (NULL without tokens: the session
+ * is then its own owner).  */
+struct session *sr_http_session_new (struct http *h, const char *token_owner, sr_error_t *err);
 void sr_http_session_ref (struct session *se);
 /* Drops a reference; the last one frees the session (closed before).  */
 void sr_http_session_unref (struct session *se);
-/* Ends a session: its runs are cancelled, its streams end.  */
+/* Ends a session: its runs are cancelled, its streams end, and the
+ * sandbox sessions it owns (without tokens) are closed: nobody else can
+ * name them, so they would only hold their containers and their slots
+ * of max_sessions until their idle timeout.  */
 void sr_http_session_close (struct session *se);
 /* Takes a session out of the table and ends it (DELETE, eviction).  */
 void sr_http_session_end (struct session *se);
 /* The session with this id, with a reference, or NULL (also when it
- * expired).  */
-struct session *sr_http_session_find (struct http *h, const char *id);
+ * expired, or when tokens are configured and the request c presents
+ * another token than the one that opened it: an MCP session is not
+ * found by another owner).  */
+struct session *sr_http_session_find (struct http *h, struct MHD_Connection *c, const char *id);
 /* Puts a new session in the table, making room by ending the least
  * recently used one without an open stream.  False when there is no room
  * or the server stops.  */
@@ -199,9 +227,11 @@ void sr_http_stream_unlink_locked (struct stream *st);
 void sr_http_stream_unref (struct stream *st);
 /* Whether the request of st is still running in the core.  No lock held. */
 bool sr_http_request_pending (struct stream *st);
-/* Hands the message to the conn on behalf of st (may be NULL).  False
- * when the session was closed meanwhile.  */
-bool sr_http_session_handle (struct session *se, struct stream *st, const char *body, size_t len);
+/* Hands the message to the conn on behalf of st (may be NULL), the
+ * request having reached us at files_url (sr_http_files_url; NULL: as
+ * before).  False when the session was closed meanwhile.  */
+bool sr_http_session_handle (struct session *se, struct stream *st, const char *files_url,
+                             const char *body, size_t len);
 /* Replies to a POST request or the GET with st: at once when it is
  * answered already, else as a stream.  */
 enum MHD_Result sr_http_reply_stream (struct MHD_Connection *c, struct stream *st,

@@ -17,7 +17,7 @@ enum MHD_Result
 sr_http_sse_open (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
   sr_error_t err = NULL;
-  struct session *se = sr_http_session_new (h, &err);
+  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), &err);
   struct msg *m;
   enum MHD_Result ret;
 
@@ -49,7 +49,8 @@ enum MHD_Result
 sr_http_sse_post (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
   const char *id = MHD_lookup_connection_value (c, MHD_GET_ARGUMENT_KIND, "sessionId");
-  struct session *se = id ? sr_http_session_find (h, id) : NULL;
+  _cleanup_free_ char *files_url = sr_http_files_url (c);
+  struct session *se = id ? sr_http_session_find (h, c, id) : NULL;
   enum MHD_Result ret;
 
   if (se && !se->sse)
@@ -63,7 +64,7 @@ sr_http_sse_post (struct http *h, struct MHD_Connection *c, struct request *rq)
   if (rq->too_big)
     ret = sr_http_reply_body (c, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
                               sr_mcp_oversized_error (h->max_message_size), NULL, NULL);
-  else if (sr_http_session_handle (se, NULL, rq->body ? rq->body : "", rq->len))
+  else if (sr_http_session_handle (se, NULL, files_url, rq->body ? rq->body : "", rq->len))
     ret = sr_http_reply_body (c, MHD_HTTP_ACCEPTED, "text/plain", sr_xstrdup ("Accepted"),
                               NULL, NULL);
   else

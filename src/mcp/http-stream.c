@@ -217,7 +217,8 @@ sr_http_on_send (void *transport, const cJSON *related_id, const char *json)
 }
 
 bool
-sr_http_session_handle (struct session *se, struct stream *st, const char *body, size_t len)
+sr_http_session_handle (struct session *se, struct stream *st, const char *files_url,
+                        const char *body, size_t len)
 {
   bool open;
 
@@ -225,6 +226,8 @@ sr_http_session_handle (struct session *se, struct stream *st, const char *body,
   open = se->conn != NULL;
   if (open)
     {
+      if (files_url)
+        sr_mcp_conn_set_files_url (se->conn, files_url);
       handling = st;
       sr_mcp_conn_handle (se->conn, body, len);
       handling = NULL;
