@@ -126,34 +126,39 @@ sr_sha256_free (struct sr_sha256 *s)
   free (s);
 }
 
+/* SHA-256 of the key block xor-ed with pad, then of msg: a half of HMAC.  */
+static void
+keyed_hash (const unsigned char block[64], unsigned char pad, const void *msg, size_t len,
+            unsigned char out[SR_SHA256_LEN])
+{
+  unsigned char padded[64];
+  struct sr_sha256 *h = sr_sha256_new ();
+
+  for (size_t i = 0; i < sizeof padded; i++)
+    padded[i] = block[i] ^ pad;
+  sr_sha256_update (h, padded, sizeof padded);
+  sr_sha256_update (h, msg, len);
+  sr_sha256_final (h, out);
+  explicit_bzero (padded, sizeof padded);
+}
+
 void
 sr_hmac_sha256 (const void *key, size_t key_len, const void *msg, size_t len,
                 unsigned char out[SR_SHA256_LEN])
 {
-  unsigned char block[64] = { 0 }, pad[64];
-  struct sr_sha256 *h;
+  unsigned char block[64] = { 0 }, inner[SR_SHA256_LEN];
 
   /* A key longer than a block is hashed first (RFC 2104, 2).  */
   if (key_len > sizeof block)
     {
-      h = sr_sha256_new ();
+      struct sr_sha256 *h = sr_sha256_new ();
+
       sr_sha256_update (h, key, key_len);
       sr_sha256_final (h, block);
     }
   else
     memcpy (block, key, key_len);
-  for (size_t i = 0; i < sizeof pad; i++)
-    pad[i] = block[i] ^ 0x36;
-  h = sr_sha256_new ();
-  sr_sha256_update (h, pad, sizeof pad);
-  sr_sha256_update (h, msg, len);
-  sr_sha256_final (h, out);
-  for (size_t i = 0; i < sizeof pad; i++)
-    pad[i] = block[i] ^ 0x5c;
-  h = sr_sha256_new ();
-  sr_sha256_update (h, pad, sizeof pad);
-  sr_sha256_update (h, out, SR_SHA256_LEN);
-  sr_sha256_final (h, out);
+  keyed_hash (block, 0x36, msg, len, inner);
+  keyed_hash (block, 0x5c, inner, sizeof inner, out);
   explicit_bzero (block, sizeof block);
-  explicit_bzero (pad, sizeof pad);
 }

@@ -34,17 +34,11 @@ sr_digest_hex (const char *s, sr_error_t *err)
 void
 sr_sha256_finish (struct sr_sha256 *s, char out[SR_DIGEST_LEN + 1])
 {
-  static const char hexdigits[] = "0123456789abcdef";
   unsigned char raw[SR_SHA256_LEN];
 
   sr_sha256_final (s, raw);
   memcpy (out, "sha256:", 7);
-  for (int i = 0; i < SR_SHA256_LEN; i++)
-    {
-      out[7 + 2 * i] = hexdigits[raw[i] >> 4];
-      out[7 + 2 * i + 1] = hexdigits[raw[i] & 15];
-    }
-  out[SR_DIGEST_LEN] = '\0';
+  sr_hex_encode (raw, sizeof raw, out + 7);
 }
 
 void

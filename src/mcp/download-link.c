@@ -6,25 +6,14 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "common/util.h"
 
 int
 sr_mcp_link_key_init (struct sr_mcp_link_key *k, sr_error_t *err)
 {
-  size_t got = 0;
-
-  while (got < sizeof k->key)
-    {
-      ssize_t n = getrandom (k->key + got, sizeof k->key - got, 0);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return sr_error_set (err, errno, "getrandom (the download links' key)");
-      got += (size_t) n;
-    }
+  if (sr_random_bytes (k->key, sizeof k->key, err) < 0)
+    return sr_error_wrap (err, "the download links' key");
   return 0;
 }
 
@@ -33,17 +22,11 @@ static void
 sign (const struct sr_mcp_link_key *k, const char *session, const char *path,
       const char *expires, char out[2 * SR_SHA256_LEN + 1])
 {
-  static const char hexdigits[] = "0123456789abcdef";
   _cleanup_free_ char *msg = sr_xasprintf ("%s\n%s\n%s", session, path, expires);
   unsigned char mac[SR_SHA256_LEN];
 
   sr_hmac_sha256 (k->key, sizeof k->key, msg, strlen (msg), mac);
-  for (size_t i = 0; i < sizeof mac; i++)
-    {
-      out[2 * i] = hexdigits[mac[i] >> 4];
-      out[2 * i + 1] = hexdigits[mac[i] & 15];
-    }
-  out[2 * SR_SHA256_LEN] = '\0';
+  sr_hex_encode (mac, sizeof mac, out);
 }
 
 char *

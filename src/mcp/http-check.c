@@ -193,7 +193,6 @@ sr_http_token_owner (const struct http *h, struct MHD_Connection *c)
 char **
 sr_http_token_ids (char **tokens)
 {
-  static const char hexdigits[] = "0123456789abcdef";
   char **ids = NULL;
 
   for (char **t = tokens; t && *t; t++)
@@ -204,12 +203,8 @@ sr_http_token_ids (char **tokens)
 
       sr_sha256_update (hash, *t, strlen (*t));
       sr_sha256_final (hash, d);
-      for (size_t i = 0; i < 8; i++)
-        {
-          id[6 + 2 * i] = hexdigits[d[i] >> 4];
-          id[6 + 2 * i + 1] = hexdigits[d[i] & 15];
-        }
-      id[6 + 16] = '\0';
+      /* 64 bits tell tokens apart and say nothing of them.  */
+      sr_hex_encode (d, 8, id + 6);
       sr_strv_push (&ids, id);
     }
   return ids;

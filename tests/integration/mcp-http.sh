@@ -103,10 +103,11 @@ files_sid=$(printf '%s' "$body" | python3 -c 'import json,sys; print(json.load(s
 like "$files_sid" '^[0-9a-zA-Z_-]{8,}$' "create_session over curl (for the download limit)"
 call 21 run_code "{\"language\":\"python\",\"session_id\":\"$files_sid\",\"code\":\"open('/mnt/data/big.bin','wb').truncate((50<<20)+1); open('/mnt/data/small.txt','w').write('small')\"}"
 like "$body" '"exit_code":0' "a run in it makes a sparse file one byte over 50 MiB"
-status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 "http://127.0.0.1:$port/files/$files_sid/big.bin")
+# Without tokens the session is its MCP session's: a download names it.
+status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 -H "Mcp-Session-Id: $sid" "http://127.0.0.1:$port/files/$files_sid/big.bin")
 is "$status" 413 "GET /files of a file over the download limit is 413"
 like "$(cat "$sr_tmp/dl")" 'file_too_large: .*over the download limit of 52428800 bytes' "with a body that says why"
-status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 "http://127.0.0.1:$port/files/$files_sid/small.txt")
+status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 -H "Mcp-Session-Id: $sid" "http://127.0.0.1:$port/files/$files_sid/small.txt")
 is "$status $(cat "$sr_tmp/dl")" "200 small" "a file under it is served"
 call 22 close_session "{\"session_id\":\"$files_sid\"}"
 
