@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -144,12 +145,34 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
 enum MHD_Result
 sr_http_open_get_stream (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
+  const char *last_event_id = MHD_lookup_connection_value (c, MHD_HEADER_KIND, "Last-Event-ID");
   struct session *se;
   enum MHD_Result ret = check_session (h, c, &se);
   bool busy;
 
   if (se == NULL)
     return ret;
+  if (last_event_id)
+    {
+      unsigned status;
+
+      /* A stream of a request broke off: take it up where it did.  An id
+       * that names none opens the GET stream, as a GET without it.  */
+      rq->stream = sr_http_stream_resume (se, last_event_id, c, &status);
+      if (rq->stream)
+        ret = sr_http_reply_resumed (c, rq->stream);
+      else if (status)
+        ret = sr_http_reply_error (c, status, -32000,
+                                   "Conflict: this stream cannot be resumed now (it is still "
+                                   "being read, or the events after Last-Event-ID are no "
+                                   "longer kept)",
+                                   NULL, NULL);
+      if (rq->stream || status)
+        {
+          sr_http_session_unref (se);
+          return ret;
+        }
+    }
   pthread_mutex_lock (&se->lock);
   busy = se->get_stream != NULL || se->closed;
   pthread_mutex_unlock (&se->lock);
@@ -210,17 +233,88 @@ send_cancelled (struct session *se, const cJSON *id)
   free (text);
 }
 
+/* A resumable stream whose client went away, waiting for it to come back
+ * (sr_http_stream_resume) for HTTP_RESUME_GRACE_MS; its request is
+ * cancelled when it does not.  Holds a reference of st.  */
+static void *
+wait_for_resume (void *arg)
+{
+  struct stream *st = arg;
+  struct session *se = st->se;
+  struct http *h = se->h;
+  struct timespec ts;
+  bool cut;
+
+  sr_deadline_after (CLOCK_REALTIME, HTTP_RESUME_GRACE_MS, &ts);
+  pthread_mutex_lock (&se->lock);
+  while (st->gone && !se->closed)
+    if (pthread_cond_timedwait (&st->cond, &se->lock, &ts) == ETIMEDOUT)
+      break;
+  cut = st->gone;
+  if (cut)
+    sr_http_stream_unlink_locked (st);
+  pthread_mutex_unlock (&se->lock);
+  if (cut && sr_http_request_pending (st))
+    send_cancelled (se, st->id);
+  sr_http_stream_unref (st);
+  pthread_mutex_lock (&h->lock);
+  h->waiting--;
+  pthread_cond_broadcast (&h->resumed);
+  pthread_mutex_unlock (&h->lock);
+  return NULL;
+}
+
+/* Starts wait_for_resume on st, which holds a reference for it.  False
+ * when the thread cannot start (the reference is dropped).  */
+static bool
+start_waiting (struct stream *st)
+{
+  struct http *h = st->se->h;
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started;
+
+  pthread_mutex_lock (&h->lock);
+  h->waiting++;
+  pthread_mutex_unlock (&h->lock);
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize (&attr, 64u << 10);
+  started = pthread_create (&thread, &attr, wait_for_resume, st) == 0;
+  pthread_attr_destroy (&attr);
+  if (!started)
+    {
+      pthread_mutex_lock (&h->lock);
+      h->waiting--;
+      pthread_mutex_unlock (&h->lock);
+    }
+  return started;
+}
+
 void
 sr_http_request_done (struct stream *st, bool aborted)
 {
   struct session *se = st->se;
-  bool cut;
+  bool cut, wait;
 
   pthread_mutex_lock (&se->lock);
   if (aborted)
     st->gone = true;
-  cut = st->gone && st->id != NULL;
-  sr_http_stream_unlink_locked (st);
+  /* A resumable stream with something still to send outlives its
+   * connection for a while, linked, so that what comes for it is kept.  */
+  wait = st->gone && st->resumable && !st->ended && !se->closed;
+  if (wait)
+    st->refs++; /* wait_for_resume's */
+  pthread_mutex_unlock (&se->lock);
+  if (wait && !start_waiting (st))
+    {
+      wait = false;
+      sr_http_stream_unref (st);
+    }
+  pthread_mutex_lock (&se->lock);
+  cut = st->gone && st->id != NULL && !wait;
+  if (!wait)
+    sr_http_stream_unlink_locked (st);
   pthread_mutex_unlock (&se->lock);
   /* Idle time counts from the end of the last request, not its start: a
    * run of two hours is no idle session.  */

@@ -18,7 +18,12 @@
  *   struct stream    what one POST request (or the GET) will receive: a
  *                    queue of messages the send callback fills from any
  *                    thread, and the response reader drains on the
- *                    connection's thread.
+ *                    connection's thread.  A resumable one (an SSE
+ *                    stream of a request, for a client of 2025-11-25)
+ *                    numbers its events and keeps the last of them, and
+ *                    outlives its connection for HTTP_RESUME_GRACE_MS:
+ *                    a GET with Last-Event-ID takes it up where it
+ *                    broke off (spec 2025-11-25, resumability).
  * Sessions and streams are refcounted (under http.lock and session.lock
  * respectively), so a DELETE or a disconnect in the middle of a request
  * is safe.  */
@@ -43,12 +48,20 @@
 /* The HTTP+SSE transport's stream, and where its messages are POSTed.  */
 #define HTTP_SSE_STREAM "/sse"
 #define HTTP_SSE_MESSAGES "/messages"
+/* How long a resumable stream whose client went away waits for it to
+ * come back with Last-Event-ID before its request is cancelled.  */
+#define HTTP_RESUME_GRACE_MS 3000u
+/* The events a resumable stream keeps for a replay, at most.  */
+#define HTTP_RESUME_KEPT 256u
+/* The reconnection delay a resumable stream asks for (SSE retry:).  */
+#define HTTP_RESUME_RETRY_MS 500u
 
 struct msg
 {
   struct msg *next;
   char *text;            /* already framed (SSE event or bare JSON) */
   bool response;
+  uint64_t seq;          /* its event id's number, when the stream is resumable */
 };
 
 struct session;
@@ -59,7 +72,14 @@ struct stream
   unsigned refs;         /* under se->lock */
   cJSON *id;             /* the request's id; NULL for the GET stream */
   bool sse;
-  struct msg *head, **tail;
+  bool resumable;        /* numbered events, kept for Last-Event-ID */
+  unsigned no;           /* its number in the session, in its event ids */
+  /* head .. cursor were sent (kept when resumable, up to
+   * HTTP_RESUME_KEPT), cursor .. tail are to send; cursor NULL: all
+   * were.  */
+  struct msg *head, **tail, *cursor;
+  size_t n_msgs;
+  bool reading;          /* a response is reading it */
   bool answered;         /* the response is queued */
   bool ended;            /* nothing more will come: the request or session ended */
   bool gone;             /* the client went away */
@@ -93,6 +113,8 @@ struct session
   pthread_mutex_t lock;
   struct stream *streams;
   struct stream *get_stream;
+  unsigned n_streams;    /* streams made, for their numbers */
+  uint64_t event_seq;    /* events numbered, for their ids */
   bool closed;
   bool sse;              /* of the HTTP+SSE transport: every message goes on
                           * get_stream, and the session ends with it */
@@ -112,6 +134,8 @@ struct http
   pthread_mutex_t lock;
   struct session *sessions;
   size_t n_sessions;
+  unsigned waiting;      /* streams waiting for their client to resume */
+  pthread_cond_t resumed; /* one of them is done waiting */
   bool stopping;
 };
 
@@ -221,6 +245,9 @@ void sr_http_on_send (void *transport, const cJSON *related_id, const char *json
  * linked in se->streams; the caller holds its one reference.  */
 struct stream *sr_http_stream_attach (struct session *se, const cJSON *id, bool sse,
                                       struct MHD_Connection *c);
+/* se->lock held.  Appends m (its text framed already) to what st is to
+ * send.  */
+void sr_http_stream_append_locked (struct stream *st, struct msg *m);
 /* se->lock held.  Takes st out of se->streams.  */
 void sr_http_stream_unlink_locked (struct stream *st);
 /* Drops a reference; the last one frees st and its session reference.  */
@@ -236,6 +263,16 @@ bool sr_http_session_handle (struct session *se, struct stream *st, const char *
  * answered already, else as a stream.  */
 enum MHD_Result sr_http_reply_stream (struct MHD_Connection *c, struct stream *st,
                                       const char *session_id);
+/* The resumable stream of se that last_event_id ("S-N") names, whose
+ * client went away, with a reference, taken up by connection c: what
+ * came after event N is sent again, then what comes.  NULL when there is
+ * none (*ret_status 0) or it cannot be taken up (*ret_status: 409,
+ * another connection still reads it, or the events after N are no
+ * longer kept).  */
+struct stream *sr_http_stream_resume (struct session *se, const char *last_event_id,
+                                      struct MHD_Connection *c, unsigned *ret_status);
+/* Replies with a stream sr_http_stream_resume took up.  */
+enum MHD_Result sr_http_reply_resumed (struct MHD_Connection *c, struct stream *st);
 
 /* --- http-endpoint.c --- */
 

@@ -272,4 +272,9 @@ sr_http_sessions_stop (struct http *h)
       sr_http_session_close (se);
       sr_http_session_unref (se);
     }
+  /* Their streams waiting for a client to resume them saw the close. */
+  pthread_mutex_lock (&h->lock);
+  while (h->waiting)
+    pthread_cond_wait (&h->resumed, &h->lock);
+  pthread_mutex_unlock (&h->lock);
 }

@@ -37,8 +37,7 @@ sr_http_sse_open (struct http *h, struct MHD_Connection *c, struct request *rq)
                           se->id);
   pthread_mutex_lock (&se->lock);
   se->get_stream = rq->stream;
-  *rq->stream->tail = m;
-  rq->stream->tail = &m->next;
+  sr_http_stream_append_locked (rq->stream, m);
   pthread_mutex_unlock (&se->lock);
   ret = sr_http_reply_stream (c, rq->stream, NULL);
   sr_http_session_unref (se); /* ours; the table and the stream hold their own */

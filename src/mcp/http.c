@@ -349,8 +349,10 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
   if (fd >= 0)
     {
       pthread_mutex_init (&h.lock, NULL);
+      pthread_cond_init (&h.resumed, NULL);
       r = serve (&h, fd, flags, o->listen, stop_fd, err);
       close (fd);
+      pthread_cond_destroy (&h.resumed);
       pthread_mutex_destroy (&h.lock);
     }
   if (h.tokens)
