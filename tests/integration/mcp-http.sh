@@ -1,10 +1,11 @@
 #!/bin/sh
 # The MCP server over Streamable HTTP: the official TypeScript SDK client
-# (sessions, SSE streams, progress, concurrency, cancellation, DELETE);
-# curl for the transport's refusals (session, Origin, Host, protocol
-# version, size, path, bearer tokens, the download limit, idle sessions)
-# and for a client that hangs up mid-run; then the official conformance
-# suite, one TAP line a scenario.
+# (sessions, SSE streams, progress, concurrency, cancellation, a stream
+# resumed after a cut connection, DELETE); curl for the transport's
+# refusals (session, Origin, Host, protocol version, size, path, bearer
+# tokens, the download limit, idle sessions), for a client that hangs up
+# mid-run and for Last-Event-ID; then the official conformance suite,
+# one TAP line a scenario.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 require_image python cpp
