@@ -81,6 +81,24 @@ r = await call(b, "run_code", { session_id: sid, language: "python", code: "prin
 check(JSON.parse(r.content?.[0]?.text ?? "{}").error?.message === missing.replaceAll("0".repeat(32), sid),
   "and the refusal reads the same as for a missing session (no existence oracle)", [r, missing]);
 
+// Resources go through the same lookup: B lists none of A's files and
+// cannot read one by its URI.
+const uri = `sandbox://sessions/${sid}/files/data.csv`;
+const listedUris = async (c) => {
+  const uris = [];
+  let cursor;
+  do {
+    const page = await c.client.listResources(cursor ? { cursor } : {});
+    uris.push(...page.resources.map((x) => x.uri));
+    cursor = page.nextCursor;
+  } while (cursor && uris.length < 5000);
+  return uris;
+};
+check((await listedUris(a)).includes(uri), "resources/list of A lists A's file");
+check(!(await listedUris(b)).some((u) => u.includes(sid)), "resources/list of B lists none of A's files");
+const readErr = await b.client.readResource({ uri }).then(() => undefined, (e) => e);
+check(readErr !== undefined, "resources/read by B of A's file is refused", readErr?.message);
+
 // A's shells are A's: B cannot use or remove one by its id.
 r = await call(a, "shell_new", { session_id: sid });
 const shell = r.structuredContent?.shell_id;
