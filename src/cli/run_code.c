@@ -208,7 +208,7 @@ sr_cmd_run_code (int argc, char **argv)
       sr_error_free (&err);
       goto out;
     }
-  if (sr_service_run_code (service, &req, NULL, &run, &err) < 0)
+  if (sr_service_run_code (service, &req, NULL, NULL, &run, &err) < 0)
     {
       if (json)
         print_refusal_json (err);

@@ -374,7 +374,7 @@ sr_cmd_session (int argc, char **argv)
   };
   const struct subcommand *sc = NULL;
   struct args a = { 0 };
-  struct client c = { .next_id = 1 };
+  struct client c = { .next_id = 1, .state_dir = -1 };
   const char *env;
   int ch, status = SR_EXIT_RUNNER;
 
@@ -422,9 +422,10 @@ sr_cmd_session (int argc, char **argv)
       sr_client_fail ("libcurl could not start");
       goto out;
     }
+  sr_client_resume (&c);
   status = check_required (sc, &a) < 0 ? SR_EXIT_RUNNER : sc->fn (&c, &a);
   fflush (stdout);
-  sr_client_terminate (&c);
+  sr_client_keep (&c);
   curl_easy_cleanup (c.curl);
   curl_global_cleanup ();
 out:

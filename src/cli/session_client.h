@@ -31,6 +31,8 @@ struct client
   char *token;           /* NULL: no Authorization header */
   char *session_id;      /* Mcp-Session-Id, once initialized */
   char *protocol;        /* negotiated at initialize */
+  int state_dir;         /* where the MCP session is kept between commands; -1: not kept */
+  char state_name[33];   /* its file there, named for the server's URL */
   int next_id;
 };
 
@@ -80,8 +82,16 @@ char *sr_client_http_error_message (const struct reply *r);
  * takes args).  Returns its structuredContent (owned by the caller), or
  * NULL with the refusal printed as "<code>: <message>".  */
 cJSON *sr_client_call_tool (struct client *c, const char *name, cJSON *args);
-/* Ends the MCP session; the server's sessions (containers) stay.  */
-void sr_client_terminate (struct client *c);
+/* The MCP session a previous command kept for this server, if any: the
+ * server's sandbox sessions belong to the MCP session that made them
+ * when it has no bearer tokens, so one command after another must speak
+ * as the same MCP session.  A kept one the server has forgotten is
+ * answered 404, and initialize makes a new one.  */
+void sr_client_resume (struct client *c);
+/* Keeps the MCP session for the next command (the server forgets it
+ * after http_session_idle_timeout without use); ends it (DELETE) when it
+ * cannot be kept.  */
+void sr_client_keep (struct client *c);
 
 /* --- session_commands.c: what the subcommands share --- */
 

@@ -1,16 +1,22 @@
 /* The MCP client of `sandbox-runner session`: Streamable HTTP through
  * libcurl, for one command (initialize, notifications/initialized, the
- * tools/call, DELETE).  */
+ * tools/call), and the MCP session kept from one command to the next in
+ * the runtime directory.  */
 #include "config.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "cli/session_client.h"
+#include "common/config.h"
 #include "common/curlbuf.h"
+#include "common/sha256.h"
+#include "common/statedir.h"
 #include "common/util.h"
 
 /* The protocol version we ask for; the server may answer an older one,
@@ -328,9 +334,10 @@ initialize (struct client *c)
   return notify (c, "notifications/initialized");
 }
 
-/* A server that does not allow DELETE (405) is fine by the spec.  */
-void
-sr_client_terminate (struct client *c)
+/* Ends the MCP session.  A server that does not allow DELETE (405) is
+ * fine by the spec.  */
+static void
+terminate (struct client *c)
 {
   struct reply r;
 
@@ -339,6 +346,83 @@ sr_client_terminate (struct client *c)
   if (exchange (c, "DELETE", NULL, &r) == 0)
     sr_client_reply_done (&r);
   free (TAKE_PTR (c->session_id));
+}
+
+/* Where the MCP sessions are kept: <runtime_dir>/session-client, a state
+ * directory of ours (common/statedir.h), and the file of c's server in
+ * it, named for its URL.  False when there is none to be had.  */
+static bool
+state_open (struct client *c)
+{
+  struct sr_config cfg = { 0 };
+  _cleanup_free_ char *dir = NULL;
+  unsigned char d[SR_SHA256_LEN];
+  struct sr_sha256 *h;
+  sr_error_t err = NULL;
+
+  c->state_dir = -1;
+  if (sr_config_load (&cfg, NULL, NULL, &err) == 0)
+    dir = sr_statedir_runtime_sub (cfg.runtime_dir, "session-client", &err);
+  sr_config_done (&cfg);
+  if (dir)
+    c->state_dir = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  sr_error_free (&err);
+  h = sr_sha256_new ();
+  sr_sha256_update (h, c->url, strlen (c->url));
+  sr_sha256_final (h, d);
+  sr_hex_encode (d, 16, c->state_name);
+  return c->state_dir >= 0;
+}
+
+void
+sr_client_resume (struct client *c)
+{
+  _cleanup_free_ char *text = NULL;
+  char id[129], protocol[33];
+  size_t len;
+  int fd;
+
+  if (!state_open (c))
+    return;
+  fd = openat (c->state_dir, c->state_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  if (sr_read_fd (fd, 512, &text, &len) == 0 && sscanf (text, "%128s %32s", id, protocol) == 2)
+    {
+      c->session_id = sr_xstrdup (id);
+      c->protocol = sr_xstrdup (protocol);
+    }
+  close (fd);
+}
+
+void
+sr_client_keep (struct client *c)
+{
+  _cleanup_free_ char *text = NULL, *tmp = NULL;
+  bool kept = false;
+  int fd;
+
+  if (c->session_id == NULL || c->state_dir < 0)
+    {
+      terminate (c);
+      return;
+    }
+  /* Written whole, then renamed: a command running at the same time
+   * reads the old id or the new, never half of one.  */
+  text = sr_xasprintf ("%s %s\n", c->session_id, c->protocol ? c->protocol : PROTOCOL_VERSION);
+  tmp = sr_xasprintf (".%s.%d", c->state_name, (int) getpid ());
+  fd = openat (c->state_dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    {
+      kept = sr_write_all (fd, text, strlen (text)) == 0 && close (fd) == 0
+             && renameat (c->state_dir, tmp, c->state_dir, c->state_name) == 0;
+      if (!kept)
+        unlinkat (c->state_dir, tmp, 0);
+    }
+  close (c->state_dir);
+  c->state_dir = -1;
+  if (!kept)
+    terminate (c);
 }
 
 cJSON *

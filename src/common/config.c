@@ -100,6 +100,8 @@ static const struct setting settings[] = {
   S ("log_format", log_format, "text", "server log lines: text (logfmt) or json"),
   U ("http_session_idle_timeout", T_SECONDS, http_session_idle_ms,
      SR_DEFAULT_HTTP_SESSION_IDLE_MS, "idle time before an HTTP Mcp-Session-Id expires"),
+  U ("download_url_ttl", T_SECONDS, download_url_ttl_ms, SR_DEFAULT_DOWNLOAD_URL_TTL_MS,
+     "how long a signed download_url works without the bearer token"),
   U ("max_sessions", T_UINT, max_sessions, SR_DEFAULT_MAX_SESSIONS, "sessions at once"),
   U ("session_idle_timeout", T_SECONDS, session_idle_ms, SR_DEFAULT_SESSION_IDLE_MS,
      "idle time before a session is closed", { "SANDBOX_SESSION_TTL_M", A_MINUTES }),

@@ -126,6 +126,7 @@ struct sr_config
   char *log_level;           /* sr_log_level_parse's names */
   char *log_format;          /* text or json */
   uint64_t http_session_idle_ms;  /* an unused Mcp-Session-Id expires */
+  uint64_t download_url_ttl_ms;   /* a signed download_url works this long */
   /* sessions and files */
   uint64_t max_sessions;
   uint64_t session_idle_ms;

@@ -57,6 +57,9 @@
 #define SR_MAX_RESULT_SIZE          (SR_CLIENT_MAX_MESSAGE - (1u << 20))
 #define SR_DEFAULT_LISTEN           "127.0.0.1:8080"
 #define SR_DEFAULT_HTTP_SESSION_IDLE_MS (60u * 60u * 1000u)
+/* A download_url is a link for a person or a plain client to follow soon
+ * after the tool result that holds it: a quarter of an hour.  */
+#define SR_DEFAULT_DOWNLOAD_URL_TTL_MS (15u * 60u * 1000u)
 #define SR_DEFAULT_MAX_SESSIONS     10u
 #define SR_DEFAULT_WARM_CONTAINERS  1u
 #define SR_DEFAULT_SESSION_IDLE_MS  (30u * 60u * 1000u)

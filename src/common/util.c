@@ -454,20 +454,28 @@ sr_random_bytes (void *buf, size_t len, sr_error_t *err)
   return 0;
 }
 
+void
+sr_hex_encode (const void *in, size_t n, char *out)
+{
+  static const char digits[] = "0123456789abcdef";
+  const unsigned char *p = in;
+
+  for (size_t i = 0; i < n; i++)
+    {
+      out[2 * i] = digits[p[i] >> 4];
+      out[2 * i + 1] = digits[p[i] & 0xf];
+    }
+  out[2 * n] = '\0';
+}
+
 int
 sr_random_hex (char *out, size_t n, sr_error_t *err)
 {
-  static const char digits[] = "0123456789abcdef";
   _cleanup_free_ unsigned char *raw = sr_xmalloc (n);
 
   if (sr_random_bytes (raw, n, err) < 0)
     return -1;
-  for (size_t i = 0; i < n; i++)
-    {
-      out[2 * i] = digits[raw[i] >> 4];
-      out[2 * i + 1] = digits[raw[i] & 0xf];
-    }
-  out[2 * n] = '\0';
+  sr_hex_encode (raw, n, out);
   return 0;
 }
 

@@ -85,6 +85,8 @@ int sr_openat2 (int dirfd, const char *path, int flags, uint64_t resolve);
 /* Fills buf with len bytes from the kernel's random source, retrying
  * EINTR and short reads.  */
 int sr_random_bytes (void *buf, size_t len, sr_error_t *err);
+/* n bytes as 2n lowercase hex digits and a NUL in out.  */
+void sr_hex_encode (const void *in, size_t n, char *out);
 /* An id of n random bytes as 2n lowercase hex digits and a NUL in out.  */
 int sr_random_hex (char *out, size_t n, sr_error_t *err);
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "common/sha256.h"
 
 #define SR_DIGEST_HEX_LEN 64
 #define SR_DIGEST_LEN (sizeof "sha256:" - 1 + SR_DIGEST_HEX_LEN)
@@ -17,12 +18,9 @@ bool sr_digest_valid (const char *s);
 /* Checks s and returns its hex part, or NULL with an error naming it.  */
 const char *sr_digest_hex (const char *s, sr_error_t *err);
 
-struct sr_sha256;
-struct sr_sha256 *sr_sha256_new (void);
-void sr_sha256_update (struct sr_sha256 *h, const void *buf, size_t len);
-/* Writes "sha256:<hex>" (SR_DIGEST_LEN + 1 bytes) and frees h.  */
+/* Writes "sha256:<hex>" (SR_DIGEST_LEN + 1 bytes) of h (common/sha256.h)
+ * and frees h.  */
 void sr_sha256_finish (struct sr_sha256 *h, char out[SR_DIGEST_LEN + 1]);
-void sr_sha256_free (struct sr_sha256 *h);
 
 /* The digest of a buffer.  */
 void sr_sha256_buf (const void *buf, size_t len, char out[SR_DIGEST_LEN + 1]);

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "common/log.h"
+#include "common/sha256.h"
 #include "common/util.h"
 #include "mcp/http-internal.h"
 #include "mcp/jsonrpc.h"
@@ -168,26 +169,60 @@ protocol_known (const char *v)
   return false;
 }
 
-static bool
-authorized (const struct http *h, struct MHD_Connection *c)
+const char *
+sr_http_token_owner (const struct http *h, struct MHD_Connection *c)
 {
   const char *auth = MHD_lookup_connection_value (c, MHD_HEADER_KIND,
                                                   MHD_HTTP_HEADER_AUTHORIZATION);
-  bool ok = false;
+  const char *owner = NULL;
 
-  if (h->tokens == NULL)
-    return true;
-  if (auth == NULL || strncasecmp (auth, "Bearer ", 7) != 0)
-    return false;
+  if (h->tokens == NULL || auth == NULL || strncasecmp (auth, "Bearer ", 7) != 0)
+    return NULL;
   auth += 7;
   while (*auth == ' ')
     auth++;
   if (*auth == '\0')
-    return false;
+    return NULL;
   /* Against every token, without stopping at a match.  */
-  for (char **t = h->tokens; *t; t++)
-    ok |= sr_http_ct_equal (*t, auth);
-  return ok;
+  for (size_t i = 0; h->tokens[i]; i++)
+    if (sr_http_ct_equal (h->tokens[i], auth) && owner == NULL)
+      owner = h->token_ids[i];
+  return owner;
+}
+
+char **
+sr_http_token_ids (char **tokens)
+{
+  char **ids = NULL;
+
+  for (char **t = tokens; t && *t; t++)
+    {
+      unsigned char d[SR_SHA256_LEN];
+      char id[sizeof "token:" + 16] = "token:";
+      struct sr_sha256 *hash = sr_sha256_new ();
+
+      sr_sha256_update (hash, *t, strlen (*t));
+      sr_sha256_final (hash, d);
+      /* 64 bits tell tokens apart and say nothing of them.  */
+      sr_hex_encode (d, 8, id + 6);
+      sr_strv_push (&ids, id);
+    }
+  return ids;
+}
+
+char *
+sr_http_files_url (struct MHD_Connection *c)
+{
+  const char *host = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+  size_t len = host ? strlen (host) : 0;
+
+  /* It goes into a URL and a JSON text: a host name, an address or
+   * [an IPv6 address], and a port, nothing else.  */
+  if (len == 0 || len > 255
+      || strspn (host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]")
+             != len)
+    return NULL;
+  return sr_xasprintf ("http://%s", host);
 }
 
 /* An authentication failure, or a refused Host or Origin, in the log:
@@ -208,7 +243,8 @@ log_refused (struct MHD_Connection *c, const char *why)
 }
 
 bool
-sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, bool signed_link,
+                   enum MHD_Result *ret)
 {
   const char *host = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
   const char *origin = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN);
@@ -223,7 +259,7 @@ sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, enum MHD_Resu
     *ret = sr_http_reply_error (c, MHD_HTTP_FORBIDDEN, -32000,
                                 why = "Forbidden: this Origin is not allowed (allowed_origins)",
                                 NULL, NULL);
-  else if (!authorized (h, c))
+  else if (h->tokens && !signed_link && sr_http_token_owner (h, c) == NULL)
     *ret = sr_http_reply_error (c, MHD_HTTP_UNAUTHORIZED, -32000,
                                 why = "Unauthorized: a valid bearer token is required",
                                 "WWW-Authenticate", "Bearer realm=\"sandbox-runner\"");

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,7 +26,7 @@ check_session (struct http *h, struct MHD_Connection *c, struct session **ret)
     return sr_http_reply_error (c, MHD_HTTP_BAD_REQUEST, -32000,
                                 "Bad Request: the Mcp-Session-Id header is required", NULL,
                                 NULL);
-  *ret = sr_http_session_find (h, id);
+  *ret = sr_http_session_find (h, c, id);
   if (*ret == NULL)
     return sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
                                 NULL);
@@ -37,7 +38,8 @@ post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
                  const cJSON *id, bool sse)
 {
   sr_error_t err = NULL;
-  struct session *se = sr_http_session_new (h, &err);
+  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), &err);
+  _cleanup_free_ char *files_url = sr_http_files_url (c);
   struct stream *st;
   struct timespec ts;
   bool ok, inserted = false;
@@ -47,7 +49,7 @@ post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
   if (se == NULL)
     return sr_http_reply_failure (c, &err);
   st = rq->stream = sr_http_stream_attach (se, id, sse, c);
-  sr_http_session_handle (se, st, rq->body, rq->len);
+  sr_http_session_handle (se, st, files_url, rq->body, rq->len);
 
   sr_deadline_after (CLOCK_REALTIME, INITIALIZE_WAIT_S * 1000L, &ts);
   pthread_mutex_lock (&se->lock);
@@ -85,6 +87,7 @@ enum MHD_Result
 sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
   const char *accept = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  _cleanup_free_ char *files_url = sr_http_files_url (c);
   struct sr_rpc_message m;
   struct session *se = NULL;
   char *error = NULL;
@@ -118,7 +121,7 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
     }
   if (m.kind != SR_RPC_REQUEST)
     {
-      if (sr_http_session_handle (se, NULL, rq->body, rq->len))
+      if (sr_http_session_handle (se, NULL, files_url, rq->body, rq->len))
         ret = sr_http_reply_body (c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
       else
         ret = sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
@@ -127,7 +130,7 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
   else
     {
       rq->stream = sr_http_stream_attach (se, m.id, sse, c);
-      if (sr_http_session_handle (se, rq->stream, rq->body, rq->len))
+      if (sr_http_session_handle (se, rq->stream, files_url, rq->body, rq->len))
         ret = sr_http_reply_stream (c, rq->stream, NULL);
       else
         ret = sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
@@ -141,12 +144,34 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
 enum MHD_Result
 sr_http_open_get_stream (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
+  const char *last_event_id = MHD_lookup_connection_value (c, MHD_HEADER_KIND, "Last-Event-ID");
   struct session *se;
   enum MHD_Result ret = check_session (h, c, &se);
   bool busy;
 
   if (se == NULL)
     return ret;
+  if (last_event_id)
+    {
+      unsigned status;
+
+      /* A stream of a request broke off: take it up where it did.  An id
+       * that names none opens the GET stream, as a GET without it.  */
+      rq->stream = sr_http_stream_resume (se, last_event_id, c, &status);
+      if (rq->stream)
+        ret = sr_http_reply_resumed (c, rq->stream);
+      else if (status)
+        ret = sr_http_reply_error (c, status, -32000,
+                                   "Conflict: this stream cannot be resumed now (it is still "
+                                   "being read, or the events after Last-Event-ID are no "
+                                   "longer kept)",
+                                   NULL, NULL);
+      if (rq->stream || status)
+        {
+          sr_http_session_unref (se);
+          return ret;
+        }
+    }
   pthread_mutex_lock (&se->lock);
   busy = se->get_stream != NULL || se->closed;
   pthread_mutex_unlock (&se->lock);
@@ -203,21 +228,92 @@ send_cancelled (struct session *se, const cJSON *id)
   cJSON_Delete (msg);
   if (text == NULL)
     sr_oom ();
-  sr_http_session_handle (se, NULL, text, strlen (text));
+  sr_http_session_handle (se, NULL, NULL, text, strlen (text));
   free (text);
+}
+
+/* A resumable stream whose client went away, waiting for it to come back
+ * (sr_http_stream_resume) for HTTP_RESUME_GRACE_MS; its request is
+ * cancelled when it does not.  Holds a reference of st.  */
+static void *
+wait_for_resume (void *arg)
+{
+  struct stream *st = arg;
+  struct session *se = st->se;
+  struct http *h = se->h;
+  struct timespec ts;
+  bool cut;
+
+  sr_deadline_after (CLOCK_REALTIME, HTTP_RESUME_GRACE_MS, &ts);
+  pthread_mutex_lock (&se->lock);
+  while (st->gone && !se->closed)
+    if (pthread_cond_timedwait (&st->cond, &se->lock, &ts) == ETIMEDOUT)
+      break;
+  cut = st->gone;
+  if (cut)
+    sr_http_stream_unlink_locked (st);
+  pthread_mutex_unlock (&se->lock);
+  if (cut && sr_http_request_pending (st))
+    send_cancelled (se, st->id);
+  sr_http_stream_unref (st);
+  pthread_mutex_lock (&h->lock);
+  h->waiting--;
+  pthread_cond_broadcast (&h->resumed);
+  pthread_mutex_unlock (&h->lock);
+  return NULL;
+}
+
+/* Starts wait_for_resume on st, which holds a reference for it.  False
+ * when the thread cannot start (the reference is dropped).  */
+static bool
+start_waiting (struct stream *st)
+{
+  struct http *h = st->se->h;
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started;
+
+  pthread_mutex_lock (&h->lock);
+  h->waiting++;
+  pthread_mutex_unlock (&h->lock);
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize (&attr, 64u << 10);
+  started = pthread_create (&thread, &attr, wait_for_resume, st) == 0;
+  pthread_attr_destroy (&attr);
+  if (!started)
+    {
+      pthread_mutex_lock (&h->lock);
+      h->waiting--;
+      pthread_mutex_unlock (&h->lock);
+    }
+  return started;
 }
 
 void
 sr_http_request_done (struct stream *st, bool aborted)
 {
   struct session *se = st->se;
-  bool cut;
+  bool cut, wait;
 
   pthread_mutex_lock (&se->lock);
   if (aborted)
     st->gone = true;
-  cut = st->gone && st->id != NULL;
-  sr_http_stream_unlink_locked (st);
+  /* A resumable stream with something still to send outlives its
+   * connection for a while, linked, so that what comes for it is kept.  */
+  wait = st->gone && st->resumable && !st->ended && !se->closed;
+  if (wait)
+    st->refs++; /* wait_for_resume's */
+  pthread_mutex_unlock (&se->lock);
+  if (wait && !start_waiting (st))
+    {
+      wait = false;
+      sr_http_stream_unref (st);
+    }
+  pthread_mutex_lock (&se->lock);
+  cut = st->gone && st->id != NULL && !wait;
+  if (!wait)
+    sr_http_stream_unlink_locked (st);
   pthread_mutex_unlock (&se->lock);
   /* Idle time counts from the end of the last request, not its start: a
    * run of two hours is no idle session.  */

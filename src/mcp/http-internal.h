@@ -18,7 +18,12 @@
  *   struct stream    what one POST request (or the GET) will receive: a
  *                    queue of messages the send callback fills from any
  *                    thread, and the response reader drains on the
- *                    connection's thread.
+ *                    connection's thread.  A resumable one (an SSE
+ *                    stream of a request, for a client of 2025-11-25)
+ *                    numbers its events and keeps the last of them, and
+ *                    outlives its connection for HTTP_RESUME_GRACE_MS:
+ *                    a GET with Last-Event-ID takes it up where it
+ *                    broke off (spec 2025-11-25, resumability).
  * Sessions and streams are refcounted (under http.lock and session.lock
  * respectively), so a DELETE or a disconnect in the middle of a request
  * is safe.  */
@@ -50,12 +55,20 @@
  * Content-Length says so) is answered at once and the connection
  * closed.  */
 #define HTTP_MAX_DISCARD (128ull << 20)
+/* How long a resumable stream whose client went away waits for it to
+ * come back with Last-Event-ID before its request is cancelled.  */
+#define HTTP_RESUME_GRACE_MS 3000u
+/* The events a resumable stream keeps for a replay, at most.  */
+#define HTTP_RESUME_KEPT 256u
+/* The reconnection delay a resumable stream asks for (SSE retry:).  */
+#define HTTP_RESUME_RETRY_MS 500u
 
 struct msg
 {
   struct msg *next;
   char *text;            /* already framed (SSE event or bare JSON) */
   bool response;
+  uint64_t seq;          /* its event id's number, when the stream is resumable */
 };
 
 struct session;
@@ -66,7 +79,14 @@ struct stream
   unsigned refs;         /* under se->lock */
   cJSON *id;             /* the request's id; NULL for the GET stream */
   bool sse;
-  struct msg *head, **tail;
+  bool resumable;        /* numbered events, kept for Last-Event-ID */
+  unsigned no;           /* its number in the session, in its event ids */
+  /* head .. cursor were sent (kept when resumable, up to
+   * HTTP_RESUME_KEPT), cursor .. tail are to send; cursor NULL: all
+   * were.  */
+  struct msg *head, **tail, *cursor;
+  size_t n_msgs;
+  bool reading;          /* a response is reading it */
   bool answered;         /* the response is queued */
   bool ended;            /* nothing more will come: the request or session ended */
   bool gone;             /* the client went away */
@@ -87,6 +107,9 @@ struct session
   struct http *h;
   unsigned refs;         /* under h->lock */
   char id[2 * HTTP_SESSION_ID_BYTES + 1];
+  /* Whose it is, and so its sandbox sessions (sandbox/session.h): the id
+   * of the bearer token that opened it, or "mcp:ID" without tokens.  */
+  char *owner;
   bool in_table;         /* under h->lock */
   uint64_t last_used_ns; /* under h->lock */
   struct session *next;  /* in h->sessions */
@@ -97,6 +120,8 @@ struct session
   pthread_mutex_t lock;
   struct stream *streams;
   struct stream *get_stream;
+  unsigned n_streams;    /* streams made, for their numbers */
+  uint64_t event_seq;    /* events numbered, for their ids */
   bool closed;
   bool sse;              /* of the HTTP+SSE transport: every message goes on
                           * get_stream, and the session ends with it */
@@ -109,12 +134,15 @@ struct http
   uint64_t max_download_size;
   uint64_t idle_ns;      /* an MCP session unused this long expires */
   char **tokens;         /* NULL: no authentication */
+  char **token_ids;      /* the owner each token stands for (sr_http_token_owner) */
   char **origins;        /* allowed besides localhost */
   bool loopback;
   bool sse;              /* serve the HTTP+SSE transport too */
   pthread_mutex_t lock;
   struct session *sessions;
   size_t n_sessions;
+  unsigned waiting;      /* streams waiting for their client to resume */
+  pthread_cond_t resumed; /* one of them is done waiting */
   bool stopping;
 };
 
@@ -146,9 +174,26 @@ bool sr_http_ct_equal (const char *secret, const char *given);
 bool sr_http_accepts (const char *accept, const char *type, bool *explicit);
 
 /* The checks on who calls, made on every request before it is routed:
- * Host and Origin (DNS rebinding), then the bearer token.  False when the
- * request is refused: the refusal is queued and *ret is its result.  */
-bool sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+ * Host and Origin (DNS rebinding), then the bearer token, unless the
+ * request is a signed download link (signed_link), whose signature
+ * http-files.c checks instead.  False when the request is refused: the
+ * refusal is queued and *ret is its result.  */
+bool sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, bool signed_link,
+                        enum MHD_Result *ret);
+
+/* The owner of sandbox sessions the request's bearer token stands for:
+ * "token:" and 16 hex digits of the token's SHA-256 (the token itself is
+ * kept nowhere else), or NULL when tokens are not configured or the
+ * request presents none that is valid.  */
+const char *sr_http_token_owner (const struct http *h, struct MHD_Connection *c);
+
+/* The ids of the tokens, in their order (a vector the caller frees).  */
+char **sr_http_token_ids (char **tokens);
+
+/* "http://" and the request's Host, where it reaches this server, for
+ * the download_url of artifacts; NULL when it has no Host, or one that
+ * is not a plain host[:port].  */
+char *sr_http_files_url (struct MHD_Connection *c);
 
 /* The checks on the headers of a request to /mcp with an allowed method,
  * before its body is read: MCP-Protocol-Version, Accept, and for a POST
@@ -167,18 +212,25 @@ char **sr_http_parse_origins (const char *list);
 /* --- http-session.c --- */
 
 /* A new session with a random id and its conn, holding one reference (the
- * caller's); not in the table yet.  */
-struct session *sr_http_session_new (struct http *h, sr_error_t *err);
+ * caller's); not in the table yet.  token_owner is the owner the bearer
+ * token of its initialize stands for (NULL without tokens: the session
+ * is then its own owner).  */
+struct session *sr_http_session_new (struct http *h, const char *token_owner, sr_error_t *err);
 void sr_http_session_ref (struct session *se);
 /* Drops a reference; the last one frees the session (closed before).  */
 void sr_http_session_unref (struct session *se);
-/* Ends a session: its runs are cancelled, its streams end.  */
+/* Ends a session: its runs are cancelled, its streams end, and the
+ * sandbox sessions it owns (without tokens) are closed: nobody else can
+ * name them, so they would only hold their containers and their slots
+ * of max_sessions until their idle timeout.  */
 void sr_http_session_close (struct session *se);
 /* Takes a session out of the table and ends it (DELETE, eviction).  */
 void sr_http_session_end (struct session *se);
 /* The session with this id, with a reference, or NULL (also when it
- * expired).  */
-struct session *sr_http_session_find (struct http *h, const char *id);
+ * expired, or when tokens are configured and the request c presents
+ * another token than the one that opened it: an MCP session is not
+ * found by another owner).  */
+struct session *sr_http_session_find (struct http *h, struct MHD_Connection *c, const char *id);
 /* Puts a new session in the table, making room by ending the least
  * recently used one without an open stream.  False when there is no room
  * or the server stops.  */
@@ -207,19 +259,34 @@ void sr_http_on_send (void *transport, const cJSON *related_id, const char *json
  * linked in se->streams; the caller holds its one reference.  */
 struct stream *sr_http_stream_attach (struct session *se, const cJSON *id, bool sse,
                                       struct MHD_Connection *c);
+/* se->lock held.  Appends m (its text framed already) to what st is to
+ * send.  */
+void sr_http_stream_append_locked (struct stream *st, struct msg *m);
 /* se->lock held.  Takes st out of se->streams.  */
 void sr_http_stream_unlink_locked (struct stream *st);
 /* Drops a reference; the last one frees st and its session reference.  */
 void sr_http_stream_unref (struct stream *st);
 /* Whether the request of st is still running in the core.  No lock held. */
 bool sr_http_request_pending (struct stream *st);
-/* Hands the message to the conn on behalf of st (may be NULL).  False
- * when the session was closed meanwhile.  */
-bool sr_http_session_handle (struct session *se, struct stream *st, const char *body, size_t len);
+/* Hands the message to the conn on behalf of st (may be NULL), the
+ * request having reached us at files_url (sr_http_files_url; NULL: as
+ * before).  False when the session was closed meanwhile.  */
+bool sr_http_session_handle (struct session *se, struct stream *st, const char *files_url,
+                             const char *body, size_t len);
 /* Replies to a POST request or the GET with st: at once when it is
  * answered already, else as a stream.  */
 enum MHD_Result sr_http_reply_stream (struct MHD_Connection *c, struct stream *st,
                                       const char *session_id);
+/* The resumable stream of se that last_event_id ("S-N") names, whose
+ * client went away, with a reference, taken up by connection c: what
+ * came after event N is sent again, then what comes.  NULL when there is
+ * none (*ret_status 0) or it cannot be taken up (*ret_status: 409,
+ * another connection still reads it, or the events after N are no
+ * longer kept).  */
+struct stream *sr_http_stream_resume (struct session *se, const char *last_event_id,
+                                      struct MHD_Connection *c, unsigned *ret_status);
+/* Replies with a stream sr_http_stream_resume took up.  */
+enum MHD_Result sr_http_reply_resumed (struct MHD_Connection *c, struct stream *st);
 
 /* --- http-endpoint.c --- */
 

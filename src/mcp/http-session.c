@@ -9,6 +9,7 @@
 
 #include "common/util.h"
 #include "mcp/http-internal.h"
+#include "sandbox/session.h"
 
 /* Who calls through se, for the audit trail: the one place HTTP names
  * its callers.  */
@@ -22,7 +23,7 @@ caller_identity (const struct session *se)
 #define MAX_SESSIONS 64u
 
 struct session *
-sr_http_session_new (struct http *h, sr_error_t *err)
+sr_http_session_new (struct http *h, const char *token_owner, sr_error_t *err)
 {
   char id[2 * HTTP_SESSION_ID_BYTES + 1];
   struct session *se;
@@ -33,10 +34,12 @@ sr_http_session_new (struct http *h, sr_error_t *err)
   se->h = h;
   se->refs = 1;
   memcpy (se->id, id, sizeof id);
+  se->owner = token_owner ? sr_xstrdup (token_owner) : sr_xasprintf ("mcp:%s", id);
   pthread_mutex_init (&se->conn_lock, NULL);
   pthread_mutex_init (&se->lock, NULL);
   se->conn = sr_mcp_conn_new (h->mcp, sr_http_on_send, se);
   sr_mcp_conn_set_client (se->conn, caller_identity (se));
+  sr_mcp_conn_set_owner (se->conn, se->owner);
   return se;
 }
 
@@ -63,12 +66,14 @@ sr_http_session_unref (struct session *se)
   sr_mcp_conn_close (se->conn);
   pthread_mutex_destroy (&se->conn_lock);
   pthread_mutex_destroy (&se->lock);
+  free (se->owner);
   free (se);
 }
 
 void
 sr_http_session_close (struct session *se)
 {
+  struct sr_sessions *sessions = sr_mcp_server_sessions (se->h->mcp);
   struct sr_mcp_conn *conn;
 
   pthread_mutex_lock (&se->lock);
@@ -81,6 +86,11 @@ sr_http_session_close (struct session *se)
   /* Not under conn_lock: closing waits for call threads, and a reader
    * may be waiting for conn_lock.  Nobody else uses conn now.  */
   sr_mcp_conn_close (conn);
+  /* Without tokens the MCP session owns its sandbox sessions, and once
+   * it is gone nobody can name them: they go now, not at their idle
+   * timeout.  A token's outlive it: the token may open another.  */
+  if (conn && se->h->tokens == NULL && sessions)
+    sr_sessions_orphan (sessions, se->owner);
 
   pthread_mutex_lock (&se->lock);
   for (struct stream *st = se->streams; st; st = st->next)
@@ -178,14 +188,16 @@ expire_sessions (struct http *h)
 
 /* expire_sessions runs first.  Every id is compared, in constant time.  */
 struct session *
-sr_http_session_find (struct http *h, const char *id)
+sr_http_session_find (struct http *h, struct MHD_Connection *c, const char *id)
 {
+  const char *token_owner = sr_http_token_owner (h, c);
   struct session *found = NULL;
 
   expire_sessions (h);
   pthread_mutex_lock (&h->lock);
   for (struct session *se = h->sessions; se; se = se->next)
-    if (sr_http_ct_equal (se->id, id) && found == NULL)
+    if (sr_http_ct_equal (se->id, id) && found == NULL
+        && (h->tokens == NULL || (token_owner && strcmp (token_owner, se->owner) == 0)))
       found = se;
   if (found)
     {
@@ -260,4 +272,9 @@ sr_http_sessions_stop (struct http *h)
       sr_http_session_close (se);
       sr_http_session_unref (se);
     }
+  /* Their streams waiting for a client to resume them saw the close. */
+  pthread_mutex_lock (&h->lock);
+  while (h->waiting)
+    pthread_cond_wait (&h->resumed, &h->lock);
+  pthread_mutex_unlock (&h->lock);
 }

@@ -17,7 +17,7 @@ enum MHD_Result
 sr_http_sse_open (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
   sr_error_t err = NULL;
-  struct session *se = sr_http_session_new (h, &err);
+  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), &err);
   struct msg *m;
   enum MHD_Result ret;
 
@@ -37,8 +37,7 @@ sr_http_sse_open (struct http *h, struct MHD_Connection *c, struct request *rq)
                           se->id);
   pthread_mutex_lock (&se->lock);
   se->get_stream = rq->stream;
-  *rq->stream->tail = m;
-  rq->stream->tail = &m->next;
+  sr_http_stream_append_locked (rq->stream, m);
   pthread_mutex_unlock (&se->lock);
   ret = sr_http_reply_stream (c, rq->stream, NULL);
   sr_http_session_unref (se); /* ours; the table and the stream hold their own */
@@ -49,7 +48,8 @@ enum MHD_Result
 sr_http_sse_post (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
   const char *id = MHD_lookup_connection_value (c, MHD_GET_ARGUMENT_KIND, "sessionId");
-  struct session *se = id ? sr_http_session_find (h, id) : NULL;
+  _cleanup_free_ char *files_url = sr_http_files_url (c);
+  struct session *se = id ? sr_http_session_find (h, c, id) : NULL;
   enum MHD_Result ret;
 
   if (se && !se->sse)
@@ -62,7 +62,7 @@ sr_http_sse_post (struct http *h, struct MHD_Connection *c, struct request *rq)
                                 NULL);
   if (rq->over)
     ret = sr_http_reply_oversized (h, c, rq);
-  else if (sr_http_session_handle (se, NULL, rq->body ? rq->body : "", rq->len))
+  else if (sr_http_session_handle (se, NULL, files_url, rq->body ? rq->body : "", rq->len))
     ret = sr_http_reply_body (c, MHD_HTTP_ACCEPTED, "text/plain", sr_xstrdup ("Accepted"),
                               NULL, NULL);
   else

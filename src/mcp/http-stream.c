@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -135,37 +136,84 @@ sr_http_stream_unref (struct stream *st)
   sr_http_session_unref (se);
 }
 
+/* Whether the conn's client speaks 2025-11-25 or later, which knows
+ * priming events and resumes a stream with Last-Event-ID.  */
+static bool
+client_resumes (struct session *se)
+{
+  const char *protocol;
+  bool yes;
+
+  pthread_mutex_lock (&se->conn_lock);
+  protocol = se->conn ? sr_mcp_conn_protocol (se->conn) : NULL;
+  yes = protocol && strcmp (protocol, "2025-11-25") >= 0;
+  pthread_mutex_unlock (&se->conn_lock);
+  return yes;
+}
+
+void
+sr_http_stream_append_locked (struct stream *st, struct msg *m)
+{
+  *st->tail = m;
+  st->tail = &m->next;
+  if (st->cursor == NULL)
+    st->cursor = m;
+  st->n_msgs++;
+}
+
 struct stream *
 sr_http_stream_attach (struct session *se, const cJSON *id, bool sse, struct MHD_Connection *c)
 {
   struct stream *st = stream_new (se, id, sse, c);
 
+  /* A stream of a request can be resumed; the GET stream is only
+   * opened again.  */
+  st->resumable = sse && id && client_resumes (se);
   sr_http_session_ref (se); /* the stream's */
   pthread_mutex_lock (&se->lock);
+  st->no = ++se->n_streams;
   st->linked = true;
   st->next = se->streams;
   se->streams = st;
+  if (st->resumable)
+    {
+      /* The priming event: an id, and no data, first, so that the
+       * client can resume even before anything else came.  */
+      struct msg *m = sr_xcalloc (1, sizeof *m);
+
+      m->seq = ++se->event_seq;
+      m->text = sr_xasprintf ("id: %u-%llu\nretry: %u\ndata: \n\n", st->no,
+                              (unsigned long long) m->seq, HTTP_RESUME_RETRY_MS);
+      sr_http_stream_append_locked (st, m);
+    }
   pthread_mutex_unlock (&se->lock);
   return st;
 }
 
+/* The message as st sends it; seq numbers its event when st is
+ * resumable.  */
 static char *
-frame (const struct stream *st, const char *json)
+frame (const struct stream *st, const char *json, uint64_t seq)
 {
+  _cleanup_free_ char *head = NULL;
+
   if (!st->sse)
     return sr_xstrdup (json);
+  head = st->resumable ? sr_xasprintf ("id: %u-%llu\nevent: message\ndata: ", st->no,
+                                       (unsigned long long) seq)
+                       : sr_xstrdup ("event: message\ndata: ");
   /* A JSON text from cJSON has no raw newline, but be safe: each line of
    * the data is its own data: field.  */
   if (strchr (json, '\n') == NULL)
-    return sr_xasprintf ("event: message\ndata: %s\n\n", json);
+    return sr_xasprintf ("%s%s\n\n", head, json);
   {
-    size_t n = 0;
+    size_t n = strlen (head);
     char *out, *p;
 
     for (const char *s = json; *s; s++)
       n += *s == '\n' ? 7 : 1;
-    out = sr_xmalloc (n + 32);
-    p = stpcpy (out, "event: message\ndata: ");
+    out = sr_xmalloc (n + 4);
+    p = stpcpy (out, head);
     for (const char *s = json; *s; s++)
       p = *s == '\n' ? stpcpy (p, "\ndata: ") : (*p = *s, p + 1);
     strcpy (p, "\n\n");
@@ -179,13 +227,16 @@ stream_push_locked (struct stream *st, const char *json, bool response)
 {
   struct msg *m;
 
-  if (st->gone || st->ended || st->answered || (!st->sse && !response))
+  /* A resumable stream whose client went away keeps what comes, for
+   * when it is back.  */
+  if ((st->gone && !st->resumable) || st->ended || st->answered || (!st->sse && !response))
     return;
   m = sr_xcalloc (1, sizeof *m);
-  m->text = frame (st, json);
+  if (st->resumable)
+    m->seq = ++st->se->event_seq;
+  m->text = frame (st, json, m->seq);
   m->response = response;
-  *st->tail = m;
-  st->tail = &m->next;
+  sr_http_stream_append_locked (st, m);
   /* The GET stream of an HTTP+SSE session carries every response.  */
   if (response && st->id)
     st->answered = true;
@@ -217,7 +268,8 @@ sr_http_on_send (void *transport, const cJSON *related_id, const char *json)
 }
 
 bool
-sr_http_session_handle (struct session *se, struct stream *st, const char *body, size_t len)
+sr_http_session_handle (struct session *se, struct stream *st, const char *files_url,
+                        const char *body, size_t len)
 {
   bool open;
 
@@ -225,12 +277,33 @@ sr_http_session_handle (struct session *se, struct stream *st, const char *body,
   open = se->conn != NULL;
   if (open)
     {
+      if (files_url)
+        sr_mcp_conn_set_files_url (se->conn, files_url);
       handling = st;
       sr_mcp_conn_handle (se->conn, body, len);
       handling = NULL;
     }
   pthread_mutex_unlock (&se->conn_lock);
   return open;
+}
+
+/* se->lock held.  Frees the messages sent that st need not keep: all of
+ * them, or for a resumable stream all but the last HTTP_RESUME_KEPT.  */
+static void
+forget_sent_locked (struct stream *st)
+{
+  while (st->head && st->head != st->cursor
+         && (!st->resumable || st->n_msgs > HTTP_RESUME_KEPT))
+    {
+      struct msg *m = st->head;
+
+      st->head = m->next;
+      if (st->head == NULL)
+        st->tail = &st->head;
+      free (m->text);
+      free (m);
+      st->n_msgs--;
+    }
 }
 
 static bool
@@ -286,16 +359,15 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
       free (st->out);
       st->out = NULL;
       st->out_len = st->out_pos = 0;
-      if (st->head)
+      if (st->cursor)
         {
-          struct msg *m = st->head;
+          struct msg *m = st->cursor;
 
-          st->head = m->next;
-          if (st->head == NULL)
-            st->tail = &st->head;
-          st->out = m->text;
-          st->out_len = strlen (m->text);
-          free (m);
+          st->cursor = m->next;
+          /* A resumable stream keeps the text for a replay.  */
+          st->out = st->resumable ? sr_xstrdup (m->text) : TAKE_PTR (m->text);
+          st->out_len = strlen (st->out);
+          forget_sent_locked (st);
           continue;
         }
       if (st->gone)
@@ -321,7 +393,7 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
           st->gone = true;
           continue;
         }
-      if (st->id && !st->answered && st->head == NULL)
+      if (st->id && !st->answered && st->cursor == NULL)
         {
           bool pending;
 
@@ -331,7 +403,7 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
           /* The core sends the response before it forgets the request,
            * so a request that is not pending and not answered was
            * cancelled: it gets no response, and its stream ends.  */
-          if (!pending && !st->answered && st->head == NULL)
+          if (!pending && !st->answered && st->cursor == NULL)
             st->ended = true;
         }
       if (st->sse && !st->ended && sr_now_ns () - st->last_write_ns > KEEPALIVE_NS)
@@ -347,7 +419,13 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
 static void
 stream_read_done (void *cls)
 {
-  sr_http_stream_unref (cls);
+  struct stream *st = cls;
+
+  pthread_mutex_lock (&st->se->lock);
+  st->reading = false;
+  pthread_cond_broadcast (&st->cond);
+  pthread_mutex_unlock (&st->se->lock);
+  sr_http_stream_unref (st);
 }
 
 /* se->lock held: the queued messages as one body (the request was
@@ -372,15 +450,42 @@ stream_drain_locked (struct stream *st)
       free (m);
     }
   st->tail = &st->head;
+  st->cursor = NULL;
+  st->n_msgs = 0;
   st->ended = true;
   return body;
+}
+
+/* The streamed response of st, which holds a reference of it.  */
+static struct MHD_Response *
+stream_response (struct MHD_Connection *c, struct stream *st)
+{
+  struct MHD_Response *r;
+
+  pthread_mutex_lock (&st->se->lock);
+  st->refs++;
+  st->reading = true;
+  pthread_mutex_unlock (&st->se->lock);
+  r = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 16384, stream_read, st,
+                                         stream_read_done);
+  if (r == NULL)
+    stream_read_done (st);
+  else
+    {
+      /* A run may be silent for longer than the idle timeout.  */
+      MHD_set_connection_option (c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned int) 0);
+      MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                               st->sse ? "text/event-stream" : "application/json");
+      if (st->sse)
+        MHD_add_response_header (r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    }
+  return r;
 }
 
 enum MHD_Result
 sr_http_reply_stream (struct MHD_Connection *c, struct stream *st, const char *session_id)
 {
   struct session *se = st->se;
-  const char *type = st->sse ? "text/event-stream" : "application/json";
   struct MHD_Response *r;
   enum MHD_Result ret;
   char *body = NULL;
@@ -388,43 +493,124 @@ sr_http_reply_stream (struct MHD_Connection *c, struct stream *st, const char *s
   pthread_mutex_lock (&se->lock);
   if (st->id && st->answered)
     body = stream_drain_locked (st);
-  else if (st->sse)
+  else if (st->sse && !st->resumable)
     {
-      /* A comment first, so the headers go out now.  */
+      /* A comment first, so the headers go out now (a resumable stream
+       * has its priming event for that).  */
       struct msg *m = sr_xcalloc (1, sizeof *m);
 
       m->text = sr_xstrdup (": stream open\n\n");
       m->next = st->head;
       if (st->head == NULL)
         st->tail = &m->next;
-      st->head = m;
+      st->head = st->cursor = m;
+      st->n_msgs++;
     }
-  if (body == NULL)
-    st->refs++; /* the response's */
   pthread_mutex_unlock (&se->lock);
 
   if (body)
-    r = MHD_create_response_from_buffer (strlen (body), body, MHD_RESPMEM_MUST_FREE);
-  else
     {
-      r = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 16384, stream_read, st,
-                                             stream_read_done);
+      r = MHD_create_response_from_buffer (strlen (body), body, MHD_RESPMEM_MUST_FREE);
       if (r == NULL)
-        sr_http_stream_unref (st);
+        free (body);
       else
-        /* A run may be silent for longer than the idle timeout.  */
-        MHD_set_connection_option (c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned int) 0);
+        MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                 st->sse ? "text/event-stream" : "application/json");
     }
+  else
+    r = stream_response (c, st);
   if (r == NULL)
-    {
-      free (body);
-      return MHD_NO;
-    }
-  MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-  if (st->sse)
-    MHD_add_response_header (r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    return MHD_NO;
   if (session_id)
     MHD_add_response_header (r, "Mcp-Session-Id", session_id);
+  ret = MHD_queue_response (c, MHD_HTTP_OK, r);
+  MHD_destroy_response (r);
+  return ret;
+}
+
+/* se->lock held.  The resumable stream of se that "S-N" names, or NULL;
+ * *ret_n is N.  */
+static struct stream *
+find_resumable_locked (struct session *se, const char *last_event_id, uint64_t *ret_n)
+{
+  unsigned no;
+  unsigned long long n;
+  int used = 0;
+
+  if (sscanf (last_event_id, "%u-%llu%n", &no, &n, &used) != 2 || last_event_id[used] != '\0')
+    return NULL;
+  *ret_n = n;
+  for (struct stream *st = se->streams; st; st = st->next)
+    if (st->no == no && st->resumable)
+      return st;
+  return NULL;
+}
+
+struct stream *
+sr_http_stream_resume (struct session *se, const char *last_event_id, struct MHD_Connection *c,
+                       unsigned *ret_status)
+{
+  const union MHD_ConnectionInfo *info
+      = MHD_get_connection_info (c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  struct stream *st;
+  struct msg *from;
+  struct timespec ts;
+  uint64_t n = 0;
+  bool taken = false;
+
+  *ret_status = 0;
+  pthread_mutex_lock (&se->lock);
+  st = find_resumable_locked (se, last_event_id, &n);
+  if (st == NULL)
+    {
+      pthread_mutex_unlock (&se->lock);
+      return NULL;
+    }
+  st->refs++; /* while we wait; the caller's when taken */
+  /* A client may be back before its old connection's reader noticed it
+   * left (within STREAM_POLL_MS) and let go of the stream.  */
+  sr_deadline_after (CLOCK_REALTIME, 4 * STREAM_POLL_MS, &ts);
+  while (st->reading && !se->closed)
+    if (pthread_cond_timedwait (&st->cond, &se->lock, &ts) == ETIMEDOUT)
+      break;
+  if (st->linked && st->gone && !st->reading && !se->closed)
+    {
+      /* The events after N must all be kept: the first kept is N or
+       * before.  */
+      if (st->head == NULL || st->head->seq > n)
+        *ret_status = MHD_HTTP_CONFLICT;
+      else
+        {
+          for (from = st->head; from && from->seq <= n; from = from->next)
+            ;
+          st->gone = false;
+          st->cursor = from;
+          st->connection = c;
+          st->fd = info ? info->connect_fd : -1;
+          free (TAKE_PTR (st->out));
+          st->out_len = st->out_pos = 0;
+          st->last_write_ns = sr_now_ns ();
+          pthread_cond_broadcast (&st->cond);
+          taken = true;
+        }
+    }
+  else if (st->linked && !se->closed)
+    *ret_status = MHD_HTTP_CONFLICT; /* another connection reads it */
+  pthread_mutex_unlock (&se->lock);
+  if (taken)
+    return st;
+  sr_http_stream_unref (st);
+  return NULL;
+}
+
+enum MHD_Result
+sr_http_reply_resumed (struct MHD_Connection *c, struct stream *st)
+{
+  struct MHD_Response *r = stream_response (c, st);
+  enum MHD_Result ret;
+
+  if (r == NULL)
+    return MHD_NO;
   ret = MHD_queue_response (c, MHD_HTTP_OK, r);
   MHD_destroy_response (r);
   return ret;

@@ -42,7 +42,7 @@ first_call (struct http *h, struct MHD_Connection *c, const char *url, const cha
             bool *done)
 {
   enum MHD_Result ret;
-  bool stopping;
+  bool stopping, files;
 
   *done = true;
   pthread_mutex_lock (&h->lock);
@@ -51,9 +51,12 @@ first_call (struct http *h, struct MHD_Connection *c, const char *url, const cha
   if (stopping)
     return sr_http_reply_error (c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
                                 "the server is stopping", NULL, NULL);
-  if (!sr_http_caller_ok (h, c, &ret))
+  files = strncmp (url, HTTP_FILES_PREFIX, strlen (HTTP_FILES_PREFIX)) == 0;
+  if (!sr_http_caller_ok (h, c,
+                          files && MHD_lookup_connection_value (c, MHD_GET_ARGUMENT_KIND, "sig"),
+                          &ret))
     return ret;
-  if (strncmp (url, HTTP_FILES_PREFIX, strlen (HTTP_FILES_PREFIX)) == 0)
+  if (files)
     {
       if (strcmp (method, "GET") != 0 && strcmp (method, "HEAD") != 0)
         return sr_http_reply_error (c, MHD_HTTP_METHOD_NOT_ALLOWED, -32000,
@@ -277,31 +280,10 @@ set_access (struct http *h, const struct sr_mcp_http_options *o, sr_error_t *err
   if (o->token_file && o->token_file[0]
       && sr_http_read_tokens (o->token_file, &h->tokens, err) < 0)
     return -1;
+  h->token_ids = sr_http_token_ids (h->tokens);
   if (o->allowed_origins)
     h->origins = sr_http_parse_origins (o->allowed_origins);
   return 0;
-}
-
-/* Tells the server the URL the download links of /files/ start with: the
- * address fd listens on.  */
-static void
-publish_files_url (struct sr_mcp_server *s, int fd)
-{
-  struct sockaddr_storage ss;
-  socklen_t len = sizeof ss;
-  char host[NI_MAXHOST], port[NI_MAXSERV];
-
-  if (getsockname (fd, (struct sockaddr *) &ss, &len) == 0
-      && getnameinfo ((struct sockaddr *) &ss, len, host, sizeof host, port, sizeof port,
-                      NI_NUMERICHOST | NI_NUMERICSERV)
-             == 0)
-    {
-      _cleanup_free_ char *url = sr_xasprintf (ss.ss_family == AF_INET6 ? "http://[%s]:%s"
-                                                                        : "http://%s:%s",
-                                               host, port);
-
-      sr_mcp_server_set_files_url (s, url);
-    }
 }
 
 static void
@@ -385,15 +367,17 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
   if (fd >= 0)
     {
       pthread_mutex_init (&h.lock, NULL);
-      publish_files_url (s, fd);
+      pthread_cond_init (&h.resumed, NULL);
       r = serve (&h, fd, flags, o->listen, stop_fd, err);
       close (fd);
+      pthread_cond_destroy (&h.resumed);
       pthread_mutex_destroy (&h.lock);
     }
   if (h.tokens)
     for (char **t = h.tokens; *t; t++)
       explicit_bzero (*t, strlen (*t));
   sr_strv_free (h.tokens);
+  sr_strv_free (h.token_ids);
   sr_strv_free (h.origins);
   return r;
 }

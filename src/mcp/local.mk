@@ -2,6 +2,7 @@ libsandbox_a_SOURCES += \
 	src/mcp/jsonrpc.c src/mcp/jsonrpc.h \
 	src/mcp/rpc-id.c src/mcp/rpc-id.h \
 	src/mcp/server.c src/mcp/server.h \
+	src/mcp/download-link.c src/mcp/download-link.h \
 	src/mcp/tools.c src/mcp/tools.h src/mcp/tools-internal.h \
 	src/mcp/tools-result.c src/mcp/tools-run.c src/mcp/tools-audit.c src/mcp/tools-session.c \
 	src/mcp/tools-files.c src/mcp/tools-shell.c src/mcp/tools-compat.c \

@@ -272,7 +272,7 @@ shell_session (const struct sr_mcp_tool_ctx *ctx, const char *shell_id)
 
   if (shell_id == NULL)
     return NULL;
-  sr_sessions_shell_list (ctx->sessions, &v, &n);
+  sr_sessions_shell_list (ctx->sessions, ctx->owner, &v, &n);
   for (size_t i = 0; i < n && id == NULL; i++)
     if (strcmp (v[i].shell_id, shell_id) == 0)
       id = sr_xstrdup (v[i].session_id);

@@ -13,6 +13,7 @@
 #include "common/utf8.h"
 #include "common/json.h"
 #include "common/util.h"
+#include "mcp/download-link.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/resources.h"
 #include "mcp/rpc-id.h"
@@ -51,7 +52,7 @@ struct sr_mcp_server
 {
   const struct sr_config *cfg;
   struct sr_service *service;
-  char *files_url;
+  struct sr_mcp_link_key link_key;
   pthread_mutex_t lock;
   pthread_cond_t slot_freed;
   uint64_t running;            /* runs holding a slot */
@@ -63,6 +64,7 @@ struct call
   struct sr_mcp_conn *conn;
   cJSON *id, *params, *progress_token;
   char *nul_member;            /* the message's: see struct sr_rpc_message */
+  char *files_url;             /* of the request that made the call */
   int cancel_fd;               /* eventfd, written to cancel */
   bool cancelled;              /* under conn->lock */
   uint64_t progress;
@@ -84,6 +86,8 @@ struct sr_mcp_conn
   struct sr_mcp_resources *resources;
   bool initialized;
   bool closing;
+  char *owner;                 /* of the sessions it makes; NULL: every session */
+  char *files_url;             /* of the request being handled */
   char protocol[16];
   int log_level;
   char *client;                /* the caller, as the audit trail records it */
@@ -97,7 +101,8 @@ sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, sr_e
   struct sr_mcp_server *s = sr_xcalloc (1, sizeof *s);
 
   s->cfg = cfg;
-  if (sr_service_open (cfg, SR_SERVICE_SERVER, "mcp", &s->service, err) < 0)
+  if (sr_mcp_link_key_init (&s->link_key, err) < 0
+      || sr_service_open (cfg, SR_SERVICE_SERVER, "mcp", &s->service, err) < 0)
     {
       free (s);
       return -1;
@@ -114,7 +119,7 @@ sr_mcp_server_free (struct sr_mcp_server *s)
   if (s == NULL)
     return;
   sr_service_close (s->service);
-  free (s->files_url);
+  explicit_bzero (&s->link_key, sizeof s->link_key);
   pthread_mutex_destroy (&s->lock);
   pthread_cond_destroy (&s->slot_freed);
   free (s);
@@ -126,11 +131,10 @@ sr_mcp_server_sessions (struct sr_mcp_server *s)
   return sr_service_sessions (s->service);
 }
 
-void
-sr_mcp_server_set_files_url (struct sr_mcp_server *s, const char *url)
+const struct sr_mcp_link_key *
+sr_mcp_server_link_key (const struct sr_mcp_server *s)
 {
-  free (s->files_url);
-  s->files_url = url ? sr_xstrdup (url) : NULL;
+  return &s->link_key;
 }
 
 char *
@@ -225,6 +229,7 @@ call_free (struct call *call)
   cJSON_Delete (call->progress_token);
   free (call->nul_member);
   free (call->pending);
+  free (call->files_url);
   if (call->cancel_fd >= 0)
     close (call->cancel_fd);
   free (call);
@@ -381,14 +386,15 @@ on_warning (const char *message, void *userdata)
 
 /* What a tool or a resource of connection c works with.  */
 static struct sr_mcp_tool_ctx
-conn_ctx (struct sr_mcp_conn *c, int cancel_fd, void *userdata)
+conn_ctx (struct sr_mcp_conn *c, int cancel_fd, const char *files_url, void *userdata)
 {
   struct sr_mcp_server *s = c->s;
 
   /* Without a call (userdata) there is nothing to report progress of.  */
   return (struct sr_mcp_tool_ctx) {
     .cfg = s->cfg, .service = s->service, .sessions = sr_service_sessions (s->service),
-    .files_url = s->files_url, .client = c->client, .cancel_fd = cancel_fd,
+    .owner = c->owner, .files_url = files_url, .link_key = &s->link_key,
+    .client = c->client, .cancel_fd = cancel_fd,
     .on_progress = userdata ? on_progress : NULL, .on_warning = userdata ? on_warning : NULL,
     .userdata = userdata,
   };
@@ -402,7 +408,7 @@ call_main (void *arg)
   struct sr_mcp_server *s = c->s;
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (call->params, "name");
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (call->params, "arguments");
-  struct sr_mcp_tool_ctx ctx = conn_ctx (c, call->cancel_fd, call);
+  struct sr_mcp_tool_ctx ctx = conn_ctx (c, call->cancel_fd, call->files_url, call);
   bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
   cJSON *result = NULL;
 
@@ -524,6 +530,7 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
       call_free (call);
       return;
     }
+  call->files_url = c->files_url ? sr_xstrdup (c->files_url) : NULL;
   call->next = c->calls;
   c->calls = call;
   pthread_mutex_unlock (&c->lock);
@@ -627,7 +634,7 @@ do_set_level (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 static void
 do_resources (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 {
-  struct sr_mcp_tool_ctx ctx = conn_ctx (c, -1, NULL);
+  struct sr_mcp_tool_ctx ctx = conn_ctx (c, -1, c->files_url, NULL);
   char *reply = sr_mcp_resources_handle (c->resources, &ctx, m->method, m->id, m->params);
 
   if (reply == NULL)
@@ -724,6 +731,22 @@ sr_mcp_conn_handle (struct sr_mcp_conn *c, const char *json, size_t len)
   sr_rpc_message_done (&m);
 }
 
+void
+sr_mcp_conn_set_owner (struct sr_mcp_conn *c, const char *owner)
+{
+  free (c->owner);
+  c->owner = owner ? sr_xstrdup (owner) : NULL;
+}
+
+void
+sr_mcp_conn_set_files_url (struct sr_mcp_conn *c, const char *url)
+{
+  pthread_mutex_lock (&c->lock);
+  free (c->files_url);
+  c->files_url = url ? sr_xstrdup (url) : NULL;
+  pthread_mutex_unlock (&c->lock);
+}
+
 bool
 sr_mcp_conn_initialized (const struct sr_mcp_conn *c)
 {
@@ -758,5 +781,7 @@ sr_mcp_conn_close (struct sr_mcp_conn *c)
   pthread_mutex_destroy (&c->lock);
   pthread_cond_destroy (&c->idle);
   free (c->client);
+  free (c->owner);
+  free (c->files_url);
   free (c);
 }

@@ -41,9 +41,10 @@ void sr_mcp_server_free (struct sr_mcp_server *s);
 /* The server's sessions (NULL when they could not start), for the HTTP
  * file download.  */
 struct sr_sessions *sr_mcp_server_sessions (struct sr_mcp_server *s);
-/* Where GET /files/{session}/{path} is served ("http://127.0.0.1:8080"),
- * for the download_url of artifacts; set before any connection.  */
-void sr_mcp_server_set_files_url (struct sr_mcp_server *s, const char *url);
+/* The key of the server's signed download links (mcp/download-link.h),
+ * drawn when it started.  */
+struct sr_mcp_link_key;
+const struct sr_mcp_link_key *sr_mcp_server_link_key (const struct sr_mcp_server *s);
 
 struct sr_mcp_conn *sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn send,
                                      void *transport);
@@ -51,6 +52,15 @@ struct sr_mcp_conn *sr_mcp_conn_new (struct sr_mcp_server *s, sr_mcp_send_fn sen
  * message: what the audit trail records, hashed, and what audit_query
  * shows it of.  A connection nobody names is "stdio".  */
 void sr_mcp_conn_set_client (struct sr_mcp_conn *c, const char *identity);
+/* Whose the sandbox sessions of the connection are (sandbox/session.h):
+ * the sessions it makes are the owner's, and it finds only the owner's.
+ * NULL (the default) is the one client of a server that has only one
+ * (stdio), which owns every session.  Set before the first message.  */
+void sr_mcp_conn_set_owner (struct sr_mcp_conn *c, const char *owner);
+/* Where the requests handled from now on reach GET /files/
+ * ("http://HOST:PORT", from the request's Host), for the download_url of
+ * artifacts; NULL (the default): no download_url.  */
+void sr_mcp_conn_set_files_url (struct sr_mcp_conn *c, const char *url);
 /* Handles one message (a JSON text of len bytes).  Malformed input is
  * answered with the JSON-RPC error it deserves; nothing here fails.  */
 void sr_mcp_conn_handle (struct sr_mcp_conn *c, const char *json, size_t len);

@@ -26,7 +26,7 @@ run_python_args (const struct sr_mcp_tool_ctx *ctx, cJSON *args)
   cJSON_AddStringToObject (args, "language", "python");
   if (sr_mcp_arg_string (args, "session_id"))
     return NULL;
-  if (sr_sessions_acquire (ctx->sessions, NULL, NULL, ctx->cancel_fd, &s, &err) < 0)
+  if (sr_sessions_acquire (ctx->sessions, ctx->owner, NULL, NULL, ctx->cancel_fd, &s, &err) < 0)
     return sr_mcp_tool_refusal (&err);
   cJSON_DeleteItemFromObjectCaseSensitive (args, "session_id");
   cJSON_AddStringToObject (args, "session_id", sr_session_id (s));

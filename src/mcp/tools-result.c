@@ -5,9 +5,11 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/utf8.h"
 #include "common/util.h"
+#include "mcp/download-link.h"
 #include "mcp/resource-uri.h"
 #include "sandbox/service.h"
 
@@ -153,8 +155,11 @@ sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *s
       if (ctx->files_url)
         {
           _cleanup_free_ char *path = sr_mcp_uri_path (v[i].path);
-          _cleanup_free_ char *url = sr_xasprintf ("%s/files/%s/%s", ctx->files_url, session_id,
-                                                   path);
+          _cleanup_free_ char *query = sr_mcp_link_query (
+              ctx->link_key, session_id, v[i].path,
+              (int64_t) time (NULL) + (int64_t) (ctx->cfg->download_url_ttl_ms / 1000));
+          _cleanup_free_ char *url = sr_xasprintf ("%s/files/%s/%s%s", ctx->files_url,
+                                                   session_id, path, query);
 
           cJSON_AddStringToObject (e, "download_url", url);
         }

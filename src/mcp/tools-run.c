@@ -104,7 +104,7 @@ sr_mcp_call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool
     return o;
   if (session_id && *session_id == '\0')
     return sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
-  if (sr_service_run_code (ctx->service, &req, session_id, &run, &err) < 0)
+  if (sr_service_run_code (ctx->service, &req, ctx->owner, session_id, &run, &err) < 0)
     {
       sr_service_run_done (&run);
       return sr_mcp_tool_refusal (&err);

@@ -25,7 +25,7 @@ sr_mcp_session_do (const struct sr_mcp_tool_ctx *ctx, const char *id, bool creat
 
   if (!create && *id == '\0')
     return sr_error_set_code (err, "invalid_arguments", 0, "session_id must not be empty");
-  if (sr_sessions_acquire (ctx->sessions, id, NULL, ctx->cancel_fd, &s, err) < 0)
+  if (sr_sessions_acquire (ctx->sessions, ctx->owner, id, NULL, ctx->cancel_fd, &s, err) < 0)
     return -1;
   r = work (ctx, s, data, err);
   sr_session_release (s);
@@ -48,7 +48,7 @@ void
 sr_mcp_sessions_visible (const struct sr_mcp_tool_ctx *ctx, struct sr_session_info **ret,
                          size_t *ret_n)
 {
-  sr_sessions_list (ctx->sessions, ret, ret_n);
+  sr_sessions_list (ctx->sessions, ctx->owner, ret, ret_n);
 }
 
 cJSON *
@@ -60,7 +60,7 @@ sr_mcp_call_create_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args
   sr_error_t err = NULL;
   cJSON *o;
 
-  if (sr_sessions_acquire (ctx->sessions, NULL, image, ctx->cancel_fd, &s, &err) < 0)
+  if (sr_sessions_acquire (ctx->sessions, ctx->owner, NULL, image, ctx->cancel_fd, &s, &err) < 0)
     return sr_mcp_tool_refusal (&err);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "session_id", sr_session_id (s));
@@ -80,7 +80,7 @@ sr_mcp_call_close_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   sr_error_t err = NULL;
   cJSON *o;
 
-  if (sr_sessions_close (ctx->sessions, id, &err) < 0)
+  if (sr_sessions_close (ctx->sessions, ctx->owner, id, &err) < 0)
     return sr_mcp_tool_refusal (&err);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "session_id", id);

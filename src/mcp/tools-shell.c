@@ -69,7 +69,7 @@ sr_mcp_call_shell_new (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   sr_error_t err = NULL;
   cJSON *o;
 
-  if (sr_sessions_shell_new (ctx->sessions, sr_mcp_arg_string (args, "session_id"), &shell_id,
+  if (sr_sessions_shell_new (ctx->sessions, ctx->owner, sr_mcp_arg_string (args, "session_id"), &shell_id,
                              &session_id, &err)
       < 0)
     return sr_mcp_tool_refusal (&err);
@@ -93,7 +93,7 @@ with_shell (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, shell_work_fn 
   sr_error_t err = NULL;
   int r;
 
-  if (sr_sessions_shell_get (ctx->sessions, sr_mcp_arg_string (args, "shell_id"), &sh, &err)
+  if (sr_sessions_shell_get (ctx->sessions, ctx->owner, sr_mcp_arg_string (args, "shell_id"), &sh, &err)
       < 0)
     return sr_mcp_tool_refusal (&err);
   r = work (sh, data, &err);
@@ -211,7 +211,7 @@ sr_mcp_call_shell_list (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   size_t n = 0;
   cJSON *o, *list;
 
-  sr_sessions_shell_list (ctx->sessions, &v, &n);
+  sr_sessions_shell_list (ctx->sessions, ctx->owner, &v, &n);
   o = cJSON_CreateObject ();
   list = cJSON_AddArrayToObject (o, "shells");
   for (size_t i = 0; i < n; i++)
@@ -235,7 +235,7 @@ sr_mcp_call_shell_remove (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   sr_error_t err = NULL;
   cJSON *o;
 
-  if (sr_sessions_shell_remove (ctx->sessions, id, &err) < 0)
+  if (sr_sessions_shell_remove (ctx->sessions, ctx->owner, id, &err) < 0)
     return sr_mcp_tool_refusal (&err);
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "shell_id", id);

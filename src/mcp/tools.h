@@ -20,8 +20,10 @@ struct sr_mcp_tool_ctx
   const struct sr_config *cfg;
   struct sr_service *service;   /* runs, images, the history */
   struct sr_sessions *sessions; /* the service's; NULL: unavailable */
+  const char *owner;            /* the caller, for every session lookup (sandbox/session.h) */
   const char *files_url;        /* "http://host:port" when HTTP serves /files, or NULL */
   const char *client;           /* the caller, as sr_service_audit_client made it */
+  const struct sr_mcp_link_key *link_key; /* signs download_url (mcp/download-link.h) */
   int cancel_fd;                /* readable: cancel the run */
   /* The argument whose string held a NUL, cut there by the JSON parser
    * (struct sr_rpc_message's nul_member), or NULL: the call is refused.  */

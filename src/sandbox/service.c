@@ -235,8 +235,8 @@ record (struct sr_service *s, const struct sr_code_request *req, struct sr_servi
 
 /* Runs req in the session session_id names, which stays busy meanwhile.  */
 static int
-run_in_session (struct sr_service *s, const struct sr_code_request *req, const char *session_id,
-                struct sr_service_run *run, sr_error_t *err)
+run_in_session (struct sr_service *s, const struct sr_code_request *req, const char *owner,
+                const char *session_id, struct sr_service_run *run, sr_error_t *err)
 {
   struct sr_session *session = NULL;
   int r;
@@ -244,7 +244,7 @@ run_in_session (struct sr_service *s, const struct sr_code_request *req, const c
   if (s->sessions == NULL)
     return sr_error_set_plain (err, "sessions_unavailable", ENOTSUP,
                                "this server has no session support");
-  if (sr_sessions_acquire (s->sessions, session_id, NULL, req->cancel_fd, &session, err) < 0)
+  if (sr_sessions_acquire (s->sessions, owner, session_id, NULL, req->cancel_fd, &session, err) < 0)
     return -1;
   r = sr_session_run_code (session, req, &run->code, &run->artifacts, &run->n_artifacts, err);
   if (r == 0)
@@ -254,14 +254,14 @@ run_in_session (struct sr_service *s, const struct sr_code_request *req, const c
 }
 
 int
-sr_service_run_code (struct sr_service *s, const struct sr_code_request *req,
+sr_service_run_code (struct sr_service *s, const struct sr_code_request *req, const char *owner,
                      const char *session_id, struct sr_service_run *run, sr_error_t *err)
 {
   int r;
 
   memset (run, 0, sizeof *run);
   if (session_id)
-    r = run_in_session (s, req, session_id, run, err);
+    r = run_in_session (s, req, owner, session_id, run, err);
   else if (s->pool)
     r = sr_code_pool_run (s->pool, req, &run->code, err);
   else

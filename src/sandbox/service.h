@@ -66,14 +66,16 @@ struct sr_service_run
 };
 void sr_service_run_done (struct sr_service_run *run);
 
-/* Runs req in session session_id (NULL: none), else in a warm container
+/* Runs req in session session_id (NULL: none) when owner may see it
+ * (sandbox/session.h), else in a warm container
  * when the pool has one for it, else in a fresh container; records a run
  * that happened in the history (a history that fails costs the record,
  * never the run).  -1 when nothing ran, the error's code saying why for
  * programs (sessions_unavailable, session_busy, image_missing, ...).  req
  * must have been checked with sr_code_validate.  */
 int sr_service_run_code (struct sr_service *s, const struct sr_code_request *req,
-                         const char *session_id, struct sr_service_run *run, sr_error_t *err);
+                         const char *owner, const char *session_id, struct sr_service_run *run,
+                         sr_error_t *err);
 
 /* The history entries that match f, as sr_history_list; an error when the
  * history is unavailable (one-shot mode opens it here if need be).  */

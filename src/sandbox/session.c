@@ -33,6 +33,7 @@ struct sr_session
 {
   struct sr_sessions *m;
   char id[40];
+  char *owner;             /* who made it (sr_sessions_acquire); NULL: the one client */
   struct sr_backend_box *box;
   char *code_dir;
   int code_fd;             /* holds the code dir's lock */
@@ -42,6 +43,7 @@ struct sr_session
   int64_t created;
   uint64_t last_used_ns;
   bool busy;
+  bool orphaned;           /* its owner is gone: the reaper takes it once it is free */
   unsigned pins;           /* shell calls in flight: the session stays */
   struct shell_slot *shells;
   size_t n_shells;
@@ -85,6 +87,37 @@ struct sr_sessions
 static int session_create (struct sr_sessions *m, const char *image_ref,
                            struct sr_session **ret, sr_error_t *err);
 
+/* Whether owner may see s: the one client (NULL) sees every session,
+ * anyone else only the sessions it made.  */
+static bool
+visible (const struct sr_session *s, const char *owner)
+{
+  return owner == NULL || (s->owner && strcmp (s->owner, owner) == 0);
+}
+
+/* The one lookup of a session by its id, for every call that names one:
+ * the session of id (id_len bytes) that owner may see, or NULL.  Another
+ * owner's session is not found, as a missing one is: an id names nothing
+ * to whoever did not make it.  m->lock held.  */
+static struct sr_session **
+lookup_locked (struct sr_sessions *m, const char *owner, const char *id, size_t id_len)
+{
+  struct sr_session **pp;
+
+  for (pp = &m->head; *pp; pp = &(*pp)->next)
+    if (strlen ((*pp)->id) == id_len && memcmp ((*pp)->id, id, id_len) == 0)
+      return visible (*pp, owner) ? pp : NULL;
+  return NULL;
+}
+
+static struct sr_session *
+find_locked (struct sr_sessions *m, const char *owner, const char *id)
+{
+  struct sr_session **pp = lookup_locked (m, owner, id, strlen (id));
+
+  return pp ? *pp : NULL;
+}
+
 static void
 session_destroy (struct sr_session *s)
 {
@@ -104,6 +137,7 @@ session_destroy (struct sr_session *s)
   if (s->code_fd >= 0)
     close (s->code_fd);
   free (s->code_dir);
+  free (s->owner);
   free (s);
 }
 
@@ -124,7 +158,7 @@ take_expired (struct sr_sessions *m, uint64_t now)
         if (sr_shell_state (s->shells[i].sh) == SR_SHELL_WAITING)
           s->last_used_ns = now;
       idle = now - s->last_used_ns >= m->cfg->session_idle_ms * 1000000ull;
-      if (!s->busy && s->pins == 0 && (idle || !s->m->be->alive (s->box)))
+      if (!s->busy && s->pins == 0 && (idle || s->orphaned || !s->m->be->alive (s->box)))
         {
           *pp = s->next;
           s->next = gone;
@@ -375,8 +409,8 @@ wait_turn (struct sr_sessions *m, uint64_t *deadline_ns, int cancel_fd)
 }
 
 int
-sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, int cancel_fd,
-                     struct sr_session **ret, sr_error_t *err)
+sr_sessions_acquire (struct sr_sessions *m, const char *owner, const char *id, const char *image,
+                     int cancel_fd, struct sr_session **ret, sr_error_t *err)
 {
   struct sr_session *s = NULL;
   int r;
@@ -390,9 +424,7 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, i
        * closed or have expired meanwhile.  */
       for (;;)
         {
-          for (s = m->head; s; s = s->next)
-            if (strcmp (s->id, id) == 0)
-              break;
+          s = find_locked (m, owner, id);
           if (s && !s->busy && !s->m->be->alive (s->box))
             s = NULL;  /* the reaper takes it */
           if (s == NULL)
@@ -453,6 +485,7 @@ sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, i
       while (*pp)
         pp = &(*pp)->next;
       *pp = s;
+      s->owner = owner ? sr_xstrdup (owner) : NULL;
       s->busy = true;
       *ret = s;
     }
@@ -476,15 +509,13 @@ sr_session_release (struct sr_session *s)
 }
 
 int
-sr_sessions_close (struct sr_sessions *m, const char *id, sr_error_t *err)
+sr_sessions_close (struct sr_sessions *m, const char *owner, const char *id, sr_error_t *err)
 {
   struct sr_session *s, **pp;
 
   pthread_mutex_lock (&m->lock);
-  for (pp = &m->head; *pp; pp = &(*pp)->next)
-    if (strcmp ((*pp)->id, id) == 0)
-      break;
-  s = *pp;
+  pp = lookup_locked (m, owner, id, strlen (id));
+  s = pp ? *pp : NULL;
   if (s == NULL || s->busy || s->pins)
     {
       pthread_mutex_unlock (&m->lock);
@@ -502,7 +533,20 @@ sr_sessions_close (struct sr_sessions *m, const char *id, sr_error_t *err)
 }
 
 void
-sr_sessions_list (struct sr_sessions *m, struct sr_session_info **ret, size_t *ret_n)
+sr_sessions_orphan (struct sr_sessions *m, const char *owner)
+{
+  pthread_mutex_lock (&m->lock);
+  for (struct sr_session *s = m->head; s; s = s->next)
+    if (s->owner && strcmp (s->owner, owner) == 0)
+      s->orphaned = true;
+  /* The reaper wakes for it.  */
+  pthread_cond_broadcast (&m->changed);
+  pthread_mutex_unlock (&m->lock);
+}
+
+void
+sr_sessions_list (struct sr_sessions *m, const char *owner, struct sr_session_info **ret,
+                  size_t *ret_n)
 {
   struct sr_session_info *v = NULL;
   size_t n = 0;
@@ -513,6 +557,8 @@ sr_sessions_list (struct sr_sessions *m, struct sr_session_info **ret, size_t *r
     {
       struct sr_session_info *i;
 
+      if (!visible (s, owner))
+        continue;
       v = sr_xrealloc (v, (n + 1) * sizeof *v);
       i = &v[n++];
       memset (i, 0, sizeof *i);
@@ -655,18 +701,9 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
 
 /* --- persistent shells --- */
 
-static struct sr_session *
-find_locked (struct sr_sessions *m, const char *id, size_t id_len)
-{
-  for (struct sr_session *s = m->head; s; s = s->next)
-    if (strlen (s->id) == id_len && memcmp (s->id, id, id_len) == 0)
-      return s;
-  return NULL;
-}
-
 int
-sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret_shell_id,
-                       char **ret_session_id, sr_error_t *err)
+sr_sessions_shell_new (struct sr_sessions *m, const char *owner, const char *session_id,
+                       char **ret_shell_id, char **ret_session_id, sr_error_t *err)
 {
   struct sr_session *s;
   struct sr_shell *sh = NULL;
@@ -677,7 +714,7 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
   if (session_id && *session_id)
     {
       pthread_mutex_lock (&m->lock);
-      s = find_locked (m, session_id, strlen (session_id));
+      s = find_locked (m, owner, session_id);
       if (s == NULL || !s->m->be->alive (s->box))
         {
           pthread_mutex_unlock (&m->lock);
@@ -688,7 +725,7 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret
     }
   else
     {
-      if (sr_sessions_acquire (m, NULL, NULL, -1, &s, err) < 0)
+      if (sr_sessions_acquire (m, owner, NULL, NULL, -1, &s, err) < 0)
         return -1;
       pthread_mutex_lock (&m->lock);
       s->pins++;
@@ -746,16 +783,19 @@ sr_session_of_shell (const char *shell_id)
 
 /* The slot of shell_id, under the lock.  */
 static struct shell_slot *
-find_shell_locked (struct sr_sessions *m, const char *shell_id, struct sr_session **ret)
+find_shell_locked (struct sr_sessions *m, const char *owner, const char *shell_id,
+                   struct sr_session **ret)
 {
   const char *dash = strrchr (shell_id, '-');
+  struct sr_session **pp;
   struct sr_session *s;
 
   if (dash == NULL)
     return NULL;
-  s = find_locked (m, shell_id, (size_t) (dash - shell_id));
-  if (s == NULL)
+  pp = lookup_locked (m, owner, shell_id, (size_t) (dash - shell_id));
+  if (pp == NULL)
     return NULL;
+  s = *pp;
   for (size_t i = 0; i < s->n_shells; i++)
     if (strcmp (sr_shell_id (s->shells[i].sh), shell_id) == 0)
       {
@@ -766,14 +806,14 @@ find_shell_locked (struct sr_sessions *m, const char *shell_id, struct sr_sessio
 }
 
 int
-sr_sessions_shell_get (struct sr_sessions *m, const char *shell_id, struct sr_shell **ret,
-                       sr_error_t *err)
+sr_sessions_shell_get (struct sr_sessions *m, const char *owner, const char *shell_id,
+                       struct sr_shell **ret, sr_error_t *err)
 {
   struct sr_session *s;
   struct shell_slot *slot;
 
   pthread_mutex_lock (&m->lock);
-  slot = find_shell_locked (m, shell_id, &s);
+  slot = find_shell_locked (m, owner, shell_id, &s);
   if (slot)
     {
       slot->refs++;
@@ -795,7 +835,8 @@ sr_sessions_shell_put (struct sr_sessions *m, struct sr_shell *sh)
   struct shell_slot *slot;
 
   pthread_mutex_lock (&m->lock);
-  slot = find_shell_locked (m, sr_shell_id (sh), &s);
+  /* The shell was got by its owner: any caller finds it again.  */
+  slot = find_shell_locked (m, NULL, sr_shell_id (sh), &s);
   if (slot)
     {
       slot->refs--;
@@ -807,14 +848,15 @@ sr_sessions_shell_put (struct sr_sessions *m, struct sr_shell *sh)
 }
 
 int
-sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, sr_error_t *err)
+sr_sessions_shell_remove (struct sr_sessions *m, const char *owner, const char *shell_id,
+                          sr_error_t *err)
 {
   struct sr_session *s;
   struct shell_slot *slot;
   struct sr_shell *sh;
 
   pthread_mutex_lock (&m->lock);
-  slot = find_shell_locked (m, shell_id, &s);
+  slot = find_shell_locked (m, owner, shell_id, &s);
   if (slot == NULL || slot->refs)
     {
       pthread_mutex_unlock (&m->lock);
@@ -840,14 +882,15 @@ sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, sr_error_
 }
 
 void
-sr_sessions_shell_list (struct sr_sessions *m, struct sr_shell_info **ret, size_t *ret_n)
+sr_sessions_shell_list (struct sr_sessions *m, const char *owner, struct sr_shell_info **ret,
+                        size_t *ret_n)
 {
   struct sr_shell_info *v = NULL;
   size_t n = 0;
 
   pthread_mutex_lock (&m->lock);
   for (struct sr_session *s = m->head; s; s = s->next)
-    for (size_t i = 0; i < s->n_shells; i++)
+    for (size_t i = 0; i < s->n_shells && visible (s, owner); i++)
       {
         v = sr_xrealloc (v, (n + 1) * sizeof *v);
         v[n].shell_id = sr_xstrdup (sr_shell_id (s->shells[i].sh));

@@ -17,6 +17,13 @@
  * outlives its runner, and the next manager on Docker removes it by its
  * labels (sr_docker_reap_orphans).
  *
+ * A session belongs to whoever made it, its owner: a string the caller
+ * names (over HTTP the bearer token's id, or the MCP session's), or NULL
+ * for the one client of a server that has one (stdio), which owns every
+ * session.  Every call that names a session takes the caller's owner and
+ * finds only that owner's sessions; another's is session_not_found, as a
+ * missing one is, so that an id tells nothing to whoever did not make it.
+ *
  * A session serves one call at a time: sr_sessions_acquire marks it busy
  * (session_busy for a second caller) until sr_session_release.
  *
@@ -49,17 +56,23 @@ int sr_sessions_new (const struct sr_config *cfg, struct sr_store *store,
 void sr_sessions_free (struct sr_sessions *m);
 
 /* id NULL or "": a new session on image (NULL: the session_image
- * setting).  Otherwise the session id names, which must not be busy
+ * setting), owned by owner.  Otherwise the session id names, if owner
+ * may see it, which must not be busy
  * (or, with session_queue_timeout, stop being busy in time).  The session
  * is busy until sr_session_release.  cancel_fd (-1: none) readable gives
  * up, with code "cancelled": a queued call within 50 ms, a creation once
  * it is done (the new session is then destroyed).  */
-int sr_sessions_acquire (struct sr_sessions *m, const char *id, const char *image, int cancel_fd,
-                         struct sr_session **ret, sr_error_t *err);
+int sr_sessions_acquire (struct sr_sessions *m, const char *owner, const char *id,
+                         const char *image, int cancel_fd, struct sr_session **ret,
+                         sr_error_t *err);
 void sr_session_release (struct sr_session *s);
 
 /* Destroys the session and its data.  Refuses a busy one.  */
-int sr_sessions_close (struct sr_sessions *m, const char *id, sr_error_t *err);
+int sr_sessions_close (struct sr_sessions *m, const char *owner, const char *id,
+                       sr_error_t *err);
+/* The owner is gone (its MCP session ended): its sessions are closed by
+ * the reaper within a second, each once no call uses it.  */
+void sr_sessions_orphan (struct sr_sessions *m, const char *owner);
 
 struct sr_session_info
 {
@@ -70,8 +83,9 @@ struct sr_session_info
   uint64_t idle_ms;        /* since the last call ended */
   bool busy;
 };
-/* Every session, oldest first.  */
-void sr_sessions_list (struct sr_sessions *m, struct sr_session_info **ret, size_t *ret_n);
+/* The sessions owner may see, oldest first.  */
+void sr_sessions_list (struct sr_sessions *m, const char *owner, struct sr_session_info **ret,
+                       size_t *ret_n);
 void sr_session_infos_free (struct sr_session_info *v, size_t n);
 
 const char *sr_session_id (const struct sr_session *s);
@@ -96,7 +110,7 @@ int sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
                      sr_error_t *err);
 
 /* Persistent shells (sandbox/shell.h) of sessions.  A shell's id names
- * its session.  Codes: session_not_found, shell_not_found, shell_busy,
+ * its session, and only the session's owner finds the shell.  Codes: session_not_found, shell_not_found, shell_busy,
  * shell_limit, sandbox_error.  */
 
 /* The id of the session shell_id names, in a new string; NULL for a
@@ -104,14 +118,15 @@ int sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
 char *sr_session_of_shell (const char *shell_id);
 
 /* Starts a shell in session_id (NULL or "": a new session).  */
-int sr_sessions_shell_new (struct sr_sessions *m, const char *session_id, char **ret_shell_id,
-                           char **ret_session_id, sr_error_t *err);
+int sr_sessions_shell_new (struct sr_sessions *m, const char *owner, const char *session_id,
+                           char **ret_shell_id, char **ret_session_id, sr_error_t *err);
 /* The shell, kept (with its session) until sr_sessions_shell_put.  */
-int sr_sessions_shell_get (struct sr_sessions *m, const char *shell_id, struct sr_shell **ret,
-                           sr_error_t *err);
+int sr_sessions_shell_get (struct sr_sessions *m, const char *owner, const char *shell_id,
+                           struct sr_shell **ret, sr_error_t *err);
 void sr_sessions_shell_put (struct sr_sessions *m, struct sr_shell *sh);
 /* Kills the shell; refuses one another call is using (shell_busy).  */
-int sr_sessions_shell_remove (struct sr_sessions *m, const char *shell_id, sr_error_t *err);
+int sr_sessions_shell_remove (struct sr_sessions *m, const char *owner, const char *shell_id,
+                              sr_error_t *err);
 
 struct sr_shell_info
 {
@@ -119,7 +134,8 @@ struct sr_shell_info
   char *session_id;
   enum sr_shell_state state;
 };
-void sr_sessions_shell_list (struct sr_sessions *m, struct sr_shell_info **ret, size_t *ret_n);
+void sr_sessions_shell_list (struct sr_sessions *m, const char *owner,
+                             struct sr_shell_info **ret, size_t *ret_n);
 void sr_shell_infos_free (struct sr_shell_info *v, size_t n);
 
 #endif

@@ -1,10 +1,11 @@
 #!/bin/sh
 # The MCP server over Streamable HTTP: the official TypeScript SDK client
-# (sessions, SSE streams, progress, concurrency, cancellation, DELETE);
-# curl for the transport's refusals (session, Origin, Host, protocol
-# version, size, path, bearer tokens, the download limit, idle sessions)
-# and for a client that hangs up mid-run; then the official conformance
-# suite, one TAP line a scenario.
+# (sessions, SSE streams, progress, concurrency, cancellation, a stream
+# resumed after a cut connection, DELETE); curl for the transport's
+# refusals (session, Origin, Host, protocol version, size, path, bearer
+# tokens, the download limit, idle sessions), for a client that hangs up
+# mid-run and for Last-Event-ID; then the official conformance suite,
+# one TAP line a scenario.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 require_image python cpp
@@ -105,10 +106,11 @@ files_sid=$(printf '%s' "$body" | python3 -c 'import json,sys; print(json.load(s
 like "$files_sid" '^[0-9a-zA-Z_-]{8,}$' "create_session over curl (for the download limit)"
 call 21 run_code "{\"language\":\"python\",\"session_id\":\"$files_sid\",\"code\":\"open('/mnt/data/big.bin','wb').truncate((50<<20)+1); open('/mnt/data/small.txt','w').write('small')\"}"
 like "$body" '"exit_code":0' "a run in it makes a sparse file one byte over 50 MiB"
-status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 "http://127.0.0.1:$port/files/$files_sid/big.bin")
+# Without tokens the session is its MCP session's: a download names it.
+status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 -H "Mcp-Session-Id: $sid" "http://127.0.0.1:$port/files/$files_sid/big.bin")
 is "$status" 413 "GET /files of a file over the download limit is 413"
 like "$(cat "$sr_tmp/dl")" 'file_too_large: .*over the download limit of 52428800 bytes' "with a body that says why"
-status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 "http://127.0.0.1:$port/files/$files_sid/small.txt")
+status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 -H "Mcp-Session-Id: $sid" "http://127.0.0.1:$port/files/$files_sid/small.txt")
 is "$status $(cat "$sr_tmp/dl")" "200 small" "a file under it is served"
 call 22 close_session "{\"session_id\":\"$files_sid\"}"
 
@@ -131,6 +133,31 @@ for accept in text/event-stream application/json; do
   ok $? "a client ($accept) that disconnects mid-run leaves no container within 10 s"
 done
 
+# SSE resumption (2025-11-25): a request's SSE stream numbers its events
+# after a priming event (an id, retry, no data); a client whose stream
+# broke off takes it up with GET and Last-Event-ID and gets what it
+# missed, then the rest, the response included.
+slow='{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"import time\nprint(\"half\", flush=True)\ntime.sleep(4)\nprint(\"done\")"},"_meta":{"progressToken":"p30"}}}'
+curl -s -N --max-time 2 -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \
+  -H "Mcp-Session-Id: $sid" -d "$slow" "$url" > "$sr_tmp/broken" 2>/dev/null
+tr -d '\r' < "$sr_tmp/broken" > "$sr_tmp/broken.txt"
+like "$(head -3 "$sr_tmp/broken.txt" | tr '\n' ' ')" '^id: [0-9]+-[0-9]+ retry: [0-9]+ data: *$' \
+  "a resumable SSE stream opens with a priming event: an id, retry and empty data"
+first=$(sed -n 's/^id: //p' "$sr_tmp/broken.txt" | head -1)
+last=$(sed -n 's/^id: //p' "$sr_tmp/broken.txt" | tail -1)
+! grep -q '"id":30' "$sr_tmp/broken.txt"; ok $? "the stream broke off before the response (last event $last)"
+resume () {
+  curl -s -N --max-time "$2" -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $sid" \
+    -H "Last-Event-ID: $1" "$url" 2>/dev/null | tr -d '\r'
+}
+replayed=$(resume "$first" 1)
+[ "$first" != "$last" ] && printf '%s\n' "$replayed" | grep -q "^id: $last\$" ||
+  [ "$first" = "$last" ]
+ok $? "Last-Event-ID of the priming event replays the events after it"
+! printf '%s\n' "$replayed" | grep -q "^id: $first\$"; ok $? "and not the event it names"
+resumed=$(resume "$last" 20)
+like "$resumed" '"id":30,"result".*done' "a GET with the last Last-Event-ID takes it up again: the run went on, its response comes"
+! printf '%s\n' "$resumed" | grep -q "^id: $last\$"; ok $? "without the event it names"
 status=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Mcp-Session-Id: $sid" "$url")
 is "$status" 200 "DELETE /mcp ends the session"
 post -H "Mcp-Session-Id: $sid" -d "$ping"
@@ -147,8 +174,6 @@ unsupported () {
     prompts-*) echo "prompts are not implemented" ;;
     tools-call-sampling | tools-call-elicitation | elicitation-*)
       echo "needs sampling/elicitation and the suite's test tools, not implemented" ;;
-    server-sse-polling)
-      echo "needs the suite's test_reconnection tool and SSE resumption (Last-Event-ID), not implemented" ;;
     json-schema-2020-12) echo "needs the suite's json_schema_2020_12_tool test tool" ;;
     tools-call-*) echo "needs the suite's test tools (test_simple_text, ...); our tools are run_code & co." ;;
   esac

@@ -106,6 +106,46 @@ check(await waitFor(() => running() === 0, 10000), "within 10 s of the cancel no
 r = await run("python", "print('after')");
 check(r.structuredContent?.stdout === "after\n", "the session still serves after a cancel", r);
 
+// SSE resumption through the SDK: the connection of a call's SSE stream
+// is cut after its first progress notification; the SDK reconnects with
+// GET and Last-Event-ID, and the call ends with its whole result.
+const gets = [];
+let cutDone = false;
+const cutting = async (input, init = {}) => {
+  if (init.method === "GET") gets.push(new Headers(init.headers).get("last-event-id"));
+  if (cutDone || init.method !== "POST" || !String(init.body).includes("cut-me")) return fetch(input, init);
+  cutDone = true;
+  const ac = new AbortController();
+  const res = await fetch(input, { ...init, signal: ac.signal });
+  const reader = res.body.getReader();
+  let seen = "";
+  const body = new ReadableStream({
+    async pull(ctrl) {
+      const { value, done } = await reader.read();
+      if (done) return ctrl.close();
+      ctrl.enqueue(value);
+      seen += new TextDecoder().decode(value);
+      if (seen.includes("notifications/progress")) {
+        ac.abort();
+        ctrl.error(new Error("connection cut by the test"));
+      }
+    },
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
+};
+const resumer = new StreamableHTTPClientTransport(new URL(url), { fetch: cutting });
+const client3 = new Client({ name: "resumer", version: "1.0.0" });
+client3.onerror = () => {};
+await client3.connect(resumer);
+r = await client3.callTool({ name: "run_code", arguments: { language: "python",
+  code: "# cut-me\nimport time\nprint('half', flush=True)\ntime.sleep(2)\nprint('done')" } },
+undefined, { onprogress: () => {}, timeout: 30000 });
+check(cutDone && gets.some((id) => /^\d+-\d+$/.test(id ?? "")),
+  "a cut SSE stream: the SDK reconnects with GET and the Last-Event-ID the server gave", gets);
+check(r.structuredContent?.stdout === "half\ndone\n",
+  "and the call ends with its whole result: the run went on meanwhile", r);
+await client3.close();
+
 // A second client has its own session.
 const other = new StreamableHTTPClientTransport(new URL(url));
 const client2 = new Client({ name: "second", version: "1.0.0" });

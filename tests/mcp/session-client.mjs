@@ -42,18 +42,19 @@ const b64 = (s) => Buffer.from(s).toString("base64");
 const client = await connect();
 
 if (http) {
-  // The download route: an artifact's download_url serves its bytes under
-  // the same bearer token, and nothing without it.
+  // The download route: an artifact's download_url serves its bytes, with
+  // its signature and without; the bare URL only under the bearer token.
   const csv = "a,b\n1,2\n";
   let r = await call(client, "upload_file", { filename: "in.csv", content_base64: b64(csv) });
   const sid = r.structuredContent?.session_id;
   r = await call(client, "list_artifacts", { session_id: sid });
-  const url = r.structuredContent?.artifacts?.[0]?.download_url;
-  check(typeof url === "string" && url.endsWith(`/files/${sid}/in.csv`), "artifacts carry a download_url", r);
+  const signed = r.structuredContent?.artifacts?.[0]?.download_url ?? "";
+  const url = signed.split("?")[0];
+  check(url.endsWith(`/files/${sid}/in.csv`), "artifacts carry a download_url", r);
   let res = await fetch(url, { headers: { Authorization: `Bearer ${argv[2]}` } });
   check(res.status === 200 && (await res.text()) === csv, "GET download_url serves the artifact's bytes");
   res = await fetch(url);
-  check(res.status === 401, "without the bearer token the download is refused", res.status);
+  check(res.status === 401, "without the bearer token nor the signature the download is refused", res.status);
   res = await fetch(url.replace("in.csv", "..%2F..%2Fetc%2Fpasswd"),
     { headers: { Authorization: `Bearer ${argv[2]}` } });
   check(res.status === 403 || res.status === 404, "a download path escaping /mnt/data is refused", res.status);
@@ -65,9 +66,9 @@ if (http) {
   r = await call(client, "list_artifacts", { session_id: sid });
   const bad = r.structuredContent?.artifacts?.find((x) => x.path === "bad\\xff.txt");
   check(bad?.path_base64 === Buffer.from("bad\xff.txt", "latin1").toString("base64")
-    && bad.download_url?.endsWith(`/files/${sid}/bad%FF.txt`), "a name of invalid UTF-8 over HTTP: escaped, its download_url percent-encoded", r);
-  res = await fetch(bad?.download_url ?? url, { headers: { Authorization: `Bearer ${argv[2]}` } });
-  check(res.status === 200 && (await res.text()) === "bad bytes", "GET its download_url serves it");
+    && bad.download_url?.split("?")[0].endsWith(`/files/${sid}/bad%FF.txt`), "a name of invalid UTF-8 over HTTP: escaped, its download_url percent-encoded", r);
+  res = await fetch(bad?.download_url ?? url);
+  check(res.status === 200 && (await res.text()) === "bad bytes", "GET its download_url serves it, signed for the name's bytes");
   res = await fetch(url.replace("in.csv", "nope%FF.txt"), { headers: { Authorization: `Bearer ${argv[2]}` } });
   let body;
   try {

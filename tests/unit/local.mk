@@ -19,6 +19,7 @@ unit_tests = \
 	tests/unit/test-capture \
 	tests/unit/test-jsonrpc \
 	tests/unit/test-rpc-id \
+	tests/unit/test-download-link \
 	tests/unit/test-state-reclaim
 
 check_PROGRAMS += $(unit_tests)
@@ -44,6 +45,7 @@ tests_unit_test_tool_args_LDADD = $(UNIT_LDADD)
 tests_unit_test_resource_uri_LDADD = $(UNIT_LDADD)
 tests_unit_test_capture_LDADD = $(UNIT_LDADD)
 tests_unit_test_rpc_id_LDADD = $(UNIT_LDADD)
+tests_unit_test_download_link_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_reclaim_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk
 
