@@ -11,14 +11,6 @@
 #include "mcp/http-internal.h"
 #include "sandbox/session.h"
 
-/* Who calls through se, for the audit trail: the one place HTTP names
- * its callers.  */
-static const char *
-caller_identity (const struct session *se)
-{
-  return se->id;
-}
-
 /* Sessions kept at once; past it the least recently used idle one goes.  */
 #define MAX_SESSIONS 64u
 
@@ -38,7 +30,9 @@ sr_http_session_new (struct http *h, const char *token_owner, sr_error_t *err)
   pthread_mutex_init (&se->conn_lock, NULL);
   pthread_mutex_init (&se->lock, NULL);
   se->conn = sr_mcp_conn_new (h->mcp, sr_http_on_send, se);
-  sr_mcp_conn_set_client (se->conn, caller_identity (se));
+  /* One caller, one identity: the owner of its sessions (its token's id,
+   * or this MCP session without tokens) is also who its audit rows name.  */
+  sr_mcp_conn_set_client (se->conn, se->owner);
   sr_mcp_conn_set_owner (se->conn, se->owner);
   return se;
 }

@@ -52,9 +52,9 @@ after=$("$SR_BIN" audit --json --limit 1000 | python3 -c 'import json, sys; prin
 is "$after" "$((before - 1))" "and only that row"
 
 # HTTP: each client sees its own calls.
-echo "tok-$$" > "$sr_tmp/tokens"
+printf 'tok-a-%s\ntok-b-%s\n' $$ $$ > "$sr_tmp/tokens"
 start_server --token-file "$sr_tmp/tokens" || echo "Bail out! the HTTP server did not start"
-(cd "$NODE_DIR" && timeout 120 "$NODE" safety-client.mjs --http "$url" "tok-$$") \
+(cd "$NODE_DIR" && timeout 120 "$NODE" safety-client.mjs --http "$url" "tok-a-$$" "tok-b-$$") \
   > "$sr_tmp/http.out" 2>"$sr_tmp/http.err"
 is "$?" 0 "the SDK clients' HTTP run ends cleanly"
 relay_results < "$sr_tmp/http.out"

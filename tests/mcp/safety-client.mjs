@@ -3,10 +3,11 @@
 // made; the syntax check refusing broken JSON, YAML and TOML with their
 // line numbers and writing nothing; a sensitive-path warning; fuzzy
 // file_patch; file_search newest first.  Over stdio, or over HTTP with
-// --http URL TOKEN, where two clients each see only their own calls.
+// --http URL TOKEN_A TOKEN_B, where the clients of two tokens each see
+// only their own calls.
 // Prints "RESULT 0|1 name" lines and "# ..." diagnostics for the shell test.
 //   node safety-client.mjs SR_BIN SECRET
-//   node safety-client.mjs --http URL TOKEN
+//   node safety-client.mjs --http URL TOKEN_A TOKEN_B
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -18,10 +19,10 @@ const check = (cond, name, detail) => {
   if (!cond && detail !== undefined) console.log(`# ${JSON.stringify(detail).slice(0, 800)}`);
 };
 
-const connect = async () => {
+const connect = async (token = argv[2]) => {
   const transport = http
     ? new StreamableHTTPClientTransport(new URL(argv[1]),
-      { requestInit: { headers: { Authorization: `Bearer ${argv[2]}` } } })
+      { requestInit: { headers: { Authorization: `Bearer ${token}` } } })
     : new StdioClientTransport({ command: argv[0], args: ["serve"], env: process.env, stderr: "inherit" });
   const client = new Client({ name: "sandbox-runner-safety-test", version: "1.0.0" });
   await client.connect(transport);
@@ -37,9 +38,10 @@ const errorOf = (r) => {
 };
 
 if (http) {
-  // Two clients of one server: each audit_query shows its own calls only.
-  const a = await connect();
-  const b = await connect();
+  // The clients of two tokens: each audit_query shows its own calls only
+  // (a token is one caller, whatever MCP session it opens).
+  const a = await connect(argv[2]);
+  const b = await connect(argv[3]);
   await call(a, "list_supported_languages", {});
   await call(b, "list_sessions", {});
   const ra = await call(a, "audit_query", {});
