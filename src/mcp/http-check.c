@@ -174,9 +174,10 @@ sr_http_token_owner (const struct http *h, struct MHD_Connection *c)
 {
   const char *auth = MHD_lookup_connection_value (c, MHD_HEADER_KIND,
                                                   MHD_HTTP_HEADER_AUTHORIZATION);
+  const struct http_tokens *t = atomic_load (&h->tokens);
   const char *owner = NULL;
 
-  if (h->tokens == NULL || auth == NULL || strncasecmp (auth, "Bearer ", 7) != 0)
+  if (t == NULL || auth == NULL || strncasecmp (auth, "Bearer ", 7) != 0)
     return NULL;
   auth += 7;
   while (*auth == ' ')
@@ -184,14 +185,15 @@ sr_http_token_owner (const struct http *h, struct MHD_Connection *c)
   if (*auth == '\0')
     return NULL;
   /* Against every token, without stopping at a match.  */
-  for (size_t i = 0; h->tokens[i]; i++)
-    if (sr_http_ct_equal (h->tokens[i], auth) && owner == NULL)
-      owner = h->token_ids[i];
+  for (size_t i = 0; t->tokens[i]; i++)
+    if (sr_http_ct_equal (t->tokens[i], auth) && owner == NULL)
+      owner = t->ids[i];
   return owner;
 }
 
-char **
-sr_http_token_ids (char **tokens)
+/* The owner id of each token, in their order.  */
+static char **
+token_ids (char **tokens)
 {
   char **ids = NULL;
 
@@ -259,7 +261,7 @@ sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, bool signed_l
     *ret = sr_http_reply_error (c, MHD_HTTP_FORBIDDEN, -32000,
                                 why = "Forbidden: this Origin is not allowed (allowed_origins)",
                                 NULL, NULL);
-  else if (h->tokens && !signed_link && sr_http_token_owner (h, c) == NULL)
+  else if (h->authenticated && !signed_link && sr_http_token_owner (h, c) == NULL)
     *ret = sr_http_reply_error (c, MHD_HTTP_UNAUTHORIZED, -32000,
                                 why = "Unauthorized: a valid bearer token is required",
                                 "WWW-Authenticate", "Bearer realm=\"sandbox-runner\"");
@@ -330,7 +332,7 @@ sr_http_mcp_headers_ok (const struct http *h, struct MHD_Connection *c, const ch
 }
 
 int
-sr_http_read_tokens (const char *path, char ***ret, sr_error_t *err)
+sr_http_tokens_read (const char *path, struct http_tokens **ret, sr_error_t *err)
 {
   _cleanup_free_ char *text = NULL;
   char **tokens = NULL, *save = NULL;
@@ -349,8 +351,26 @@ sr_http_read_tokens (const char *path, char ***ret, sr_error_t *err)
   if (tokens == NULL)
     return sr_error_set (err, 0, "token_file %s holds no token (one per line, # comments)",
                          path);
-  *ret = tokens;
+  *ret = sr_xcalloc (1, sizeof **ret);
+  (*ret)->tokens = tokens;
+  (*ret)->ids = token_ids (tokens);
   return 0;
+}
+
+void
+sr_http_tokens_free (struct http_tokens *t)
+{
+  while (t)
+    {
+      struct http_tokens *older = t->older;
+
+      for (char **p = t->tokens; *p; p++)
+        explicit_bzero (*p, strlen (*p));
+      sr_strv_free (t->tokens);
+      sr_strv_free (t->ids);
+      free (t);
+      t = older;
+    }
 }
 
 char **

@@ -38,7 +38,7 @@ caller (struct http *h, struct MHD_Connection *c, const char *id, const char *pa
                                   NULL, NULL);
       return -1;
     }
-  if (h->tokens)
+  if (h->authenticated)
     {
       /* sr_http_caller_ok let it in: the token is valid.  */
       *ret_owner = sr_xstrdup (sr_http_token_owner (h, c));

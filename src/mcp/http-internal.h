@@ -33,6 +33,7 @@
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -133,8 +134,12 @@ struct http
   size_t max_message_size;
   uint64_t max_download_size;
   uint64_t idle_ns;      /* an MCP session unused this long expires */
-  char **tokens;         /* NULL: no authentication */
-  char **token_ids;      /* the owner each token stands for (sr_http_token_owner) */
+  bool authenticated;    /* a token file was given: every request needs a token */
+  const char *token_file;
+  /* The tokens now (sr_http_tokens); SIGHUP puts a new set in, and the
+   * sets it replaced stay, on its `older` chain, until the server ends:
+   * a request may hold an owner id of one.  */
+  struct http_tokens *_Atomic tokens;
   char **origins;        /* allowed besides localhost */
   bool loopback;
   bool sse;              /* serve the HTTP+SSE transport too */
@@ -187,8 +192,18 @@ bool sr_http_caller_ok (const struct http *h, struct MHD_Connection *c, bool sig
  * request presents none that is valid.  */
 const char *sr_http_token_owner (const struct http *h, struct MHD_Connection *c);
 
-/* The ids of the tokens, in their order (a vector the caller frees).  */
-char **sr_http_token_ids (char **tokens);
+/* One reading of the token file: each token and the owner it stands for.  */
+struct http_tokens
+{
+  char **tokens;
+  char **ids;
+  struct http_tokens *older;
+};
+
+/* Reads the token file path into a new set (sr_http_tokens_free).  */
+int sr_http_tokens_read (const char *path, struct http_tokens **ret, sr_error_t *err);
+/* Frees t and every older set, wiping the tokens.  */
+void sr_http_tokens_free (struct http_tokens *t);
 
 /* "http://" and the request's Host, where it reaches this server, for
  * the download_url of artifacts; NULL when it has no Host, or one that
@@ -200,10 +215,6 @@ char *sr_http_files_url (struct MHD_Connection *c);
  * Content-Type and Content-Length.  As sr_http_caller_ok.  */
 bool sr_http_mcp_headers_ok (const struct http *h, struct MHD_Connection *c, const char *method,
                              enum MHD_Result *ret);
-
-/* The bearer tokens of the token file at path, one a line (# comments),
- * into *ret (the caller frees it, after explicit_bzero of each).  */
-int sr_http_read_tokens (const char *path, char ***ret, sr_error_t *err);
 
 /* The comma-separated allowed_origins as a vector without trailing
  * slashes, or NULL when it names none.  */

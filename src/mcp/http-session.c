@@ -83,7 +83,7 @@ sr_http_session_close (struct session *se)
   /* Without tokens the MCP session owns its sandbox sessions, and once
    * it is gone nobody can name them: they go now, not at their idle
    * timeout.  A token's outlive it: the token may open another.  */
-  if (conn && se->h->tokens == NULL && sessions)
+  if (conn && !se->h->authenticated && sessions)
     sr_sessions_orphan (sessions, se->owner);
 
   pthread_mutex_lock (&se->lock);
@@ -191,7 +191,7 @@ sr_http_session_find (struct http *h, struct MHD_Connection *c, const char *id)
   pthread_mutex_lock (&h->lock);
   for (struct session *se = h->sessions; se; se = se->next)
     if (sr_http_ct_equal (se->id, id) && found == NULL
-        && (h->tokens == NULL || (token_owner && strcmp (token_owner, se->owner) == 0)))
+        && (!h->authenticated || (token_owner && strcmp (token_owner, se->owner) == 0)))
       found = se;
   if (found)
     {

@@ -12,7 +12,10 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -277,26 +280,19 @@ set_access (struct http *h, const struct sr_mcp_http_options *o, sr_error_t *err
                          "listen address %s is not loopback: refusing to serve it without "
                          "bearer tokens; set token_file (--token-file FILE, one token a line)",
                          o->listen);
-  if (o->token_file && o->token_file[0]
-      && sr_http_read_tokens (o->token_file, &h->tokens, err) < 0)
-    return -1;
-  h->token_ids = sr_http_token_ids (h->tokens);
+  if (o->token_file && o->token_file[0])
+    {
+      struct http_tokens *t;
+
+      if (sr_http_tokens_read (o->token_file, &t, err) < 0)
+        return -1;
+      atomic_store (&h->tokens, t);
+      h->authenticated = true;
+      h->token_file = o->token_file;
+    }
   if (o->allowed_origins)
     h->origins = sr_http_parse_origins (o->allowed_origins);
   return 0;
-}
-
-static void
-wait_readable (int fd)
-{
-  for (;;)
-    {
-      struct pollfd p = { .fd = fd, .events = POLLIN };
-
-      if (poll (&p, 1, -1) < 0 && errno == EINTR)
-        continue;
-      break;
-    }
 }
 
 /* Tells the service manager state (a unit of Type=notify); a socket
@@ -306,6 +302,57 @@ notify (const char *state)
 {
   if (sr_notify (state) < 0)
     sr_log (SR_LOG_WARNING, "notify_failed", "state", state, "error", strerror (errno), NULL);
+}
+
+/* Waits for a signal on the signalfd fd (SIGINT, SIGTERM, SIGHUP) and
+ * returns it; 0 when the fd fails.  */
+static int
+wait_signal (int fd)
+{
+  struct signalfd_siginfo si;
+
+  for (;;)
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+
+      if (poll (&p, 1, -1) < 0 && errno == EINTR)
+        continue;
+      if (read (fd, &si, sizeof si) == sizeof si)
+        return (int) si.ssi_signo;
+      if (errno != EAGAIN && errno != EINTR)
+        return 0;
+    }
+}
+
+/* SIGHUP: the token file read again, for a token added or revoked
+ * without a restart; sessions and connections stay.  A file that cannot
+ * be read leaves the tokens as they were.  */
+static void
+reload (struct http *h)
+{
+  struct http_tokens *t;
+  sr_error_t err = NULL;
+
+  notify ("RELOADING=1");
+  if (!h->authenticated)
+    sr_log (SR_LOG_INFO, "reload", "tokens", "none configured", NULL);
+  else if (sr_http_tokens_read (h->token_file, &t, &err) < 0)
+    {
+      sr_log (SR_LOG_ERROR, "reload_failed", "error", err->msg, NULL);
+      sr_error_free (&err);
+    }
+  else
+    {
+      char n[24];
+
+      /* The set it replaces stays until the end: a request may be
+       * holding one of its owner ids.  */
+      t->older = atomic_load (&h->tokens);
+      atomic_store (&h->tokens, t);
+      snprintf (n, sizeof n, "%zu", sr_strv_length (t->tokens));
+      sr_log (SR_LOG_INFO, "reload", "tokens", n, NULL);
+    }
+  notify ("READY=1");
 }
 
 /* Serves h on the listening socket fd until stop_fd is readable.  */
@@ -326,7 +373,8 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
                          listen);
   sr_log (SR_LOG_INFO, "listen", "address", listen, "transport", h->sse ? "sse" : "http", NULL);
   notify ("READY=1");
-  wait_readable (stop_fd);
+  while (wait_signal (stop_fd) == SIGHUP)
+    reload (h);
   notify ("STOPPING=1");
   sr_log (SR_LOG_INFO, "shutdown", "address", listen, NULL);
   /* Stop: no new session, every session ended (its runs cancelled, its
@@ -373,11 +421,7 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
       pthread_cond_destroy (&h.resumed);
       pthread_mutex_destroy (&h.lock);
     }
-  if (h.tokens)
-    for (char **t = h.tokens; *t; t++)
-      explicit_bzero (*t, strlen (*t));
-  sr_strv_free (h.tokens);
-  sr_strv_free (h.token_ids);
+  sr_http_tokens_free (atomic_load (&h.tokens));
   sr_strv_free (h.origins);
   return r;
 }
