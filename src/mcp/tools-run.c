@@ -168,6 +168,8 @@ sr_mcp_call_history (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool 
     .limit = sr_mcp_arg_count (args, "limit", 0),
     .status = sr_mcp_arg_string (args, "status"),
     .language = sr_mcp_arg_string (args, "language"),
+    /* A client of a shared server sees its own runs; stdio's sees all.  */
+    .owner = ctx->owner,
   };
   struct sr_history_entry *v = NULL;
   size_t n = 0;

@@ -208,9 +208,11 @@ history_or_error (struct sr_service *s, const char *what, sr_error_t *err)
   return h;
 }
 
-/* Records a run that happened; a failure only leaves run->history_problem.  */
+/* Records a run that happened, as owner's (NULL: nobody's in
+ * particular); a failure only leaves run->history_problem.  */
 static void
-record (struct sr_service *s, const struct sr_code_request *req, struct sr_service_run *run)
+record (struct sr_service *s, const struct sr_code_request *req, const char *owner,
+        struct sr_service_run *run)
 {
   struct sr_history *h = history_get (s, &run->history_failed);
   struct sr_history_entry e;
@@ -222,6 +224,7 @@ record (struct sr_service *s, const struct sr_code_request *req, struct sr_servi
       return;
     }
   sr_service_history_entry (&e, req, &run->code, s->source);
+  e.owner = owner ? sr_xstrdup (owner) : NULL;
   if (sr_history_add (h, &e, &err) == 0)
     memcpy (run->run_id, e.id, sizeof run->run_id);
   else
@@ -268,7 +271,7 @@ sr_service_run_code (struct sr_service *s, const struct sr_code_request *req, co
     r = sr_code_run (s->cfg, s->store, req, &run->code, err);
   if (r < 0)
     return -1;
-  record (s, req, run);
+  record (s, req, owner, run);
   {
     char ms[24];
 

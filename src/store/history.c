@@ -57,6 +57,11 @@ static const char *const migrations[] = {
   "CREATE INDEX audit_by_time ON audit (timestamp_ms);"
   "CREATE INDEX audit_by_client ON audit (client, timestamp_ms);"
   "PRAGMA user_version = 2;",
+  /* 3: who ran each run, so that a client of a shared server lists its
+   * own runs only.  Earlier rows have none: the administrator's.  */
+  "ALTER TABLE runs ADD COLUMN owner TEXT;"
+  "CREATE INDEX runs_by_owner ON runs (owner, timestamp_ms);"
+  "PRAGMA user_version = 3;",
 };
 _Static_assert (SR_ARRAY_SIZE (migrations) == SR_HISTORY_SCHEMA_VERSION,
                 "one migration per schema version");
@@ -319,6 +324,7 @@ sr_history_entry_done (struct sr_history_entry *e)
   free (e->status);
   free (e->session_id);
   free (e->source);
+  free (e->owner);
   memset (e, 0, sizeof *e);
 }
 
@@ -368,8 +374,8 @@ make_uuid (char out[37], sr_error_t *err)
 
 static const char insert_sql[] =
   "INSERT INTO runs (id, timestamp_ms, language, code_preview, code_sha256, status, exit_code,"
-  " duration_ms, stdout_size, stderr_size, session_id, source)"
-  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+  " duration_ms, stdout_size, stderr_size, session_id, source, owner)"
+  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 
 static int
 insert (struct sr_history *h, const struct sr_history_entry *e, const char *id, int64_t ts,
@@ -394,6 +400,7 @@ insert (struct sr_history *h, const struct sr_history_entry *e, const char *id, 
   sqlite3_bind_int64 (st, 10, e->stderr_size);
   sqlite3_bind_text (st, 11, e->session_id, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 12, e->source, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 13, e->owner, -1, SQLITE_STATIC);
   rc = sqlite3_step (st);
   if (rc != SQLITE_DONE)
     {
@@ -452,9 +459,9 @@ column_text (sqlite3_stmt *st, int i)
 
 static const char select_sql[] =
   "SELECT id, timestamp_ms, language, code_preview, code_sha256, status, exit_code,"
-  " duration_ms, stdout_size, stderr_size, session_id, source FROM runs"
+  " duration_ms, stdout_size, stderr_size, session_id, source, owner FROM runs"
   " WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR language = ?2)"
-  " AND (?3 IS NULL OR session_id = ?3)"
+  " AND (?3 IS NULL OR session_id = ?3) AND (?5 IS NULL OR owner = ?5)"
   " ORDER BY timestamp_ms DESC, rowid DESC LIMIT ?4";
 
 static int
@@ -472,6 +479,7 @@ select_runs (struct sr_history *h, const struct sr_history_filter *f, size_t lim
   sqlite3_bind_text (st, 2, f ? f->language : NULL, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 3, f ? f->session_id : NULL, -1, SQLITE_STATIC);
   sqlite3_bind_int64 (st, 4, (sqlite3_int64) limit);
+  sqlite3_bind_text (st, 5, f ? f->owner : NULL, -1, SQLITE_STATIC);
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
       struct sr_history_entry *e;
@@ -496,6 +504,7 @@ select_runs (struct sr_history *h, const struct sr_history_filter *f, size_t lim
       e->stderr_size = sqlite3_column_int64 (st, 9);
       e->session_id = column_text (st, 10);
       e->source = column_text (st, 11);
+      e->owner = column_text (st, 12);
     }
   if (rc != SQLITE_DONE)
     {

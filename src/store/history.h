@@ -15,7 +15,7 @@
 
 #include "common/error.h"
 
-#define SR_HISTORY_SCHEMA_VERSION 2
+#define SR_HISTORY_SCHEMA_VERSION 3
 #define SR_HISTORY_PREVIEW_MAX 500  /* characters of the code kept as its preview */
 #define SR_HISTORY_LIMIT_DEFAULT 20
 #define SR_HISTORY_LIMIT_MAX 1000
@@ -35,6 +35,8 @@ struct sr_history_entry
   int64_t stdout_size, stderr_size; /* bytes the program wrote */
   char *session_id;       /* NULL for a one-shot run */
   char *source;           /* "cli" or "mcp" */
+  char *owner;            /* who ran it over HTTP (a token's or an MCP
+                           * session's id); NULL over stdio and the CLI */
 };
 /* Frees the strings of e and clears it; accepts NULL.  */
 void sr_history_entry_done (struct sr_history_entry *e);
@@ -46,6 +48,7 @@ struct sr_history_filter
   const char *status;     /* NULL: any */
   const char *language;   /* NULL: any */
   const char *session_id; /* NULL: any */
+  const char *owner;      /* NULL: anyone's; else only this owner's runs */
 };
 
 struct sr_history;

@@ -171,6 +171,6 @@ is "$(jq 'sorted(e["code_preview"] for e in h)')" "$all8" "and all 8 are recorde
 is "$(python3 -c 'import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 print(db.execute("PRAGMA journal_mode").fetchone()[0], db.execute("PRAGMA user_version").fetchone()[0])' \
-  "$SANDBOX_HISTORY_DB")" "wal 2" "the database is in WAL mode at schema version 2"
+  "$SANDBOX_HISTORY_DB")" "wal 3" "the database is in WAL mode at schema version 3"
 
 done_testing

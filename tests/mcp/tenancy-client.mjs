@@ -111,6 +111,19 @@ r = await call(b, "shell_list", {});
 check(!(r.structuredContent?.shells ?? []).some((s) => s.shell_id === shell),
   "shell_list of B does not list A's shell", r);
 
+// The run history is A's and B's apart: each lists only its own runs.
+r = await call(a, "run_code", { language: "python", code: "print('run of A')" });
+const runA = r.structuredContent?.run_id;
+r = await call(b, "run_code", { language: "python", code: "print('run of B')" });
+const runB = r.structuredContent?.run_id;
+const history = async (c) => ((await call(c, "get_execution_history", { limit: 1000 })).structuredContent
+  ?.runs ?? []).map((x) => x.run_id ?? x.id);
+const ha = await history(a), hb = await history(b);
+check(typeof runA === "string" && ha.includes(runA) && !ha.includes(runB),
+  `get_execution_history of A lists A's run, not B's (${who})`, ha);
+check(typeof runB === "string" && hb.includes(runB) && !hb.includes(runA),
+  `and B's lists B's only (${who})`, hb);
+
 // The download URL: from the Host A used, signed, usable without headers.
 r = await call(a, "list_artifacts", { session_id: sid });
 const link = r.structuredContent?.artifacts?.find((x) => x.path === "data.csv")?.download_url ?? "";

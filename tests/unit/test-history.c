@@ -295,6 +295,41 @@ test_since (void)
       "since: an offset other than UTC is refused");
 }
 
+/* Runs carry who ran them; a filter by owner lists that owner's only,
+ * none lists everyone's.  */
+static void
+test_owner (void)
+{
+  _cleanup_free_ char *path = sr_xasprintf ("%s/owners.db", dir);
+  struct sr_history *h = NULL;
+  struct sr_history_filter mine = { .owner = "token:aaaa" };
+  struct sr_history_filter theirs = { .owner = "token:bbbb" };
+  struct sr_history_entry *v = NULL;
+  size_t n = 0;
+  sr_error_t err = NULL;
+
+  if (!ok (sr_history_open (path, &h, &err) == 0, "owners: open"))
+    return;
+  for (int i = 0; i < 3; i++)
+    {
+      struct sr_history_entry e = { .exit_code = 0 };
+
+      e.language = sr_xstrdup ("python");
+      e.status = sr_xstrdup ("success");
+      e.source = sr_xstrdup ("mcp");
+      e.owner = i == 0 ? sr_xstrdup ("token:aaaa") : i == 1 ? sr_xstrdup ("token:bbbb") : NULL;
+      ok (sr_history_add (h, &e, &err) == 0, "owners: run %d added", i);
+      sr_history_entry_done (&e);
+    }
+  is_int (count (h, &mine), 1, "an owner lists its own run only");
+  is_int (count (h, &theirs), 1, "and another owner its own");
+  is_int (count (h, NULL), 3, "no owner in the filter lists every run");
+  if (sr_history_list (h, &mine, &v, &n, &err) == 0 && n == 1)
+    is_str (v[0].owner, "token:aaaa", "a listed run says who ran it");
+  sr_history_entries_free (v, n);
+  sr_history_close (h);
+}
+
 /* A database of schema version 1 (before the audit trail) keeps its runs
  * and gains the audit table.  */
 static void
@@ -347,6 +382,7 @@ main (void)
   test_from_code ();
   test_since ();
   test_migrate_v1 ();
+  test_owner ();
 
   parent = sr_xasprintf ("%s/a/b", dir);
   path = sr_xasprintf ("%s/history.db", parent);
@@ -481,7 +517,7 @@ main (void)
   if (err)
     {
       ok (strstr (err->msg, newer) && strstr (err->msg, "schema version 99")
-            && strstr (err->msg, "newer than this sandbox-runner knows (2)"),
+            && strstr (err->msg, "newer than this sandbox-runner knows (3)"),
           "with a message naming the file and both versions");
       printf ("# %s\n", err->msg);
       sr_error_free (&err);
