@@ -61,6 +61,8 @@
  * after the tool result that holds it: a quarter of an hour.  */
 #define SR_DEFAULT_DOWNLOAD_URL_TTL_MS (15u * 60u * 1000u)
 #define SR_DEFAULT_MAX_SESSIONS     10u
+/* What one HTTP client may hold of them: no client takes them all.  */
+#define SR_DEFAULT_MAX_SESSIONS_PER_OWNER 5u
 #define SR_DEFAULT_WARM_CONTAINERS  1u
 #define SR_DEFAULT_SESSION_IDLE_MS  (30u * 60u * 1000u)
 #define SR_DEFAULT_SESSION_DATA_SIZE (512ull << 20)

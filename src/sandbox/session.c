@@ -110,6 +110,17 @@ lookup_locked (struct sr_sessions *m, const char *owner, const char *id, size_t 
   return NULL;
 }
 
+/* How many sessions owner has, under the lock.  */
+static uint64_t
+owned_locked (const struct sr_sessions *m, const char *owner)
+{
+  uint64_t n = 0;
+
+  for (const struct sr_session *s = m->head; s; s = s->next)
+    n += s->owner && strcmp (s->owner, owner) == 0;
+  return n;
+}
+
 static struct sr_session *
 find_locked (struct sr_sessions *m, const char *owner, const char *id)
 {
@@ -461,6 +472,15 @@ sr_sessions_acquire (struct sr_sessions *m, const char *owner, const char *id, c
                                 "%zu sessions are open, the limit (max_sessions); close one with "
                                 "close_session first",
                                 m->n);
+    }
+  if (owner && m->cfg->max_sessions_per_owner
+      && owned_locked (m, owner) >= m->cfg->max_sessions_per_owner)
+    {
+      pthread_mutex_unlock (&m->lock);
+      return sr_error_set_code (err, "session_limit", 0,
+                                "this client has %llu sessions open, its limit "
+                                "(max_sessions_per_owner); close one with close_session first",
+                                (unsigned long long) m->cfg->max_sessions_per_owner);
     }
   m->n++;
   pthread_mutex_unlock (&m->lock);

@@ -30,6 +30,15 @@ grep -v '^RESULT' "$sr_tmp/tokens.err" | head -5 | sed 's/^/# stderr: /'
 stop_server
 ok $? "the server stops cleanly"
 
+# --- a quota per client ---
+SANDBOX_MAX_SESSIONS_PER_OWNER=2 start_server --token-file "$sr_tmp/tokens"
+(cd "$NODE_DIR" && timeout 120 "$NODE" tenancy-client.mjs quota "http://localhost:$port/mcp" \
+  "token-a-$$" "token-b-$$") >"$sr_tmp/quota.out" 2>"$sr_tmp/quota.err"
+is "$?" 0 "the SDK clients of the quota test end cleanly"
+relay_results < "$sr_tmp/quota.out"
+grep -v '^RESULT' "$sr_tmp/quota.err" | head -5 | sed 's/^/# stderr: /'
+stop_server
+
 # --- no tokens: the MCP session owns its sandbox sessions ---
 start_server
 ok $? "serve starts without tokens"

@@ -38,6 +38,25 @@ const errorCode = (r) => {
 const listed = async (c) =>
   ((await call(c, "list_sessions", {})).structuredContent?.sessions ?? []).map((s) => s.session_id);
 
+// quota: a server with max_sessions_per_owner = 2.  A client gets two
+// sessions, not a third; another client still gets its own.
+if (mode === "quota") {
+  const qa = await connect(tokenA);
+  const qb = await connect(tokenB);
+  const make = async (c) => call(c, "create_session", {});
+  const r1 = await make(qa), r2 = await make(qa), r3 = await make(qa);
+  check(!r1.isError && !r2.isError && errorCode(r3) === "session_limit"
+    && JSON.parse(r3.content[0].text).error.message.includes("max_sessions_per_owner"),
+  "a client past max_sessions_per_owner is refused with session_limit, naming the setting", r3);
+  const rb = await make(qb);
+  check(!rb.isError, "while another client still gets a session", rb);
+  await call(qa, "close_session", { session_id: r1.structuredContent?.session_id });
+  check(!(await make(qa)).isError, "and a client that closed one may make another");
+  await qa.client.close();
+  await qb.client.close();
+  process.exit(0);
+}
+
 const tokens = mode === "tokens";
 const who = tokens ? "token" : "MCP session";
 const a = await connect(tokenA);
