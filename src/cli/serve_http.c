@@ -15,6 +15,7 @@ sr_cli_serve_mhd (struct sr_mcp_server *server, const struct sr_config *cfg, boo
     .allowed_origins = cfg->allowed_origins, .max_message_size = cfg->max_message_size,
     .max_download_size = cfg->max_artifact_size,
     .session_idle_ms = cfg->http_session_idle_ms, .sse = sse,
+    .max_connections_per_ip = (unsigned) cfg->http_max_connections_per_ip,
   };
 
   return sr_mcp_http_run (server, &o, stop_fd, err);

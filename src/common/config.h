@@ -129,6 +129,7 @@ struct sr_config
   uint64_t download_url_ttl_ms;   /* a signed download_url works this long */
   /* sessions and files */
   uint64_t max_sessions;
+  uint64_t http_max_connections_per_ip; /* 0: no limit */
   uint64_t max_sessions_per_owner; /* 0: max_sessions alone */
   uint64_t session_idle_ms;
   uint64_t session_queue_ms;  /* a call for a busy session waits this long */

@@ -143,6 +143,7 @@ struct http
   char **origins;        /* allowed besides localhost */
   bool loopback;
   bool sse;              /* serve the HTTP+SSE transport too */
+  unsigned max_connections_per_ip; /* 0: none */
   pthread_mutex_t lock;
   struct session *sessions;
   size_t n_sessions;

@@ -365,6 +365,9 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
   d = MHD_start_daemon (flags, 0, NULL, NULL, on_request, h,
                         MHD_OPTION_LISTEN_SOCKET, (MHD_socket) fd,
                         MHD_OPTION_CONNECTION_LIMIT, (unsigned int) MAX_CONNECTIONS,
+                        /* One address cannot hold every slot (idle sockets
+                         * locked authorized clients out).  */
+                        MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_connections_per_ip,
                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) HTTP_IDLE_TIMEOUT_S,
                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                         MHD_OPTION_END);
@@ -393,7 +396,7 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
     .max_download_size = o->max_download_size ? o->max_download_size
                                               : SR_DEFAULT_MAX_ARTIFACT_SIZE,
     .idle_ns = (o->session_idle_ms ? o->session_idle_ms : HTTP_SESSION_IDLE_DEFAULT_MS) * 1000000,
-    .sse = o->sse,
+    .sse = o->sse, .max_connections_per_ip = o->max_connections_per_ip,
   };
   struct addrinfo *ai = NULL;
   unsigned int flags;

@@ -39,6 +39,7 @@ struct sr_mcp_http_options
   size_t max_message_size;
   uint64_t max_download_size;   /* 0: SR_DEFAULT_MAX_ARTIFACT_SIZE */
   uint64_t session_idle_ms;     /* 0: HTTP_SESSION_IDLE_DEFAULT_MS of http.c, an hour */
+  unsigned max_connections_per_ip; /* 0: no limit but the server's */
   bool sse;                     /* also the HTTP+SSE transport (2024-11-05) */
 };
 
