@@ -1,7 +1,11 @@
 #!/bin/sh
-# Installs the Debian packages sandbox-runner needs to build, test and run,
-# asking apt only for what is missing.  Used by tools/setup.sh and
-# tools/run-tests.sh; safe to run again.
+# Installs the Debian packages sandbox-runner needs, by group, asking apt
+# only for what is missing; safe to run again.
+#   tools/deps.sh [--list] [GROUP...]
+# GROUP: build, runtime, images (what tools/setup.sh installs on a host
+# that runs it), tests and bench (what tools/run-tests.sh adds); none:
+# every group.  --list prints the packages of the groups and installs
+# nothing.
 set -eu
 
 build="build-essential autoconf automake pkg-config
@@ -15,8 +19,33 @@ images="mmdebstrap debian-archive-keyring"
 bench="runc crun gnuplot-nox"
 extra=${SR_EXTRA_PACKAGES:-}
 
+list=no
+if [ "${1:-}" = --list ]; then
+  list=yes
+  shift
+fi
+[ $# -gt 0 ] || set -- build runtime images tests bench
+pkgs=""
+for group in "$@"; do
+  case $group in
+    build) pkgs="$pkgs $build" ;;
+    runtime) pkgs="$pkgs $runtime" ;;
+    images) pkgs="$pkgs $images" ;;
+    tests) pkgs="$pkgs $tests npm" ;;
+    bench) pkgs="$pkgs $bench" ;;
+    *) echo "tools/deps.sh: unknown group '$group' (build, runtime, images, tests, bench)" >&2
+      exit 2 ;;
+  esac
+done
+if [ "$list" = yes ]; then
+  # shellcheck disable=SC2086
+  printf '%s\n' $pkgs $extra
+  exit 0
+fi
+
 want=""
-for pkg in $build $runtime $tests $images $bench $extra; do
+for pkg in $pkgs $extra; do
+  [ "$pkg" = npm ] && continue
   status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
   case $status in
     *"install ok installed"*) ;;
@@ -25,7 +54,9 @@ for pkg in $build $runtime $tests $images $bench $extra; do
 done
 
 # npm comes with nodesource's nodejs, as a package of its own with Debian's.
-command -v npm >/dev/null 2>&1 || want="$want npm"
+case " $pkgs " in
+  *" npm "*) command -v npm >/dev/null 2>&1 || want="$want npm" ;;
+esac
 
 if [ -n "$want" ]; then
   if [ "$(id -u)" -ne 0 ]; then

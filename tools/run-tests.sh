@@ -22,7 +22,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 SR_EXTRA_PACKAGES="${SR_EXTRA_PACKAGES:-} $(cat "$src"/tests/*/packages.txt 2>/dev/null | tr '\n' ' ')" \
-  "$src/tools/deps.sh" || exit 1
+  "$src/tools/deps.sh" build runtime images tests bench || exit 1
 
 # The cgroup v2 tests boot a QEMU guest when this host has no v2
 # controllers; the guest script lives beside the project checkout.

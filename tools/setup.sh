@@ -9,7 +9,8 @@ build=${SR_BUILD_DIR:-$src/build}
 prefix=${SR_PREFIX:-/usr/local}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-"$src/tools/deps.sh"
+# What building and running need, not the test and bench toolchain.
+"$src/tools/deps.sh" build runtime images
 
 cd "$src"
 [ -x configure ] || autoreconf -fi

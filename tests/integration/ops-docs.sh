@@ -407,6 +407,18 @@ else
   skip "python3 is not installed: MCP tools not checked"
 fi
 
+# --- what the README's two commands install ---
+setup_groups=$(sed -n 's|^"$src/tools/deps.sh" ||p' "$SR_SRCDIR/tools/setup.sh")
+is "$setup_groups" "build runtime images" "tools/setup.sh installs the build, runtime and image groups"
+# shellcheck disable=SC2086
+host=$("$SR_SRCDIR/tools/deps.sh" --list $setup_groups)
+for pkg in valgrind shellcheck nodejs npm bubblewrap runc crun gnuplot-nox strace; do
+  printf '%s\n' "$host" | grep -qx "$pkg" && echo "# $pkg is among them"
+done > "$sr_tmp/toolchain"
+is "$(cat "$sr_tmp/toolchain")" "" "and none of the test and bench toolchain"
+like "$(sed -n 's|.*"$src/tools/deps.sh" \([a-z ]*\) .*|\1|p' "$SR_SRCDIR/tools/run-tests.sh")" \
+  "^build runtime images tests bench$" "the test command installs every group"
+
 # --- the systemd unit ---
 
 if command -v systemd-analyze >/dev/null; then
