@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <mntent.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdio.h>
@@ -210,6 +211,40 @@ attach_ms (struct sr_cgroup *cg)
   return ms;
 }
 
+/* How this user gets cgroups of its own, on this host: through systemd
+ * where it runs, else by hand from root, v1 (one per controller's
+ * hierarchy) or v2 (one, which root must move the user's shell into: a
+ * v2 move needs write access to the common ancestor).  */
+static char *
+delegation_fix (void)
+{
+  const struct passwd *pw = getpwuid (geteuid ());
+  const char *user = pw ? pw->pw_name : "USER";
+
+  if (geteuid () == 0)
+    return sr_xstrdup ("mount the cgroup controllers (memory, cpu, pids), or run under a systemd "
+                       "unit with Delegate=yes");
+  if (access ("/run/systemd/system", F_OK) == 0)
+    return sr_xstrdup ("start it in a delegated cgroup: systemd-run --user --scope -p "
+                       "Delegate=yes sandbox-runner ...");
+  if (access ("/sys/fs/cgroup/memory", F_OK) == 0)
+    return sr_xasprintf ("no systemd here: as root, give %s cgroups of its own: for c in memory cpu "
+                         "pids; do mkdir /sys/fs/cgroup/$c/sandbox-runner-%s; chown -R %s "
+                         "/sys/fs/cgroup/$c/sandbox-runner-%s; done; then, as %s, before starting "
+                         "sandbox-runner: for c in memory cpu pids; do echo $$ > "
+                         "/sys/fs/cgroup/$c/sandbox-runner-%s/cgroup.procs; done (README, "
+                         "\"Limits without systemd\")",
+                         user, user, user, user, user, user);
+  return sr_xasprintf ("no systemd here: as root, mkdir /sys/fs/cgroup/sandbox-runner-%s; echo "
+                       "'+memory +cpu +pids' > /sys/fs/cgroup/cgroup.subtree_control; chown %s "
+                       "/sys/fs/cgroup/sandbox-runner-%s "
+                       "/sys/fs/cgroup/sandbox-runner-%s/cgroup.{procs,subtree_control,threads}; "
+                       "then move the shell that starts sandbox-runner into it, as root: echo PID "
+                       "> /sys/fs/cgroup/sandbox-runner-%s/cgroup.procs (README, \"Limits without "
+                       "systemd\")",
+                       user, user, user, user, user);
+}
+
 static void
 check_limits (struct report *r)
 {
@@ -244,14 +279,12 @@ check_limits (struct report *r)
                && (got.pids == SR_LIMIT_CGROUP2 || got.pids == SR_LIMIT_CGROUP1);
   if (all_cgroup)
     check (r, "limits", OK, detail, NULL);
-  else if (geteuid () == 0)
-    check (r, "limits", WARN, detail,
-           "mount the cgroup controllers (memory, cpu, pids), or run under a systemd unit "
-           "with Delegate=yes");
   else
-    check (r, "limits", WARN, detail,
-           "start it in a delegated cgroup: systemd-run --user --scope -p Delegate=yes "
-           "sandbox-runner ...");
+    {
+      _cleanup_free_ char *fix = delegation_fix ();
+
+      check (r, "limits", WARN, detail, fix);
+    }
   /* A cost, not a hole: it does not change the verdict.  */
   if (join_ms >= 0)
     {

@@ -32,7 +32,7 @@ case $limits in
     is "$doctor_rc $iso" "0 true" "every limit has a cgroup: fully isolated, exit 0" ;;
   *)
     is "$doctor_rc $iso" "1 false" "a limit without a cgroup ($limits): exit 1"
-    like "$(printf '%s' "$out" | grep -A0 '"fix"' | head -5)" "Delegate=yes|cgroup controllers" \
+    like "$(printf '%s' "$out" | grep -A0 '"fix"' | head -5)" "Delegate=yes|cgroup controllers|sandbox-runner-[a-z0-9_-]+/cgroup.procs" \
       "and the fix says how to get one" ;;
 esac
 join=$(printf '%s' "$out" | python3 -c 'import json,sys
@@ -49,6 +49,26 @@ esac
 run_sr run --json --rootfs "$SANDBOX_IMAGE_STORE/images/$(ls "$SANDBOX_IMAGE_STORE/images" | grep -v lock | head -1)/rootfs" -- true
 is "$(json_field "$out" limits.memory)" "$(printf '%s' "$limits" | sed -n 's/^memory: \([a-z0-9]*\),.*/\1/p')" \
   "doctor reports the mechanism a run then uses for memory"
+
+# The recipe doctor gives an unprivileged user on a v1 host without
+# systemd, followed: that user's runs get cgroups.
+u=${SR_TEST_USER:-sr-test}
+if [ "$(id -u)" -eq 0 ] && id "$u" >/dev/null 2>&1 && [ -d /sys/fs/cgroup/memory ] &&
+  [ -d /sys/fs/cgroup/pids ] && [ ! -d /run/systemd/system ]; then
+  at_exit "for c in memory cpu pids; do rmdir /sys/fs/cgroup/\$c/sandbox-runner-$u-$$ 2>/dev/null; done"
+  for c in memory cpu pids; do
+    mkdir /sys/fs/cgroup/$c/sandbox-runner-$u-$$ && chown -R "$u" /sys/fs/cgroup/$c/sandbox-runner-$u-$$
+  done
+  mkdir -m 0700 "$sr_tmp/xdg-$u" && chown "$u" "$sr_tmp/xdg-$u"
+  chmod 0755 "$sr_tmp"
+  out=$(runuser -u "$u" -- env XDG_RUNTIME_DIR="$sr_tmp/xdg-$u" SANDBOX_IMAGE_STORE="$SANDBOX_IMAGE_STORE" \
+    sh -c 'for c in memory cpu pids; do echo $$ > /sys/fs/cgroup/$c/sandbox-runner-'"$u-$$"'/cgroup.procs; done
+      exec "$0" doctor' "$SR_BIN" 2>&1)
+  like "$(printf '%s\n' "$out" | grep ' limits ')" "^ok +limits +memory: cgroup1, cpu: cgroup1, pids: cgroup1" \
+    "the v1 recipe without systemd gives an unprivileged user cgroups of its own"
+else
+  skip "the v1 recipe without systemd: needs root, the test user $u and a v1 host without systemd"
+fi
 
 SANDBOX_MEMORY=lots run_sr doctor
 like "$rc $out" "^2 missing +configuration +environment variable SANDBOX_MEMORY: memory: 'lots' is not a size" \
