@@ -59,7 +59,7 @@ sr_docker_add_env_ (cJSON *obj, char *const *env)
 
 /* HostConfig's limits and security options.  */
 static void
-add_host_policy (cJSON *hc, const struct sr_docker_config *cfg, bool init)
+add_host_policy (cJSON *hc, const struct sr_docker_config *cfg)
 {
   cJSON *sec, *log;
 
@@ -77,7 +77,10 @@ add_host_policy (cJSON *hc, const struct sr_docker_config *cfg, bool init)
   if (cfg->shm_size)
     cJSON_AddNumberToObject (hc, "ShmSize", (double) cfg->shm_size);
   cJSON_AddBoolToObject (hc, "ReadonlyRootfs", cfg->readonly_root);
-  cJSON_AddBoolToObject (hc, "Init", init);
+  /* An init as pid 1 (docker-init) in every container, one-shot ones
+   * too: the command's signals to itself (raise, abort, kill $$) reach
+   * it as on a host, as the native backend's init gives.  */
+  cJSON_AddBoolToObject (hc, "Init", true);
   cJSON_AddBoolToObject (hc, "AutoRemove", false);
   cJSON_AddStringToObject (hc, "IpcMode", "private");
   /* Output comes through attach; a log driver would keep a copy on the
@@ -172,7 +175,7 @@ add_ulimits (cJSON *hc, const struct sr_docker_config *cfg)
 
 int
 sr_docker_container_json_ (const struct sr_docker *d, const struct sr_docker_config *cfg,
-                           char *const *argv, char *const *env, const char *cwd, bool init,
+                           char *const *argv, char *const *env, const char *cwd, bool held,
                            cJSON **ret, sr_error_t *err)
 {
   _cleanup_json_ cJSON *c = cJSON_CreateObject ();
@@ -193,8 +196,8 @@ sr_docker_container_json_ (const struct sr_docker *d, const struct sr_docker_con
   sr_docker_add_env_ (c, env);
   cJSON_AddStringToObject (c, "WorkingDir", cwd ? cwd : SR_DEFAULT_WORKDIR);
   cJSON_AddBoolToObject (c, "AttachStdin", false);
-  cJSON_AddBoolToObject (c, "AttachStdout", !init);
-  cJSON_AddBoolToObject (c, "AttachStderr", !init);
+  cJSON_AddBoolToObject (c, "AttachStdout", !held);
+  cJSON_AddBoolToObject (c, "AttachStderr", !held);
   cJSON_AddBoolToObject (c, "OpenStdin", false);
   cJSON_AddBoolToObject (c, "Tty", false);
   cJSON_AddBoolToObject (c, "NetworkDisabled", true);
@@ -205,7 +208,7 @@ sr_docker_container_json_ (const struct sr_docker *d, const struct sr_docker_con
   cJSON_AddStringToObject (labels, SR_DOCKER_LABEL_RUNNER, d->runner);
 
   hc = cJSON_AddObjectToObject (c, "HostConfig");
-  add_host_policy (hc, cfg, init);
+  add_host_policy (hc, cfg);
   if (add_mounts (hc, cfg, err) < 0)
     return -1;
   add_ulimits (hc, cfg);

@@ -18,7 +18,7 @@
 
 static int
 create_container (struct sr_docker *d, const struct sr_docker_config *cfg, char *const *argv,
-                  char *const *env, const char *cwd, bool init, char **ret_id, sr_error_t *err)
+                  char *const *env, const char *cwd, bool held, char **ret_id, sr_error_t *err)
 {
   _cleanup_json_ cJSON *body = NULL, *resp_json = NULL;
   _cleanup_free_ char *path = NULL;
@@ -27,7 +27,7 @@ create_container (struct sr_docker *d, const struct sr_docker_config *cfg, char 
   const cJSON *id;
   long status;
 
-  if (sr_docker_container_json_ (d, cfg, argv, env, cwd, init, &body, err) < 0)
+  if (sr_docker_container_json_ (d, cfg, argv, env, cwd, held, &body, err) < 0)
     return -1;
   if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
     for (size_t i = 0; i < sizeof rnd; i++)

@@ -114,10 +114,11 @@ void sr_docker_add_strv_ (cJSON *obj, const char *key, char *const *v);
 void sr_docker_add_env_ (cJSON *obj, char *const *env);
 /* cfg->user, or SR_DOCKER_DEFAULT_USER when NULL.  */
 const char *sr_docker_user_of_ (const struct sr_docker_config *cfg);
-/* The body of a create request: argv under cfg's policy; init: a held
- * container (Init, nothing attached).  *ret is the caller's.  */
+/* The body of a create request: argv under cfg's policy, with an init
+ * as pid 1; held: a held container (nothing attached).  *ret is the
+ * caller's.  */
 int sr_docker_container_json_ (const struct sr_docker *d, const struct sr_docker_config *cfg,
-                               char *const *argv, char *const *env, const char *cwd, bool init,
+                               char *const *argv, char *const *env, const char *cwd, bool held,
                                cJSON **ret, sr_error_t *err);
 
 /* --- engine-container.c --- */

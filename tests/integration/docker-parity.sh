@@ -82,6 +82,12 @@ like "$native" 'status "oom"' "python oom: status oom"
 parity "python output truncation" python 'import sys; sys.stdout.write("x" * 300000)'
 like "$native" 'stdout_truncated true' "python output truncation: the output is cut"
 parity "python non-UTF-8 output" python 'import sys; sys.stdout.buffer.write(b"\xff\xfe ok\n")'
+# A command is not pid 1 on either backend (an init is), so the signals
+# it sends itself end it as on a host.
+parity "python raise(SIGTERM)" python 'import os, signal; os.kill(os.getpid(), signal.SIGTERM); print("alive")'
+like "$native" 'signal 15' "python raise(SIGTERM): killed by SIGTERM"
+parity "python abort" python 'import os; os.abort()'
+like "$native" 'signal 6' "python abort: SIGABRT, not SIGSEGV"
 parity "cpp success" cpp '#include <cstdio>
 int main () { std::puts ("compiled"); return 0; }'
 like "$native" 'stdout "compiled\\n"' "cpp success: the program ran"
