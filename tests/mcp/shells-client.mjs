@@ -21,8 +21,10 @@ const errorCode = (r) => {
 };
 
 const client = new Client({ name: "sandbox-runner-shells-test", version: "1.0.0" });
+// The test's environment (its image store, runtime dir) goes to the
+// server: the SDK passes only a few variables otherwise.
 await client.connect(new StdioClientTransport({ command: process.argv[2], args: ["serve"],
-  stderr: "inherit" }));
+  env: process.env, stderr: "inherit" }));
 
 let r = await call(client, "create_session", {});
 const sid = r.structuredContent?.session_id;
