@@ -57,9 +57,11 @@
 #define SR_MAX_RESULT_SIZE          (SR_CLIENT_MAX_MESSAGE - (1u << 20))
 #define SR_DEFAULT_LISTEN           "127.0.0.1:8080"
 /* Of the 128 connections the HTTP server holds, what one address may
- * take: a quarter, so idle sockets of one host lock nobody else out.  A
- * server behind a proxy sees one address: set 0 there.  */
-#define SR_DEFAULT_HTTP_MAX_CONNECTIONS_PER_IP 32u
+ * take: half, so idle sockets of one host lock nobody else out, while 16
+ * busy clients of one host (a POST and a GET stream each, and the
+ * connections their HTTP stacks keep) still fit.  A server behind a
+ * proxy sees one address: set 0 there.  */
+#define SR_DEFAULT_HTTP_MAX_CONNECTIONS_PER_IP 64u
 #define SR_DEFAULT_HTTP_SESSION_IDLE_MS (60u * 60u * 1000u)
 /* A download_url is a link for a person or a plain client to follow soon
  * after the tool result that holds it: a quarter of an hour.  */

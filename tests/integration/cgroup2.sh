@@ -125,8 +125,8 @@ if id "$test_user" >/dev/null 2>&1; then
   run_as "$parent/plain" doctor
   like "$out" "^warning +limits +memory: rlimit, cpu: none, pids: rlimit" \
     "doctor says what runs without delegation get"
-  like "$out" "fix: start it in a delegated cgroup: systemd-run --user --scope -p Delegate=yes" \
-    "and how to get delegation"
+  like "$out" "fix: (start it in a delegated cgroup: systemd-run --user --scope -p Delegate=yes|no systemd here: as root, mkdir /sys/fs/cgroup/sandbox-runner-)" \
+    "and how to get delegation, with or without systemd"
   run_as "$parent/plain" run --strict-limits --cpus 0.5 --rootfs "$rootfs_u" -- true
   like "$err" "the CPU limit cannot be enforced" "--strict-limits refuses what nothing enforces"
   # The test shell's helpers moved into these cgroups and have exited.

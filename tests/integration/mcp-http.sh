@@ -296,8 +296,8 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --interface 127.0.0.
   -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
   -d "$init" "http://127.0.0.1:$port/mcp")
 is "$code" 200 "with 130 idle connections from one address, a client from another gets in"
-ok $([ "$(cat "$sr_tmp/idle")" -le 32 ] && echo 0 || echo 1) \
-  "the idle address holds at most http_max_connections_per_ip (32) of them ($(cat "$sr_tmp/idle") kept)"
+ok $([ "$(cat "$sr_tmp/idle")" -le 64 ] && echo 0 || echo 1) \
+  "the idle address holds at most http_max_connections_per_ip (64) of them ($(cat "$sr_tmp/idle") kept)"
 kill "$idle" 2>/dev/null
 stop_server
 
