@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "runtime/cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,7 +16,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <dirent.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
