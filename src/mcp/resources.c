@@ -152,41 +152,40 @@ find_seen_locked (struct sr_mcp_resources *r, const char *session_id, struct see
   return *pp;
 }
 
-/* Records v (taken over; NULL and gone when the session is no more) as
- * what session_id holds now, and adds to *p the notifications of how it
- * differs from what was seen before.  A session never seen before counts
+/* Records v (listed from fs, and taken over; NULL and gone when the
+ * session is no more) as what session_id holds now, and adds to *p the
+ * notifications of how it differs from what was seen before.  A session never seen before counts
  * as empty, unless baseline: then v is only recorded (the client is
  * listing it now, nothing is news).  */
 static void
-observe (struct sr_mcp_resources *r, const char *session_id, struct sr_artifact *v, size_t n,
-         bool gone, bool baseline, struct pending *p)
+observe (struct sr_mcp_resources *r, const char *session_id, const struct sr_fsroot *fs,
+         struct sr_artifact *v, size_t n, bool gone, bool baseline, struct pending *p)
 {
-  struct sr_artifact *changed = NULL, *lost = NULL;
-  size_t n_changed = 0, n_lost = 0;
+  struct sr_artifact *changed = NULL;
+  size_t n_changed = 0;
   struct seen **link, *s;
 
   pthread_mutex_lock (&r->lock);
   s = find_seen_locked (r, session_id, &link);
   if (s == NULL && baseline)
     goto record;
-  /* New or changed files, then files gone or changed.  */
-  sr_artifacts_changed (s ? s->v : NULL, s ? s->n : 0, v, n, &changed, &n_changed);
-  sr_artifacts_changed (v, n, s ? s->v : NULL, s ? s->n : 0, &lost, &n_lost);
+  sr_artifacts_changed (fs, s ? s->v : NULL, s ? s->n : 0, v, n, &changed, &n_changed);
   if (!same_paths (s ? s->v : NULL, s ? s->n : 0, v, n))
     p->list_changed = true;
   for (size_t i = 0; i < r->n_subs; i++)
     {
       const struct sub *sub = &r->subs[i];
 
-      if (strcmp (sub->session_id, session_id) == 0
-          && (in_sorted (changed, n_changed, sub->path) || in_sorted (lost, n_lost, sub->path)))
+      bool came_or_changed = in_sorted (changed, n_changed, sub->path);
+      bool went = s && in_sorted (s->v, s->n, sub->path) && !in_sorted (v, n, sub->path);
+
+      if (strcmp (sub->session_id, session_id) == 0 && (came_or_changed || went))
         {
           p->uris = sr_xrealloc (p->uris, (p->n_uris + 1) * sizeof *p->uris);
           p->uris[p->n_uris++] = sr_xstrdup (sub->uri);
         }
     }
   sr_artifacts_free (changed, n_changed);
-  sr_artifacts_free (lost, n_lost);
 
 record:
   if (gone)
@@ -258,7 +257,8 @@ observe_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *dat
     return -1;
   if (ob->page)
     page_add (ob->page, s, v, n);
-  observe (ob->r, sr_session_id (s), v, n, false, ob->baseline, &ob->pending);
+  observe (ob->r, sr_session_id (s), sr_session_fs (s), v, n, false, ob->baseline,
+           &ob->pending);
   return 0;
 }
 
@@ -312,7 +312,7 @@ sr_mcp_resources_after_call (struct sr_mcp_resources *r, const struct sr_mcp_too
       const char *code = sr_error_code (err);
 
       if (code && strcmp (code, "session_not_found") == 0)
-        observe (r, id, NULL, 0, true, false, &ob.pending);
+        observe (r, id, NULL, NULL, 0, true, false, &ob.pending);
       sr_error_free (&err);
     }
   send_pending (r, &ob.pending);

@@ -5,8 +5,9 @@
  *
  * One sr_mcp_resources per connection follows its sessions' files once
  * the client has asked about resources: after each tools/call that names
- * a session it lists that session's files (paths, sizes, mtimes: no file
- * is read) and compares them with what it saw last, sending
+ * a session it lists that session's files (paths, sizes, mtimes; only a
+ * file changed in the last second is read, as sr_artifacts_changed says)
+ * and compares them with what it saw last, sending
  * notifications/resources/list_changed when files came or went and
  * notifications/resources/updated for each subscribed URI that changed.
  * A client that never asks about resources costs nothing.  Changes made

@@ -20,6 +20,13 @@
 
 /* How much of a file libmagic sees.  */
 #define MIME_PEEK (64u * 1024u)
+/* A file's timestamp comes from a coarse clock (a tick on ext4 and tmpfs,
+ * a second on some file systems), so a file listed within RACY_NS of its
+ * last change can change again, to the same size, without its mtime
+ * moving: such a file's content is hashed when listed, up to HASH_MAX
+ * bytes.  */
+#define RACY_NS  1000000000ll
+#define HASH_MAX (1u << 20)
 
 /* --- MIME --- */
 
@@ -162,8 +169,26 @@ list_one (void *userdata, const struct sr_fs_entry *e)
       l->v = sr_xrealloc (l->v, l->cap * sizeof *l->v);
     }
   l->v[l->n++] = (struct sr_artifact){ .path = sr_xstrdup (e->rel), .size = e->size,
-                                       .mtime_ns = e->mtime_ns };
+                                       .mtime_ns = e->mtime_ns, .dev = e->dev, .ino = e->ino };
   return 0;
+}
+
+/* FNV-1a of the content of path (relative to SR_DATA_DIR), if it is a
+ * file of at most HASH_MAX bytes.  */
+static bool
+content_digest (const struct sr_fsroot *r, const char *path, uint64_t *ret)
+{
+  _cleanup_free_ char *abs = sr_xasprintf ("%s/%s", SR_DATA_DIR, path);
+  _cleanup_free_ char *data = NULL;
+  uint64_t h = 0xcbf29ce484222325ull;
+  size_t len;
+
+  if (r->ops->read (r->ctx, abs, SR_FS_DATA, HASH_MAX, &data, &len, NULL) < 0)
+    return false;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char) data[i]) * 0x100000001b3ull;
+  *ret = h;
+  return true;
 }
 
 int
@@ -172,6 +197,7 @@ sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **r
 {
   struct listing l = { 0 };
   bool deeper = false;
+  int64_t racy_since = sr_now_realtime_ms () * 1000000 - RACY_NS;
 
   if (r->ops->walk (r->ctx, SR_DATA_DIR, SR_FS_DATA, SR_MAX_ARTIFACT_DEPTH, -1, list_one, &l,
                     &deeper, err)
@@ -182,6 +208,9 @@ sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **r
     }
   if (l.n)
     qsort (l.v, l.n, sizeof *l.v, compare_artifacts);
+  for (size_t i = 0; i < l.n; i++)
+    if (l.v[i].mtime_ns >= racy_since && l.v[i].size <= HASH_MAX)
+      l.v[i].hashed = content_digest (r, l.v[i].path, &l.v[i].digest);
   for (size_t i = 0; with_mime && i < l.n; i++)
     {
       _cleanup_free_ char *abs = sr_xasprintf ("%s/%s", SR_DATA_DIR, l.v[i].path);
@@ -200,13 +229,34 @@ copy_artifact (struct sr_artifact *to, const struct sr_artifact *from)
   to->path = sr_xstrdup (from->path);
   to->size = from->size;
   to->mtime_ns = from->mtime_ns;
+  to->dev = from->dev;
+  to->ino = from->ino;
+  to->hashed = from->hashed;
+  to->digest = from->digest;
   to->mime_type = from->mime_type ? sr_xstrdup (from->mime_type) : NULL;
 }
 
+/* Whether after (listed from r) is the file before was.  */
+static bool
+same_file (const struct sr_fsroot *r, const struct sr_artifact *before,
+           const struct sr_artifact *after)
+{
+  uint64_t digest;
+
+  if (before->size != after->size || before->mtime_ns != after->mtime_ns
+      || before->dev != after->dev || before->ino != after->ino)
+    return false;
+  if (!before->hashed)
+    return true;
+  if (after->hashed)
+    return after->digest == before->digest;
+  return content_digest (r, after->path, &digest) && digest == before->digest;
+}
+
 void
-sr_artifacts_changed (const struct sr_artifact *before, size_t n_before,
-                      const struct sr_artifact *after, size_t n_after, struct sr_artifact **ret,
-                      size_t *ret_n)
+sr_artifacts_changed (const struct sr_fsroot *r, const struct sr_artifact *before,
+                      size_t n_before, const struct sr_artifact *after, size_t n_after,
+                      struct sr_artifact **ret, size_t *ret_n)
 {
   struct sr_artifact *v = NULL;
   size_t n = 0, i = 0;
@@ -217,8 +267,7 @@ sr_artifacts_changed (const struct sr_artifact *before, size_t n_before,
 
       while (i < n_before && (c = strcmp (before[i].path, after[j].path)) < 0)
         i++;
-      if (i < n_before && c == 0 && before[i].size == after[j].size
-          && before[i].mtime_ns == after[j].mtime_ns)
+      if (i < n_before && c == 0 && same_file (r, &before[i], &after[j]))
         continue;
       if (v == NULL)
         v = sr_xcalloc (n_after, sizeof *v);

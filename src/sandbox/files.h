@@ -162,6 +162,10 @@ struct sr_artifact
   char *path;
   uint64_t size;
   int64_t mtime_ns;     /* nanoseconds since the epoch */
+  uint64_t dev, ino;
+  bool hashed;          /* modified too recently for its mtime to date it:
+                         * digest is of its content when listed */
+  uint64_t digest;
   char *mime_type;      /* NULL until sr_files_mime fills it */
 };
 void sr_artifacts_free (struct sr_artifact *v, size_t n);
@@ -173,11 +177,14 @@ void sr_artifacts_free (struct sr_artifact *v, size_t n);
 int sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **ret,
                    size_t *ret_n, bool *ret_truncated, sr_error_t *err);
 
-/* The entries of after that are not in before, or whose size or mtime
- * changed; both sorted by path as sr_files_list returns them.  Copies
- * into *ret.  */
-void sr_artifacts_changed (const struct sr_artifact *before, size_t n_before,
-                           const struct sr_artifact *after, size_t n_after,
+/* The entries of after (listed from r) that are not in before, or that
+ * changed; both sorted by path as sr_files_list returns them.  A file
+ * changed when its size, mtime or inode did, or, when before hashed it
+ * (a file's timestamp is coarse: a rewrite of the same size moments later
+ * can keep it), when its content now hashes otherwise.  Copies into
+ * *ret.  */
+void sr_artifacts_changed (const struct sr_fsroot *r, const struct sr_artifact *before,
+                           size_t n_before, const struct sr_artifact *after, size_t n_after,
                            struct sr_artifact **ret, size_t *ret_n);
 
 /* The MIME type of an open regular file (libmagic), e.g. "image/png";

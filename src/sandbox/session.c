@@ -674,7 +674,7 @@ changed_artifacts (struct sr_session *s, struct sr_artifact *before, size_t n_be
   *ret_n = 0;
   if (sr_files_list (&s->fs, false, &after, &n_after, &truncated, NULL) < 0)
     return;
-  sr_artifacts_changed (before, n_before, after, n_after, ret, ret_n);
+  sr_artifacts_changed (&s->fs, before, n_before, after, n_after, ret, ret_n);
   sr_artifacts_free (after, n_after);
   for (size_t i = 0; i < *ret_n; i++)
     {

@@ -830,7 +830,7 @@ test_list (void)
   ok (sr_files_list (&fs, false, &v2, &n2, &truncated, &err) == 0, "list again");
   ok (n2 == n + 1, "one more entry (%zu, was %zu)", n2, n);
   ok (v2 && v2[0].mime_type == NULL, "without with_mime no MIME type");
-  sr_artifacts_changed (v, n, v2, n2, &changed, &nc);
+  sr_artifacts_changed (&fs, v, n, v2, n2, &changed, &nc);
   is_int (nc, 3, "three artifacts changed");
   if (nc == 3)
     {
@@ -840,14 +840,101 @@ test_list (void)
       ok (changed[2].size == 4, "with its size");
     }
   sr_artifacts_free (changed, nc);
-  sr_artifacts_changed (v2, n2, v2, n2, &changed, &nc);
+  sr_artifacts_changed (&fs, v2, n2, v2, n2, &changed, &nc);
   is_int (nc, 0, "a listing compared with itself: nothing changed");
   sr_artifacts_free (changed, nc);
-  sr_artifacts_changed (NULL, 0, v2, n2, &changed, &nc);
+  sr_artifacts_changed (&fs, NULL, 0, v2, n2, &changed, &nc);
   is_int (nc, n2, "against an empty listing: everything is new");
   sr_artifacts_free (changed, nc);
   sr_artifacts_free (v, n);
   sr_artifacts_free (v2, n2);
+  sr_error_free (&err);
+}
+
+/* A listing of live/x.txt only, with its mtime set back to mtime_ns (0:
+ * left alone): what a coarse file-system clock would have stamped.  */
+static void
+list_stamped (const char *content, int64_t mtime_ns, struct sr_artifact **v, size_t *n)
+{
+  _cleanup_free_ char *p = under ("mnt/data/live/x.txt");
+  struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+                            { .tv_sec = mtime_ns / 1000000000, .tv_nsec = mtime_ns % 1000000000 } };
+  sr_error_t err = NULL;
+  bool truncated;
+
+  if (content)
+    data_write ("live/x.txt", content);
+  if (mtime_ns)
+    utimensat (AT_FDCWD, p, ts, 0);
+  if (sr_files_list (&fs, false, v, n, &truncated, &err) < 0)
+    die (err->msg);
+}
+
+static size_t
+n_changed (const struct sr_artifact *before, size_t n_before, const struct sr_artifact *after,
+           size_t n_after)
+{
+  struct sr_artifact *changed = NULL;
+  size_t nc = 0;
+
+  sr_artifacts_changed (&fs, before, n_before, after, n_after, &changed, &nc);
+  sr_artifacts_free (changed, nc);
+  return nc;
+}
+
+static struct sr_artifact *
+live_file (struct sr_artifact *v, size_t n)
+{
+  struct sr_artifact *a = (struct sr_artifact *) find_artifact (v, n, "live/x.txt");
+
+  if (a == NULL)
+    die ("live/x.txt is not listed");
+  return a;
+}
+
+/* Timestamps come from a coarse clock: two writes of the same size within
+ * one tick leave size and mtime alike, and only the content tells.  */
+static void
+test_changed_within_a_tick (void)
+{
+  struct sr_artifact *v1 = NULL, *v2 = NULL, *v3 = NULL, *v4 = NULL;
+  size_t n1 = 0, n2 = 0, n3 = 0, n4 = 0;
+  const struct sr_artifact *a1;
+  sr_error_t err = NULL;
+
+  ok (upload ("live/x.txt", "one", false, NULL, &err) == 0, "write live/x.txt");
+  list_stamped (NULL, 0, &v1, &n1);
+  a1 = live_file (v1, n1);
+  ok (a1->hashed, "a file changed in the last second is hashed when listed");
+  list_stamped ("two", a1->mtime_ns, &v2, &n2);
+  ok (live_file (v2, n2)->mtime_ns == a1->mtime_ns && live_file (v2, n2)->ino == a1->ino,
+      "rewritten in place, same size, same mtime");
+  is_int (n_changed (v1, n1, v2, n2), 1, "its new content counts as a change");
+  list_stamped ("two", a1->mtime_ns, &v3, &n3);
+  is_int (n_changed (v2, n2, v3, n3), 0, "the same content written again is no change");
+
+  /* The later listing came over a second after the file changed: it did
+   * not hash it, the comparison does.  */
+  live_file (v3, n3)->hashed = false;
+  is_int (n_changed (v2, n2, v3, n3), 0, "nor when the later listing did not hash it");
+  list_stamped ("six", a1->mtime_ns, &v4, &n4);
+  live_file (v4, n4)->hashed = false;
+  is_int (n_changed (v2, n2, v4, n4), 1, "a change it did not hash is still seen");
+
+  sr_artifacts_free (v4, n4);
+  ok (upload ("live/x.txt", "ten", true, NULL, &err) == 0, "replace it by rename");
+  list_stamped (NULL, a1->mtime_ns, &v4, &n4);
+  live_file (v4, n4)->hashed = false;
+  live_file (v3, n3)->hashed = false;
+  is_int (n_changed (v3, n3, v4, n4), 1, "another inode, same size and mtime, is a change");
+
+  sr_artifacts_free (v4, n4);
+  list_stamped ("old", 1000000000ll * 1000000000, &v4, &n4);
+  ok (!live_file (v4, n4)->hashed, "a file last changed long ago is not read");
+  sr_artifacts_free (v1, n1);
+  sr_artifacts_free (v2, n2);
+  sr_artifacts_free (v3, n3);
+  sr_artifacts_free (v4, n4);
   sr_error_free (&err);
 }
 
@@ -2116,6 +2203,7 @@ main (void)
   test_limits ();
   test_pieces ();
   test_list ();
+  test_changed_within_a_tick ();
   test_open_and_mime ();
   test_escapes ();
   test_race ();
