@@ -66,6 +66,12 @@ static const struct setting settings[] = {
      "most output a tool call's max_output may ask for"),
   U ("max_code_size", T_SIZE, max_code_size, SR_DEFAULT_MAX_CODE_SIZE, "largest snippet accepted",
      { "SANDBOX_MAX_CODE_BYTES", A_SAME }),
+  U ("max_stdin_size", T_SIZE, max_stdin_size, SR_DEFAULT_MAX_STDIN_SIZE,
+     "largest stdin a run is given"),
+  U ("max_code_file_size", T_SIZE, max_code_file_size, SR_DEFAULT_MAX_CODE_FILE_SIZE,
+     "largest of the files a run takes beside its code"),
+  U ("max_code_files_size", T_SIZE, max_code_files_size, SR_DEFAULT_MAX_CODE_FILES_SIZE,
+     "most bytes of files a run takes beside its code, all together"),
   U ("memory", T_SIZE, memory, SR_DEFAULT_MEMORY, "memory limit per container (0: none)",
      { "SANDBOX_MEMORY_LIMIT", A_SAME }),
   { "cpus", T_CPUS, offsetof (struct sr_config, cpus), 0, SR_DEFAULT_CPUS, NULL,
@@ -325,17 +331,17 @@ parse_value (struct sr_config *cfg, const struct setting *s, const char *value, 
 
 static const struct
 {
-  const char *name, *image, *source, *compile, *run, *description, *docker_image;
+  const char *name, *image, *source, *compile, *run, *description, *docker_image, *sources;
 } default_languages[] = { SR_DEFAULT_LANGUAGES };
 
 static const char *const language_fields[] = { "image", "source", "compile", "run",
-                                               "description", "docker_image" };
+                                               "description", "docker_image", "sources" };
 
 static char **
 language_field (struct sr_language *l, size_t field)
 {
   char **fields[] = { &l->image, &l->source, &l->compile, &l->run, &l->description,
-                      &l->docker_image };
+                      &l->docker_image, &l->sources };
 
   return fields[field];
 }
@@ -378,7 +384,7 @@ set_language (struct sr_config *cfg, const char *name, size_t name_len, const ch
       break;
   if (f == SR_ARRAY_SIZE (language_fields))
     return sr_error_set (err, 0, "unknown language field '%s' (image, source, compile, run, "
-                         "description, docker_image)", field);
+                         "description, docker_image, sources)", field);
   if (strcmp (field, "source") == 0 && (strchr (value, '/') || *value == '\0' || *value == '.'))
     return sr_error_set (err, 0, "language %.*s: source '%s' must be a plain file name",
                          (int) name_len, name, value);
@@ -1039,6 +1045,7 @@ set_defaults (struct sr_config *cfg)
       .run = sr_xstrdup (default_languages[i].run),
       .description = sr_xstrdup (default_languages[i].description),
       .docker_image = sr_xstrdup (default_languages[i].docker_image),
+      .sources = sr_xstrdup (default_languages[i].sources),
       .origin = SR_ORIGIN_DEFAULT,
     };
 }

@@ -50,6 +50,7 @@ struct sr_language
   char *run;
   char *description;
   char *docker_image; /* the Docker backend's image; "" when none */
+  char *sources;      /* patterns of the other files compiled too (common/defaults.h) */
   enum sr_origin origin;
   char *where;        /* file:line or variable of the last change, or NULL */
 };
@@ -98,6 +99,9 @@ struct sr_config
   uint64_t max_output;
   uint64_t max_output_ceiling; /* the most a tool call's max_output may ask */
   uint64_t max_code_size;
+  uint64_t max_stdin_size;       /* run_code's stdin */
+  uint64_t max_code_file_size;   /* one of run_code's files */
+  uint64_t max_code_files_size;  /* all of them */
   /* limits */
   uint64_t memory;
   double cpus;

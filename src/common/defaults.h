@@ -39,6 +39,16 @@
 
 #define SR_DEFAULT_COMPILE_TIMEOUT_MS 60000u
 #define SR_DEFAULT_MAX_CODE_SIZE    (50u * 1024u)
+/* What run_code takes beside the code: its stdin, the other files of the
+ * program (each, and all together) and the program's arguments.  Each
+ * travels in one MCP message (max_message_size), base64 when binary, so
+ * the defaults leave room for all of them at once.  */
+#define SR_DEFAULT_MAX_STDIN_SIZE   (1u << 20)
+#define SR_DEFAULT_MAX_CODE_FILE_SIZE (1u << 20)
+#define SR_DEFAULT_MAX_CODE_FILES_SIZE (2u << 20)
+#define SR_MAX_CODE_FILES           64u
+#define SR_MAX_CODE_ARGS            256u
+#define SR_MAX_CODE_ARGS_SIZE       (64u << 10)
 #define SR_DEFAULT_MAX_CONCURRENT   4u
 /* What one MCP message may carry, both ways.  The official TypeScript
  * SDK's stdio reader drops the connection once it holds more than 10 MiB
@@ -90,8 +100,19 @@
 #define SR_DEFAULT_BACKEND          "native"
 /* The built-in language table: name, image (a name in the image store),
  * source file, compile command (empty: none), run command, description,
- * and the Docker backend's image.  The code lands in /scratch, writable
- * while it compiles, read-only while it runs.
+ * the Docker backend's image, and sources (empty: none).  The
+ * code lands in /scratch, writable while it compiles, read-only while it
+ * runs.
+ *
+ * The source file is the entry point: run_code's code is written there,
+ * and the request's other files (run_code's files) beside it, under their
+ * own names.  sources are space-separated fnmatch patterns of those other
+ * files that the compile stage compiles too: each file that matches one
+ * is appended to the compile command as SR_CODE_DIR/NAME, in the
+ * request's order, after what the command names itself (which names the
+ * entry point).  A language whose compiler finds the other files by
+ * itself (go build, tsc, rustc's mod) or that has no compile stage leaves
+ * it out.  The run command gets the request's args after its own.
  *
  * python-data is Python with the data stack, for one-shot runs as for
  * sessions (whose default image it is, so a Docker session gets its
@@ -102,15 +123,15 @@
 #define SR_DEFAULT_LANGUAGES                                                          \
   { "python", "python", "main.py", "", "python3 " SR_CODE_DIR "/main.py",             \
     "Python 3 (CPython, standard library only): the fastest to start",               \
-    "python:3.12-slim" },                                                             \
+    "python:3.12-slim", "" },                                                             \
   { "python-data", "python-data", "main.py", "",                                      \
     "python3 " SR_CODE_DIR "/main.py",                                                \
     "Python 3 with numpy, pandas, matplotlib, seaborn, scipy, openpyxl and "          \
     "reportlab: for data and charts; slower to start than python",                   \
-    "quay.io/jupyter/scipy-notebook" },                                               \
+    "quay.io/jupyter/scipy-notebook", "" },                                               \
   { "cpp", "cpp", "main.cpp",                                                         \
     "g++ -std=c++17 -O2 -o " SR_CODE_DIR "/main " SR_CODE_DIR "/main.cpp",            \
-    SR_CODE_DIR "/main", "C++17, compiled with g++ -O2", "gcc:14" }
+    SR_CODE_DIR "/main", "C++17, compiled with g++ -O2", "gcc:14", "*.cpp *.cc *.cxx" }
 
 /* The largest image manifest, index or config we read.  */
 #define SR_MAX_IMAGE_DOCUMENT       (4u << 20)

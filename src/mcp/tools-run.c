@@ -10,9 +10,109 @@
 #include "sandbox/code.h"
 #include "sandbox/service.h"
 
+/* What a request's inputs decode to, held for the run.  */
+struct run_inputs
+{
+  char *stdin_data;
+  char **args;
+  struct sr_code_file *files;
+  char **decoded;          /* the files' decoded contents */
+  size_t n;
+};
+
+static void
+run_inputs_done (struct run_inputs *in)
+{
+  free (in->stdin_data);
+  free (in->args);
+  for (size_t i = 0; i < in->n; i++)
+    free (in->decoded[i]);
+  free (in->decoded);
+  free (in->files);
+}
+
+/* text as encoding says (NULL or "utf-8": itself; "base64": its bytes),
+ * refusing more than max bytes without decoding them: *ret_len then is
+ * max + 1.  what names it in the refusal.  */
+static cJSON *
+decode_arg (const char *text, const char *encoding, uint64_t max, const char *what,
+            char **ret_decoded, const char **ret, size_t *ret_len)
+{
+  size_t len = strlen (text);
+
+  *ret_decoded = NULL;
+  *ret = text;
+  *ret_len = len;
+  if (encoding == NULL || strcmp (encoding, "base64") != 0)
+    return NULL;
+  /* Whitespace aside, base64 of more than max bytes is longer than this.  */
+  if (len / 4 * 3 > max + 3)
+    *ret_len = max + 1;
+  else if (sr_base64_decode (text, len, ret_decoded, ret_len) < 0)
+    return sr_mcp_tool_error ("invalid_arguments", "%s is not valid base64 (encoding \"base64\")",
+                              what);
+  else
+    *ret = *ret_decoded;
+  return NULL;
+}
+
+/* stdin, args and files of args into req, their buffers into in.  */
+static cJSON *
+run_inputs (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, struct sr_code_request *req,
+            struct run_inputs *in)
+{
+  const char *stdin_text = sr_mcp_arg_string (args, "stdin");
+  const cJSON *list = sr_mcp_arg (args, "args"), *files = sr_mcp_arg (args, "files"), *e;
+  cJSON *bad;
+  size_t i = 0;
+
+  if (stdin_text)
+    {
+      if ((bad = decode_arg (stdin_text, sr_mcp_arg_string (args, "stdin_encoding"),
+                             ctx->cfg->max_stdin_size, "stdin", &in->stdin_data,
+                             &req->stdin_data, &req->stdin_len)))
+        return bad;
+    }
+  if (list)
+    {
+      in->args = sr_xcalloc ((size_t) cJSON_GetArraySize (list) + 1, sizeof *in->args);
+      cJSON_ArrayForEach (e, list)
+        in->args[i++] = e->valuestring;   /* strings: the schema says so */
+      req->args = in->args;
+      req->n_args = i;
+    }
+  if (files)
+    {
+      size_t n = (size_t) cJSON_GetArraySize (files);
+
+      in->files = sr_xcalloc (n + 1, sizeof *in->files);
+      in->decoded = sr_xcalloc (n + 1, sizeof *in->decoded);
+      cJSON_ArrayForEach (e, files)
+        {
+          const cJSON *content = cJSON_GetObjectItemCaseSensitive (e, "content");
+          const cJSON *encoding = cJSON_GetObjectItemCaseSensitive (e, "encoding");
+          struct sr_code_file *f = &in->files[in->n];
+          _cleanup_free_ char *what = sr_xasprintf ("files[\"%s\"].content", e->string);
+
+          f->name = e->string;
+          bad = decode_arg (content->valuestring,
+                            cJSON_IsString (encoding) ? encoding->valuestring : NULL,
+                            ctx->cfg->max_code_file_size, what, &in->decoded[in->n], &f->content,
+                            &f->len);
+          in->n++;
+          if (bad)
+            return bad;
+        }
+      req->files = in->files;
+      req->n_files = in->n;
+    }
+  return NULL;
+}
+
 /* The request of args, checked as sr_code_validate checks it.  */
 static cJSON *
-run_request (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, struct sr_code_request *req)
+run_request (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, struct sr_code_request *req,
+             struct run_inputs *in)
 {
   const struct sr_language *lang;
   sr_error_t err = NULL;
@@ -25,6 +125,8 @@ run_request (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, struct sr_cod
   req->code_len = strlen (req->code);
   req->max_output = sr_mcp_max_output_arg (ctx, args);
   if ((bad = sr_mcp_timeout_arg (ctx, args, "timeout_seconds", 0, &req->timeout_ms)))
+    return bad;
+  if ((bad = run_inputs (ctx, args, req, in)))
     return bad;
   /* Every refusal of sr_code_validate has its code.  */
   if (sr_code_validate (ctx->cfg, req, &lang, &err) < 0)
@@ -96,22 +198,29 @@ sr_mcp_call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool
 {
   const char *session_id = sr_mcp_arg_string (args, "session_id");
   struct sr_code_request req;
+  struct run_inputs in = { 0 };
   struct sr_service_run run;
   sr_error_t err = NULL;
   cJSON *o;
 
-  if ((o = run_request (ctx, args, &req)))
-    return o;
+  if ((o = run_request (ctx, args, &req, &in)))
+    goto out;
   if (session_id && *session_id == '\0')
-    return sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
+    {
+      o = sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
+      goto out;
+    }
   if (sr_service_run_code (ctx->service, &req, ctx->owner, session_id, &run, &err) < 0)
     {
       sr_service_run_done (&run);
-      return sr_mcp_tool_refusal (&err);
+      o = sr_mcp_tool_refusal (&err);
+      goto out;
     }
   *ret_cancelled = run.code.status == SR_CODE_CANCELLED;
   o = run_result (ctx, &run, req.max_output);
   sr_service_run_done (&run);
+out:
+  run_inputs_done (&in);
   return o;
 }
 

@@ -23,7 +23,9 @@ char **sr_code_split_command (const char *cmd);
 struct sr_code_stage
 {
   const char *name;         /* "compile" or "run" */
-  const char *command;
+  const char *command;      /* the language's, for labels */
+  char **argv;              /* what runs: the command, then the sources it compiles or the args */
+  bool takes_stdin;         /* the request's stdin (the run stage), else empty */
   bool code_writable;       /* SR_CODE_DIR writable (compile) or read-only (run) */
   uint64_t timeout_ms;
   const struct sr_code_request *req;
@@ -31,6 +33,11 @@ struct sr_code_stage
 };
 typedef int (*sr_code_stage_fn) (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
                                  sr_error_t *err);
+
+/* The stdin of the stage's command: *ret_fd gets a file holding the
+ * request's stdin (a memfd at its start, the caller's to close), or -1
+ * when it has none (empty stdin, /dev/null).  */
+int sr_code_stage_stdin (const struct sr_code_stage *st, int *ret_fd, sr_error_t *err);
 
 /* When the request wants progress: reports the stage's start and points
  * opts at a counter of its output.  */
@@ -56,6 +63,13 @@ int sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, 
  * without following it (a session's code may have put a symlink there).  */
 int sr_code_write_source (int dirfd, const char *name, const char *code, size_t len, uid_t uid,
                           gid_t gid, sr_error_t *err);
+
+/* Writes a validated request's code as l's source and its files beside
+ * it into dirfd, making the directories of their names (owned by uid,
+ * gid) and following no symlink on the way.  */
+int sr_code_write_inputs (int dirfd, const struct sr_language *l,
+                          const struct sr_code_request *req, uid_t uid, gid_t gid,
+                          sr_error_t *err);
 
 /* The language's image from the store; a missing one fails with code
  * image_missing (errnum ENOENT) and says how to get it.  */

@@ -7,10 +7,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +31,113 @@ sr_code_result_done (struct sr_code_result *r)
   free (r->language);
   sr_run_result_done (&r->run);
   memset (r, 0, sizeof *r);
+}
+
+/* The stdin and the arguments, within their caps.  */
+static int
+check_stdin_args (const struct sr_config *cfg, const struct sr_code_request *req,
+                  sr_error_t *err)
+{
+  size_t total = 0;
+
+  if (req->stdin_data && req->stdin_len > cfg->max_stdin_size)
+    return sr_error_set_plain (err, "stdin_too_large", EINVAL,
+                               "stdin is over the limit of %llu bytes (max_stdin_size)",
+                               (unsigned long long) cfg->max_stdin_size);
+  if (req->n_args > SR_MAX_CODE_ARGS)
+    return sr_error_set_plain (err, "too_many_args", EINVAL,
+                               "%zu arguments given, over the limit of %u", req->n_args,
+                               SR_MAX_CODE_ARGS);
+  for (size_t i = 0; i < req->n_args; i++)
+    total += strlen (req->args[i]) + 1;
+  if (total > SR_MAX_CODE_ARGS_SIZE)
+    return sr_error_set_plain (err, "args_too_large", EINVAL,
+                               "the arguments take %zu bytes, over the limit of %u", total,
+                               SR_MAX_CODE_ARGS_SIZE);
+  return 0;
+}
+
+/* name as upload paths are taken, but exactly: relative, no '.', '..'
+ * or empty component (the compile stage gets it as written).  */
+static int
+check_file_name (const char *name, sr_error_t *err)
+{
+  const char *p = name;
+
+  if (*name == '\0')
+    return sr_error_set_plain (err, "invalid_file_name", EINVAL, "a file name is empty");
+  if (strlen (name) >= PATH_MAX - sizeof SR_CODE_DIR)
+    return sr_error_set_plain (err, "invalid_file_name", EINVAL,
+                               "file name '%.64s...' is too long", name);
+  if (*name == '/')
+    return sr_error_set_plain (err, "invalid_file_name", EINVAL,
+                               "file name '%s' is absolute: give it relative to %s", name,
+                               SR_CODE_DIR);
+  for (;;)
+    {
+      size_t n = strcspn (p, "/");
+
+      if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+        return sr_error_set_plain (err, "invalid_file_name", EINVAL,
+                                   "file name '%s': '.', '..' and empty components are not "
+                                   "allowed", name);
+      if (n > NAME_MAX)
+        return sr_error_set_plain (err, "invalid_file_name", EINVAL,
+                                   "file name '%s': a component is longer than %d bytes", name,
+                                   NAME_MAX);
+      if (p[n] == '\0')
+        return 0;
+      p += n + 1;
+    }
+}
+
+/* Whether a names b or a directory b is in.  */
+static bool
+name_covers (const char *a, const char *b)
+{
+  size_t n = strlen (a);
+
+  return strncmp (a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+static int
+check_files (const struct sr_config *cfg, const struct sr_language *l,
+             const struct sr_code_request *req, sr_error_t *err)
+{
+  uint64_t total = 0;
+
+  if (req->n_files > SR_MAX_CODE_FILES)
+    return sr_error_set_plain (err, "too_many_files", EINVAL,
+                               "%zu files given, over the limit of %u", req->n_files,
+                               SR_MAX_CODE_FILES);
+  for (size_t i = 0; i < req->n_files; i++)
+    {
+      const struct sr_code_file *f = &req->files[i];
+
+      if (check_file_name (f->name, err) < 0)
+        return -1;
+      if (name_covers (f->name, l->source) || name_covers (l->source, f->name))
+        return sr_error_set_plain (err, "invalid_file_name", EINVAL,
+                                   "file name '%s' clashes with the code's own file %s: the "
+                                   "code is %s's entry point", f->name, l->source, l->name);
+      for (size_t j = 0; j < i; j++)
+        if (name_covers (req->files[j].name, f->name) || name_covers (f->name, req->files[j].name))
+          return sr_error_set_plain (err, "invalid_file_name", EINVAL,
+                                     "file names '%s' and '%s' clash", req->files[j].name,
+                                     f->name);
+      if (f->len > cfg->max_code_file_size)
+        return sr_error_set_plain (err, "file_too_large", EINVAL,
+                                   "file %s is over the limit of %llu bytes (max_code_file_size)",
+                                   f->name, (unsigned long long) cfg->max_code_file_size);
+      total += f->len;
+    }
+  if (total > cfg->max_code_files_size)
+    return sr_error_set_plain (err, "files_too_large", EINVAL,
+                               "the files take %llu bytes, over the limit of %llu "
+                               "(max_code_files_size)",
+                               (unsigned long long) total,
+                               (unsigned long long) cfg->max_code_files_size);
+  return 0;
 }
 
 int
@@ -62,6 +172,8 @@ sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req
                                "timeout %.3g s is over the ceiling of %.3g s",
                                (double) req->timeout_ms / 1000,
                                (double) cfg->max_timeout_ms / 1000);
+  if (check_stdin_args (cfg, req, err) < 0 || check_files (cfg, l, req, err) < 0)
+    return -1;
   *ret = l;
   return 0;
 }
@@ -190,6 +302,107 @@ sr_code_write_source (int dirfd, const char *name, const char *code, size_t len,
   return 0;
 }
 
+/* The directory name's file is in, below dirfd, made as needed (owned by
+ * uid, gid) and opened component by component without following a
+ * symlink: a session's code may have put one anywhere in its /scratch.
+ * *ret_base points at the file's own name in name.  */
+static int
+open_parent (int dirfd, const char *name, uid_t uid, gid_t gid, const char **ret_base,
+             sr_error_t *err)
+{
+  _cleanup_close_ int fd = fcntl (dirfd, F_DUPFD_CLOEXEC, 3);
+  const char *p = name;
+
+  if (fd < 0)
+    return sr_error_set (err, errno, "dup");
+  for (size_t n; p[n = strcspn (p, "/")] == '/'; p += n + 1)
+    {
+      _cleanup_free_ char *comp = sr_xasprintf ("%.*s", (int) n, p);
+      int next;
+
+      if (mkdirat (fd, comp, 0755) == 0)
+        {
+          if (geteuid () == 0 && fchownat (fd, comp, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+            return sr_error_set (err, errno, "chown the directory of %s", name);
+        }
+      else if (errno != EEXIST)
+        return write_source_failed (fd, comp, err);
+      next = openat (fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0)
+        return sr_error_set (err, errno, "open the directory of %s", name);
+      close (fd);
+      fd = next;
+    }
+  *ret_base = p;
+  return TAKE_FD (fd);
+}
+
+int
+sr_code_write_inputs (int dirfd, const struct sr_language *l, const struct sr_code_request *req,
+                      uid_t uid, gid_t gid, sr_error_t *err)
+{
+  if (sr_code_write_source (dirfd, l->source, req->code, req->code_len, uid, gid, err) < 0)
+    return -1;
+  for (size_t i = 0; i < req->n_files; i++)
+    {
+      const struct sr_code_file *f = &req->files[i];
+      const char *base = f->name;
+      _cleanup_close_ int fd = open_parent (dirfd, f->name, uid, gid, &base, err);
+
+      if (fd < 0 || sr_code_write_source (fd, base, f->content, f->len, uid, gid, err) < 0)
+        return sr_error_wrap (err, "file %s", f->name);
+    }
+  return 0;
+}
+
+int
+sr_code_stage_stdin (const struct sr_code_stage *st, int *ret_fd, sr_error_t *err)
+{
+  _cleanup_close_ int fd = -1;
+
+  *ret_fd = -1;
+  if (!st->takes_stdin || st->req->stdin_data == NULL)
+    return 0;
+  /* A file, not a pipe: the program may read it at its pace, and nothing
+   * here has to feed it.  */
+  fd = memfd_create ("stdin", MFD_CLOEXEC);
+  if (fd < 0 || sr_write_all (fd, st->req->stdin_data, st->req->stdin_len) < 0
+      || lseek (fd, 0, SEEK_SET) < 0)
+    return sr_error_set (err, errno, "hold the run's stdin");
+  *ret_fd = TAKE_FD (fd);
+  return 0;
+}
+
+/* The compile command, then the request's files that l's sources match.  */
+static char **
+compile_argv (const struct sr_language *l, const struct sr_code_request *req)
+{
+  char **argv = sr_code_split_command (l->compile);
+  _cleanup_strv_ char **patterns = sr_code_split_command (l->sources ? l->sources : "");
+
+  for (size_t i = 0; i < req->n_files; i++)
+    for (char **p = patterns; *p; p++)
+      if (fnmatch (*p, req->files[i].name, 0) == 0)
+        {
+          _cleanup_free_ char *path = sr_xasprintf ("%s/%s", SR_CODE_DIR, req->files[i].name);
+
+          sr_strv_push (&argv, path);
+          break;
+        }
+  return argv;
+}
+
+/* The run command, then the request's args.  */
+static char **
+run_argv (const char *run, const struct sr_code_request *req)
+{
+  char **argv = sr_code_split_command (run);
+
+  for (size_t i = 0; i < req->n_args; i++)
+    sr_strv_push (&argv, req->args[i]);
+  return argv;
+}
+
 static void
 count_output (enum sr_stream stream, const char *buf, size_t len, void *userdata)
 {
@@ -238,7 +451,8 @@ sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
 {
   if (l->compile[0])
     {
-      struct sr_code_stage compile = { .name = "compile", .command = l->compile,
+      _cleanup_strv_ char **argv = compile_argv (l, req);
+      struct sr_code_stage compile = { .name = "compile", .command = l->compile, .argv = argv,
                                        .code_writable = true,
                                        .timeout_ms = cfg->compile_timeout_ms, .req = req };
 
@@ -259,7 +473,9 @@ sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
       memset (&res->run, 0, sizeof res->run);
     }
   {
-    struct sr_code_stage run = { .name = "run", .command = l->run, .code_writable = false,
+    _cleanup_strv_ char **argv = run_argv (l->run, req);
+    struct sr_code_stage run = { .name = "run", .command = l->run, .argv = argv,
+                                 .takes_stdin = true, .code_writable = false,
                                  .timeout_ms = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms,
                                  .req = req };
 
@@ -325,8 +541,7 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
     return -1;
   if (sr_code_make_dir (cfg, &scratch, &scratch_fd, &uid, &gid, err) < 0
       || be->code_dir (state, scratch, scratch_fd, &uid, &gid, err) < 0
-      || sr_code_write_source (scratch_fd, l->source, req->code, req->code_len, uid, gid, err)
-         < 0)
+      || sr_code_write_inputs (scratch_fd, l, req, uid, gid, err) < 0)
     goto out;
   {
     struct backend_stage bs = { .be = be, .run = run, .code_dir = scratch };

@@ -7,7 +7,13 @@
  * ceiling as its timeout; a failure there is status compile_error with the
  * compiler's output.  The run stage then gets SR_CODE_DIR read-only, a
  * fresh /work and the request's timeout.  Nothing of either container, nor
- * the scratch directory, is left afterwards.  */
+ * the scratch directory, is left afterwards.
+ *
+ * Beside the code a request may bring the program's other files (written
+ * under their names beside the language's source file, its entry point;
+ * the compile stage compiles those its sources patterns match), its
+ * arguments (after the run command's own) and its stdin.  The compile
+ * stage reads none of them but the files: its stdin is empty.  */
 #ifndef SR_SANDBOX_CODE_H
 #define SR_SANDBOX_CODE_H
 
@@ -21,11 +27,27 @@
 #include "image/store.h"
 #include "runtime/container.h"
 
+/* One of a run's other files.  */
+struct sr_code_file
+{
+  const char *name;      /* relative to SR_CODE_DIR, as sr_code_validate checks it */
+  const char *content;
+  size_t len;
+};
+
 struct sr_code_request
 {
   const char *language;
   const char *code;
   size_t code_len;
+  /* The run stage's stdin; NULL: empty.  */
+  const char *stdin_data;
+  size_t stdin_len;
+  /* The program's arguments, after the run command's own.  */
+  char *const *args;
+  size_t n_args;
+  const struct sr_code_file *files;
+  size_t n_files;
   uint64_t timeout_ms;   /* 0: the configured default */
   uint64_t max_output;   /* bytes captured per stream; 0: the configured max_output */
   int cancel_fd;         /* readable cancels the run; -1: none */
@@ -53,8 +75,15 @@ void sr_code_result_done (struct sr_code_result *r);
 
 /* Checks a request without running it.  On failure the error's code
  * names the problem for machines: unknown_language, empty_code,
- * code_too_large, timeout_too_large; its message says it for people
- * (errnum EINVAL).  *ret_language gets the table entry.  */
+ * code_too_large, timeout_too_large, stdin_too_large (over
+ * max_stdin_size), too_many_args or args_too_large (SR_MAX_CODE_ARGS,
+ * SR_MAX_CODE_ARGS_SIZE bytes of them all), too_many_files
+ * (SR_MAX_CODE_FILES), file_too_large (one over max_code_file_size),
+ * files_too_large (all over max_code_files_size), invalid_file_name (an
+ * empty, absolute or too long name, a '.' or '..' or empty component, the
+ * entry point's name, or a name given twice or under another file's);
+ * its message says it for people (errnum EINVAL).  *ret_language gets the
+ * table entry.  */
 int sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req,
                       const struct sr_language **ret_language, sr_error_t *err);
 
@@ -65,9 +94,7 @@ int sr_code_validate (const struct sr_config *cfg, const struct sr_code_request 
 void sr_code_reclaim (const struct sr_config *cfg);
 
 /* Runs the request.  Returns -1 without running anything when the request
- * is invalid (errnum EINVAL and sr_code_validate's codes: unknown
- * language, empty code, code over max_code_size, timeout over
- * max_timeout) or the language's image is not in the store (ENOENT, code
+ * is invalid (errnum EINVAL and sr_code_validate's codes) or the language's image is not in the store (ENOENT, code
  * image_missing), and when a container could not be set up (no code: a
  * sandbox_error).  */
 int sr_code_run (const struct sr_config *cfg, struct sr_store *store,

@@ -139,20 +139,24 @@ sr_docker_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr
                      struct sr_run_result *res, sr_error_t *err)
 {
   const struct sr_policy *policy = run->ds->policy;
-  _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
+  _cleanup_strv_ char **env = NULL;
+  _cleanup_close_ int stdin_fd = -1;
   struct sr_docker_tmpfs tmpfs[SR_POLICY_DOCKER_TMPFS];
   struct sr_docker_bind bind = {
     .source = code_dir, .target = SR_CODE_DIR, .readonly = !st->code_writable,
   };
   struct sr_docker_config dc;
-  struct sr_exec_spec spec = { .argv = argv, .cwd = SR_DEFAULT_WORKDIR };
+  struct sr_exec_spec spec = { .argv = st->argv, .cwd = SR_DEFAULT_WORKDIR };
   struct sr_run_options opts = {
     .timeout_ms = st->timeout_ms, .max_output = sr_code_stage_max_output (st, policy->max_output),
     .stdin_fd = -1, .cancel_fd = st->req->cancel_fd,
   };
 
-  if (argv[0] == NULL)
+  if (st->argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
+  if (sr_code_stage_stdin (st, &stdin_fd, err) < 0)
+    return -1;
+  opts.stdin_fd = stdin_fd;
   /* What native sets; an imported image may carry no Env at all.  */
   env = sr_policy_env (policy, NULL);
   spec.env = env;

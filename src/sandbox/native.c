@@ -96,16 +96,20 @@ native_run_begin (void *state, const struct sr_language *l, struct sr_backend_ru
   return 0;
 }
 
-/* The options of a stage's command, and its progress reports.  */
-static void
+/* The options of a stage's command, its stdin (*stdin_fd, the caller's
+ * to close) and its progress reports.  */
+static int
 stage_options (const struct sr_policy *policy, struct sr_code_stage *st,
-               struct sr_run_options *opts)
+               struct sr_run_options *opts, int *stdin_fd, sr_error_t *err)
 {
+  if (sr_code_stage_stdin (st, stdin_fd, err) < 0)
+    return -1;
   *opts = (struct sr_run_options){
     .timeout_ms = st->timeout_ms, .max_output = sr_code_stage_max_output (st, policy->max_output),
-    .stdin_fd = -1, .cancel_fd = st->req->cancel_fd,
+    .stdin_fd = *stdin_fd, .cancel_fd = st->req->cancel_fd,
   };
   sr_code_stage_progress (st, opts);
+  return 0;
 }
 
 static int
@@ -113,15 +117,16 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
                   struct sr_run_result *res, sr_error_t *err)
 {
   const struct sr_policy *policy = run->ns->policy;
-  _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
+  _cleanup_strv_ char **env = NULL;
+  _cleanup_close_ int stdin_fd = -1;
   struct sr_bind bind = {
     .source = (char *) code_dir, .target = (char *) SR_CODE_DIR, .readonly = !st->code_writable,
   };
   struct sr_container_config cc;
-  struct sr_exec_spec spec = { .argv = argv, .cwd = SR_DEFAULT_WORKDIR };
+  struct sr_exec_spec spec = { .argv = st->argv, .cwd = SR_DEFAULT_WORKDIR };
   struct sr_run_options opts;
 
-  if (argv[0] == NULL)
+  if (st->argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
   env = sr_policy_env (policy, run->image.info.env);
   spec.env = env;
@@ -131,7 +136,8 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
   cc.fs.n_binds = 1;
   cc.state_dir = run->ns->state_dir;
   cc.label = st->command;
-  stage_options (policy, st, &opts);
+  if (stage_options (policy, st, &opts, &stdin_fd, err) < 0)
+    return -1;
   return sr_container_run (&cc, &spec, &opts, res, err);
 }
 
@@ -215,15 +221,17 @@ native_warm_stage (struct sr_backend_warm *w, struct sr_code_stage *st,
                    struct sr_run_result *res, sr_error_t *err)
 {
   const struct sr_policy *policy = w->run.ns->policy;
-  _cleanup_strv_ char **argv = sr_code_split_command (st->command), **env = NULL;
-  struct sr_exec_spec spec = { .argv = argv, .cwd = SR_DEFAULT_WORKDIR };
+  _cleanup_strv_ char **env = NULL;
+  _cleanup_close_ int stdin_fd = -1;
+  struct sr_exec_spec spec = { .argv = st->argv, .cwd = SR_DEFAULT_WORKDIR };
   struct sr_run_options opts;
 
-  if (argv[0] == NULL)
+  if (st->argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
   env = sr_policy_env (policy, w->run.image.info.env);
   spec.env = env;
-  stage_options (policy, st, &opts);
+  if (stage_options (policy, st, &opts, &stdin_fd, err) < 0)
+    return -1;
   return sr_container_start (w->c, &spec, &opts, res, err);
 }
 

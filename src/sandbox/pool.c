@@ -305,9 +305,7 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
   if (w == NULL)
     return sr_code_run_on (p->be, p->state, cfg, l, req, res, err);
 
-  if (sr_code_write_source (w->scratch_fd, l->source, req->code, req->code_len, w->uid, w->gid,
-                            err)
-      == 0)
+  if (sr_code_write_inputs (w->scratch_fd, l, req, w->uid, w->gid, err) == 0)
     {
       struct warm_stage ws = { .be = p->be, .w = w };
 

@@ -647,16 +647,19 @@ run_session_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *re
                    sr_error_t *err)
 {
   struct sr_session *s = ctx;
-  _cleanup_strv_ char **argv = sr_code_split_command (st->command);
+  _cleanup_close_ int stdin_fd = -1;
   struct sr_run_options opts = {
     .timeout_ms = st->timeout_ms, .max_output = sr_code_stage_max_output (st, s->m->cfg->max_output),
     .stdin_fd = -1,
     .cancel_fd = st->req->cancel_fd,
   };
-  struct sr_exec_spec spec = { .argv = argv };
+  struct sr_exec_spec spec = { .argv = st->argv };
 
-  if (argv[0] == NULL)
+  if (st->argv[0] == NULL)
     return sr_error_set (err, 0, "empty %s command", st->name);
+  if (sr_code_stage_stdin (st, &stdin_fd, err) < 0)
+    return -1;
+  opts.stdin_fd = stdin_fd;
   sr_code_stage_progress (st, &opts);
   return sr_session_exec (s, &spec, &opts, res, err);
 }
@@ -707,8 +710,7 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
   if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
-  if (sr_code_write_source (s->code_fd, l->source, req->code, req->code_len, s->code_uid,
-                            s->code_gid, err) < 0)
+  if (sr_code_write_inputs (s->code_fd, l, req, s->code_uid, s->code_gid, err) < 0)
     return -1;
   (void) sr_files_list (&s->fs, false, &before, &n_before, &truncated, NULL);
 

@@ -8,6 +8,7 @@ integration_tests = \
 	tests/integration/operator.sh \
 	tests/integration/images.sh \
 	tests/integration/run-code.sh \
+	tests/integration/run-inputs.sh \
 	tests/integration/history.sh \
 	tests/integration/image-pull.sh \
 	tests/integration/mcp-stdio.sh \
