@@ -16,9 +16,12 @@
 #include "common/util.h"
 #include "docker/engine-internal.h"
 
+/* open_stdin: the command's stdin is attached, and closed when the
+ * attach's input ends.  */
 static int
 create_container (struct sr_docker *d, const struct sr_docker_config *cfg, char *const *argv,
-                  char *const *env, const char *cwd, bool held, char **ret_id, sr_error_t *err)
+                  char *const *env, const char *cwd, bool held, bool open_stdin, char **ret_id,
+                  sr_error_t *err)
 {
   _cleanup_json_ cJSON *body = NULL, *resp_json = NULL;
   _cleanup_free_ char *path = NULL;
@@ -29,6 +32,12 @@ create_container (struct sr_docker *d, const struct sr_docker_config *cfg, char 
 
   if (sr_docker_container_json_ (d, cfg, argv, env, cwd, held, &body, err) < 0)
     return -1;
+  if (open_stdin)
+    {
+      cJSON_ReplaceItemInObjectCaseSensitive (body, "AttachStdin", cJSON_CreateTrue ());
+      cJSON_ReplaceItemInObjectCaseSensitive (body, "OpenStdin", cJSON_CreateTrue ());
+      cJSON_AddBoolToObject (body, "StdinOnce", true);
+    }
   if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
     for (size_t i = 0; i < sizeof rnd; i++)
       rnd[i] = (unsigned char) (sr_now_ns () >> (i * 8));
@@ -99,6 +108,8 @@ struct run_ctx
 {
   struct sr_docker *d;
   const char *id;
+  struct supervise *sv;
+  struct sr_run_result *result;
 };
 
 static void
@@ -109,16 +120,38 @@ kill_run (void *ctx)
   sr_docker_kill_container_ (rc->d, rc->id);
 }
 
+/* Starts the container, the command's clock with it.  */
+static int
+start_run (void *ctx, sr_error_t *err)
+{
+  struct run_ctx *rc = ctx;
+  _cleanup_free_ char *start = sr_xasprintf ("/containers/%s/start", rc->id);
+  struct sr_buf resp = { 0 };
+  long status;
+
+  rc->sv->t0 = sr_now_ns ();
+  status = sr_docker_request_ (rc->d, "POST", start, NULL, CONTROL_TIMEOUT_MS, &resp, err);
+  if (status >= 0 && status != 204 && status != 304)
+    {
+      sr_docker_status_error_ (status, &resp, "start the container", err);
+      if (err && *err)
+        exec_failure_code ((*err)->msg, rc->result);
+      status = -1;
+    }
+  sr_buf_done (&resp);
+  return status < 0 ? -1 : 0;
+}
+
 int
 sr_docker_run (struct sr_docker *d, const struct sr_docker_config *cfg,
                const struct sr_exec_spec *spec, const struct sr_run_options *opts,
                struct sr_run_result *result, sr_error_t *err)
 {
-  _cleanup_free_ char *id = NULL, *attach = NULL, *start = NULL, *wait = NULL, *inspect = NULL;
+  _cleanup_free_ char *id = NULL, *attach = NULL, *wait = NULL, *inspect = NULL;
   struct stream s = { .opts = opts };
   struct xfer x = { 0 };
-  struct run_ctx rc = { .d = d };
-  struct supervise sv = { .kill = kill_run, .kill_ctx = &rc };
+  struct supervise sv = { .kill = kill_run };
+  struct run_ctx rc = { .d = d, .sv = &sv, .result = result };
   struct sr_buf resp = { 0 };
   _cleanup_json_ cJSON *info = NULL;
   size_t cap = opts->max_output ? opts->max_output : SR_DEFAULT_MAX_OUTPUT;
@@ -127,32 +160,31 @@ sr_docker_run (struct sr_docker *d, const struct sr_docker_config *cfg,
 
   sr_docker_result_init_ (d, result, limits_of (cfg));
   s.out.cap = s.err.cap = cap;
-  if (create_container (d, cfg, spec->argv, spec->env, spec->cwd, false, &id, err) < 0)
+  sv.kill_ctx = &rc;
+  if (create_container (d, cfg, spec->argv, spec->env, spec->cwd, false, opts->stdin_fd >= 0,
+                        &id, err)
+      < 0)
     return -1;
   rc.id = id;
 
-  /* Attach first: what the command writes before we listen is lost.  */
-  attach = sr_xasprintf ("/containers/%s/attach?stream=1&stdout=1&stderr=1", id);
-  sr_docker_xfer_start_ (d, &x, attach, NULL, &s);
-  if (sr_docker_xfer_until_headers_ (d, &x, &s, "attach to the container", err) < 0)
-    goto out;
-
-  start = sr_xasprintf ("/containers/%s/start", id);
-  sv.t0 = sr_now_ns ();
-  status = sr_docker_request_ (d, "POST", start, NULL, CONTROL_TIMEOUT_MS, &resp, err);
-  if (status < 0)
-    goto out;
-  if (status != 204 && status != 304)
+  /* Attach first: what the command writes before we listen is lost.  A
+   * stdin needs both ways of one connection, which the daemon hijacks.  */
+  if (opts->stdin_fd >= 0)
     {
-      sr_docker_status_error_ (status, &resp, "start the container", err);
-      if (err && *err)
-        exec_failure_code ((*err)->msg, result);
-      goto out;
+      /* x stays unused, never done: the container is killed below
+       * whether or not its output ended.  */
+      if (sr_docker_relay_attach_ (d, id, start_run, &rc, opts, &s, &sv, err) < 0)
+        goto out;
     }
-  sr_buf_done (&resp);
-
-  if (sr_docker_supervise_stream_ (d, &x, opts, &sv, err) < 0)
-    goto out;
+  else
+    {
+      attach = sr_xasprintf ("/containers/%s/attach?stream=1&stdout=1&stderr=1", id);
+      sr_docker_xfer_start_ (d, &x, attach, NULL, &s);
+      if (sr_docker_xfer_until_headers_ (d, &x, &s, "attach to the container", err) < 0
+          || start_run (&rc, err) < 0
+          || sr_docker_supervise_stream_ (d, &x, opts, &sv, err) < 0)
+        goto out;
+    }
   result->duration_ns = sr_now_ns () - sv.t0;
   if (!x.done)
     /* The grace after a kill ran out: the container must not outlive us
@@ -206,7 +238,7 @@ sr_docker_hold (struct sr_docker *d, const struct sr_docker_config *cfg,
   c->user = sr_xstrdup (sr_docker_user_of_ (cfg));
   c->limits = limits_of (cfg);
   if (create_container (d, cfg, cfg->hold_command ? cfg->hold_command : sleep_forever, NULL,
-                        NULL, true, &c->id, err) < 0)
+                        NULL, true, false, &c->id, err) < 0)
     goto fail;
   start = sr_xasprintf ("/containers/%s/start", c->id);
   status = sr_docker_request_ (d, "POST", start, NULL, CONTROL_TIMEOUT_MS, &resp, err);

@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 
 #include "common/curlbuf.h"
+#include "common/json.h"
 #include "common/util.h"
 #include "docker/engine-internal.h"
 
@@ -202,53 +203,37 @@ deliver_raw (struct stream *s, bool tty, const char *p, size_t n)
     sr_docker_on_stream_data_ ((char *) p, 1, n, s);
 }
 
-/* Starts exec_id (start_path, start) on a hijacked connection and relays until
- * its output ends: opts->stdin_fd to the command's stdin, its output to s.
- * The timeout and the cancel fd are enforced as sr_docker_supervise_stream_ does.  A
- * terminal stdin is put in raw mode, so that what is typed, ^C too,
- * reaches the command's terminal in the container untouched and is
- * interpreted there.  */
-int
-sr_docker_relay_exec_ (struct sr_docker_container *c, const char *exec_id,
-                       const char *start_path, const cJSON *start,
-                       const struct sr_run_options *opts, bool tty, struct stream *s,
-                       struct supervise *sv, sr_error_t *err)
+/* The daemon closed the connection while stdin it had not read was still
+ * in it: the command ended without reading all of its stdin, and the
+ * output it wrote came before the reset.  */
+static bool
+peer_reset (struct hijack *hj)
 {
-  struct hijack hj = { .fd = CURL_SOCKET_BAD };
-  struct sr_buf early = { 0 };
+  long e = 0;
+
+  return curl_easy_getinfo (hj->h, CURLINFO_OS_ERRNO, &e) == CURLE_OK && e == ECONNRESET;
+}
+
+/* Relays until the command's output ends: what already came (early) and
+ * then the rest of its output to s, opts->stdin_fd to its stdin on hj.  The timeout and the cancel fd are enforced as
+ * sr_docker_supervise_stream_ does.  */
+static int
+relay (const struct sr_docker *d, struct hijack *hj, const struct sr_buf *early,
+       const struct sr_run_options *opts, bool tty, struct stream *s, struct supervise *sv,
+       sr_error_t *err)
+{
   bool in_open = true;
-  int r = -1;
 
-  if (tty)
-    {
-      struct termios t;
-
-      if (tcgetattr (opts->stdin_fd, &t) == 0)
-        {
-          cfmakeraw (&t);
-          (void) tcsetattr (opts->stdin_fd, TCSANOW, &t);
-        }
-    }
-  if (hijack_start (c->d, start_path, start, &hj, &early, "start the exec", err) < 0)
-    goto out;
   sr_docker_supervise_start_ (sv, opts);
   s->status = 101;
   s->headers_done = true;
-  if (early.len)
-    deliver_raw (s, tty, early.data, early.len);
-  if (tty)
-    {
-      /* The size a shell's programs format their output for.  */
-      _cleanup_free_ char *resize = sr_xasprintf ("/exec/%s/resize?h=50&w=200", exec_id);
-      struct sr_buf resp = { 0 };
+  if (early->len)
+    deliver_raw (s, tty, early->data, early->len);
 
-      (void) sr_docker_request_ (c->d, "POST", resize, NULL, CONTROL_TIMEOUT_MS, &resp, NULL);
-      sr_buf_done (&resp);
-    }
   for (;;)
     {
       struct pollfd p[3] = {
-        { .fd = hj.fd, .events = POLLIN },
+        { .fd = hj->fd, .events = POLLIN },
         { .fd = in_open && !sv->killed ? opts->stdin_fd : -1, .events = POLLIN },
         { .fd = sv->killed ? -1 : opts->cancel_fd, .events = POLLIN },
       };
@@ -260,8 +245,7 @@ sr_docker_relay_exec_ (struct sr_docker_container *c, const char *exec_id,
         {
           if (errno == EINTR)
             continue;
-          sr_error_set (err, errno, "poll");
-          goto out;
+          return sr_error_set (err, errno, "poll");
         }
       if (p[2].revents & POLLIN)
         {
@@ -276,37 +260,97 @@ sr_docker_relay_exec_ (struct sr_docker_container *c, const char *exec_id,
           if (n < 0 && (errno == EINTR || errno == EAGAIN))
             ;
           else if (n <= 0
-                   || hijack_send (c->d, &hj, buf, (size_t) n,
+                   || hijack_send (d, hj, buf, (size_t) n,
                                    sr_now_ns () + ATTACH_TIMEOUT_MS * 1000000ull, NULL) < 0)
             {
               /* No more input: a pipe's end reaches the command as EOF;
                * a terminal (EIO once its master is gone) has no end.  */
               in_open = false;
               if (!tty)
-                (void) shutdown (hj.fd, SHUT_WR);
+                (void) shutdown (hj->fd, SHUT_WR);
             }
         }
       if (p[0].revents)
         {
           char buf[16384];
           size_t n = 0;
-          CURLcode rc = curl_easy_recv (hj.h, buf, sizeof buf, &n);
+          CURLcode rc = curl_easy_recv (hj->h, buf, sizeof buf, &n);
 
           if (rc == CURLE_AGAIN)
             continue;
           if (rc != CURLE_OK)
             {
-              if (sv->killed)
+              if (sv->killed || peer_reset (hj))
                 break;
-              sr_docker_transport_error_ (c->d, hj.h, rc, hj.errbuf, 0, err);
-              goto out;
+              return sr_docker_transport_error_ (d, hj->h, rc, hj->errbuf, 0, err);
             }
           if (n == 0)
             break;
           deliver_raw (s, tty, buf, n);
         }
     }
-  r = 0;
+  return 0;
+}
+
+/* Starts exec_id (start_path, start) on a hijacked connection and relays
+ * until its output ends.  A terminal stdin is put in raw mode, so that
+ * what is typed, ^C too, reaches the command's terminal in the container
+ * untouched and is interpreted there.  */
+int
+sr_docker_relay_exec_ (struct sr_docker_container *c, const char *exec_id,
+                       const char *start_path, const cJSON *start,
+                       const struct sr_run_options *opts, bool tty, struct stream *s,
+                       struct supervise *sv, sr_error_t *err)
+{
+  struct hijack hj = { .fd = CURL_SOCKET_BAD };
+  struct sr_buf early = { 0 };
+  int r = -1;
+
+  if (tty)
+    {
+      struct termios t;
+
+      if (tcgetattr (opts->stdin_fd, &t) == 0)
+        {
+          cfmakeraw (&t);
+          (void) tcsetattr (opts->stdin_fd, TCSANOW, &t);
+        }
+    }
+  if (hijack_start (c->d, start_path, start, &hj, &early, "start the exec", err) < 0)
+    goto out;
+  if (tty)
+    {
+      /* The size a shell's programs format their output for.  */
+      _cleanup_free_ char *resize = sr_xasprintf ("/exec/%s/resize?h=50&w=200", exec_id);
+      struct sr_buf resp = { 0 };
+
+      (void) sr_docker_request_ (c->d, "POST", resize, NULL, CONTROL_TIMEOUT_MS, &resp, NULL);
+      sr_buf_done (&resp);
+    }
+  r = relay (c->d, &hj, &early, opts, tty, s, sv, err);
+out:
+  hijack_done (&hj);
+  sr_buf_done (&early);
+  return r;
+}
+
+int
+sr_docker_relay_attach_ (struct sr_docker *d, const char *id,
+                         int (*start) (void *ctx, sr_error_t *err), void *start_ctx,
+                         const struct sr_run_options *opts, struct stream *s,
+                         struct supervise *sv, sr_error_t *err)
+{
+  _cleanup_free_ char *path = sr_xasprintf ("/containers/%s/attach?stream=1&stdin=1&stdout=1"
+                                            "&stderr=1", id);
+  _cleanup_json_ cJSON *none = cJSON_CreateObject ();
+  struct hijack hj = { .fd = CURL_SOCKET_BAD };
+  struct sr_buf early = { 0 };
+  int r = -1;
+
+  if (hijack_start (d, path, none, &hj, &early, "attach to the container", err) < 0
+      || start (start_ctx, err) < 0)
+    goto out;
+  r = relay (d, &hj, &early, opts, false, s, sv, err);
 out:
   hijack_done (&hj);
   sr_buf_done (&early);

@@ -15,8 +15,8 @@
  *                            they make
  *   engine-exec.c            a command in a held container
  *                            (sr_docker_exec), and killing what it leaves
- *   engine-hijack.c          an exec with stdin, over the connection the
- *                            daemon hijacks
+ *   engine-hijack.c          an exec or a run with stdin, over the
+ *                            connection the daemon hijacks
  *
  * Every file is named engine-*.c so that no object of libsandbox.a shares
  * a name with another area's (runtime/container.o, mcp/http.o).  */
@@ -217,5 +217,13 @@ int sr_docker_relay_exec_ (struct sr_docker_container *c, const char *exec_id,
                            const char *start_path, const cJSON *start,
                            const struct sr_run_options *opts, bool tty, struct stream *s,
                            struct supervise *sv, sr_error_t *err);
+/* A fresh container id made with its stdin open (OpenStdin, StdinOnce):
+ * attaches to it on a hijacked connection, calls start (which starts the
+ * container, sv->t0 set) and relays as above until its output ends, the
+ * end of opts->stdin_fd closing the command's stdin.  */
+int sr_docker_relay_attach_ (struct sr_docker *d, const char *id,
+                             int (*start) (void *ctx, sr_error_t *err), void *start_ctx,
+                             const struct sr_run_options *opts, struct stream *s,
+                             struct supervise *sv, sr_error_t *err);
 
 #endif

@@ -6,8 +6,10 @@
  * and the same struct sr_run_result out (status, exit code or signal,
  * captured stdout and stderr with the same cap and truncation marker,
  * duration), so a caller cannot tell the backends apart by their results.
- * Not mirrored: opts->stdin_fd (stdin is always empty, as with -1), and
- * the native-only fields of the result (marks, cpu_ns, memory_peak stay 0).
+ * opts->stdin_fd, when not -1, is read to its end into the command's stdin
+ * (a container's attach, an exec's start, on a connection the daemon
+ * hijacks), which then ends.  Not mirrored: the native-only fields of the
+ * result (marks, cpu_ns, memory_peak stay 0).
  *
  * The policy is mapped onto Docker's options: network none, memory and
  * memory+swap, NanoCpus, PidsLimit, a read-only root, size-capped tmpfs

@@ -155,6 +155,13 @@ def main():
     out("a second run reads them", s)
     out("an unchanged run changes no artifact", artifacts(r))
 
+    # a run's stdin, args and files beside its code
+    s, r = run(srv, sid, 'import sys, helper\nprint(sys.argv[1:], sys.stdin.read(), helper.X)',
+               stdin="in\n" * 30000, args=["a b", "c"],
+               files={"helper.py": {"content": "X = 42\n"}})
+    s["stdout"] = (s.get("stdout") or "").replace("in\n" * 30000, "<90000 bytes of stdin>")
+    out("run with stdin, args and files", s)
+
     # upload, read back, list
     data = b"col\n1\n2\n"
     b64 = base64.b64encode(data).decode()

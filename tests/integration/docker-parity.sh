@@ -93,6 +93,24 @@ int main () { std::puts ("compiled"); return 0; }'
 like "$native" 'stdout "compiled\\n"' "cpp success: the program ran"
 parity "cpp compile error" cpp 'int main () { return undeclared; }'
 like "$native" 'status "compile_error"' "cpp compile error: status compile_error"
+# A run's inputs: stdin (more than a pipe holds, and one the program
+# never reads), args, and files beside the code, a second C++ source too.
+printf 'def twice(x): return 2 * x\n' >"$sr_tmp/helper.py"
+head -c 300000 /dev/zero | tr '\0' s >"$sr_tmp/stdin"
+parity "python stdin, args and a module" python 'import sys, helper
+data = sys.stdin.read()
+print(sys.argv[1:], len(data), data[:3], helper.twice(21))' \
+  --stdin "$sr_tmp/stdin" --arg 'a b' --arg '' --file helper.py="$sr_tmp/helper.py"
+like "$native" "stdout \"\\[.a b., ..\\] 300000 sss 42" "python stdin, args and a module: all reach the program"
+parity "python stdin never read" python 'print("done")' --stdin "$sr_tmp/stdin"
+like "$native" 'stdout "done\\n"' "python stdin never read: the program ends all the same"
+printf 'int add (int a, int b) { return a + b; }\n' >"$sr_tmp/add.cpp"
+echo 41 >"$sr_tmp/n"
+parity "cpp stdin, args and two sources" cpp '#include <iostream>
+int add (int, int);
+int main (int argc, char **argv) { int n; std::cin >> n; std::cout << add (n, 1) << argv[argc - 1] << "\n"; }' \
+  --stdin "$sr_tmp/n" --arg x --file add.cpp="$sr_tmp/add.cpp"
+like "$native" 'stdout "42x\\n"' "cpp stdin, args and two sources: compiled and ran"
 
 # --- sessions: the same cases through `serve` on both backends ---
 # tests/docker/session-cases.py prints one line per case; the lines must
