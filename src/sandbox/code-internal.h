@@ -16,9 +16,6 @@
 #include "sandbox/code.h"
 #include "sandbox/policy.h"
 
-/* "g++ -O2 -o x y" -> argv.  */
-char **sr_code_split_command (const char *cmd);
-
 /* One stage of a run_code, as a backend runs it.  */
 struct sr_code_stage
 {

@@ -178,8 +178,9 @@ sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req
   return 0;
 }
 
-char **
-sr_code_split_command (const char *cmd)
+/* "g++ -O2 -o x y" -> argv.  */
+static char **
+split_command (const char *cmd)
 {
   char **argv = sr_xcalloc (1, sizeof *argv);
   const char *p = cmd;
@@ -377,8 +378,8 @@ sr_code_stage_stdin (const struct sr_code_stage *st, int *ret_fd, sr_error_t *er
 static char **
 compile_argv (const struct sr_language *l, const struct sr_code_request *req)
 {
-  char **argv = sr_code_split_command (l->compile);
-  _cleanup_strv_ char **patterns = sr_code_split_command (l->sources ? l->sources : "");
+  char **argv = split_command (l->compile);
+  _cleanup_strv_ char **patterns = split_command (l->sources);
 
   for (size_t i = 0; i < req->n_files; i++)
     for (char **p = patterns; *p; p++)
@@ -396,7 +397,7 @@ compile_argv (const struct sr_language *l, const struct sr_code_request *req)
 static char **
 run_argv (const char *run, const struct sr_code_request *req)
 {
-  char **argv = sr_code_split_command (run);
+  char **argv = split_command (run);
 
   for (size_t i = 0; i < req->n_args; i++)
     sr_strv_push (&argv, req->args[i]);
