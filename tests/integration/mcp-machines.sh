@@ -1,0 +1,35 @@
+#!/bin/sh
+# Machines through the official MCP client: a sandbox session and an SSH
+# host (a real sshd on loopback, tests/integration/sshd.sh) at once, with
+# shells on each, env, machine_list, default_set and the file tools'
+# machine argument; then what is left on the remote side.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+require_image python
+require_node_modules
+. "${SR_SRCDIR}/tests/integration/sshd.sh"
+
+export SANDBOX_RUNTIME_DIR=$d/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
+{ ssh_target box "$d/known_hosts"; ssh_target bad "$d/wrong_known_hosts"
+  ssh_target new "$d/empty_known_hosts"; } > "$d/conf"
+export SANDBOX_CONFIG=$d/conf
+# The remote side is this host: what the client leaves there.
+export MACHINES_DIR=$sr_tmp/remote
+mkdir -p "$MACHINES_DIR"
+echo "the host" > "$MACHINES_DIR/host-only"
+at_exit "rm -f /root/sr-machines-test.txt /tmp/.sr-shell-box-*"
+
+# Watch the big file as the client writes it on the remote: temp +
+# rename means it is never seen partly written.
+( while [ ! -e "$sr_tmp/done" ]; do stat -c %s "$MACHINES_DIR/big" 2>/dev/null; done ) \
+  | sort -u > "$sr_tmp/sizes" &
+watcher=$!
+run_mcp_client machines-client.mjs
+touch "$sr_tmp/done"
+wait $watcher
+is "$(tr '\n' ' ' < "$sr_tmp/sizes")" "1048576 " "file_write on the SSH host is atomic: never seen partly written"
+is "$(ls -A "$MACHINES_DIR" | grep -c '^\.sr-tmp-')" 0 "no temp file is left on the remote side"
+is "$(pgrep -f 'sleep 100\.456' | wc -l)" 0 "the remote command ^C interrupted is gone"
+is "$(pgrep -f "$d/run/ssh" | wc -l) $(ls -A "$d/run/ssh" 2>/dev/null | wc -l)" "0 0" \
+  "no ssh process nor socket is left after close"
+[ -z "$(ls "$SANDBOX_RUNTIME_DIR/containers" 2>/dev/null)" ]; ok $? "no container is left after the server exits"
+done_testing
