@@ -182,6 +182,16 @@ find_locked (struct sr_sessions *m, const char *owner, const char *id)
   return pp ? *pp : NULL;
 }
 
+/* A machine's shells leave nothing in its /tmp: it outlives them.  */
+static void
+stop_shell (struct sr_session *s, struct sr_shell *sh)
+{
+  if (s->home)
+    sr_shell_stop_clean (sh);
+  else
+    sr_shell_stop (sh);
+}
+
 static void
 session_destroy (struct sr_session *s)
 {
@@ -189,7 +199,7 @@ session_destroy (struct sr_session *s)
     return;
   /* The shells' threads use the container: they go first.  */
   for (size_t i = 0; i < s->n_shells; i++)
-    sr_shell_stop (s->shells[i].sh);
+    stop_shell (s, s->shells[i].sh);
   free (s->shells);
   if (s->box)
     {
@@ -996,7 +1006,7 @@ sr_sessions_shell_remove (struct sr_sessions *m, const char *owner, const char *
   s->pins++;
   pthread_mutex_unlock (&m->lock);
 
-  sr_shell_stop (sh);
+  stop_shell (s, sh);
 
   pthread_mutex_lock (&m->lock);
   s->pins--;

@@ -16,7 +16,9 @@ export SANDBOX_CONFIG=$d/conf
 export MACHINES_DIR=$sr_tmp/remote
 mkdir -p "$MACHINES_DIR"
 echo "the host" > "$MACHINES_DIR/host-only"
-at_exit "rm -f /root/sr-machines-test.txt /tmp/.sr-shell-box-*"
+at_exit "rm -f /root/sr-machines-test.txt"
+shell_files () { ls /tmp/.sr-shell-box-* 2>/dev/null | wc -l; }
+shell_files_before=$(shell_files)
 
 # Watch the big file as the client writes it on the remote: temp +
 # rename means it is never seen partly written.
@@ -29,6 +31,7 @@ wait $watcher
 is "$(tr '\n' ' ' < "$sr_tmp/sizes")" "1048576 " "file_write on the SSH host is atomic: never seen partly written"
 is "$(ls -A "$MACHINES_DIR" | grep -c '^\.sr-tmp-')" 0 "no temp file is left on the remote side"
 is "$(pgrep -f 'sleep 100\.456' | wc -l)" 0 "the remote command ^C interrupted is gone"
+is "$(shell_files)" "$shell_files_before" "the SSH host's shells left no file in its /tmp"
 is "$(pgrep -f "$d/run/ssh" | wc -l) $(ls -A "$d/run/ssh" 2>/dev/null | wc -l)" "0 0" \
   "no ssh process nor socket is left after close"
 [ -z "$(ls "$SANDBOX_RUNTIME_DIR/containers" 2>/dev/null)" ]; ok $? "no container is left after the server exits"
