@@ -43,6 +43,7 @@ struct sr_session
   char *home;
   char shell_tag[9];       /* a machine's: its shells' files in the remote /tmp are
                             * unique per runner (hex) */
+  struct sr_fsroot host_fs; /* a machine's: the backend's primitives, which fs wraps */
   char *code_dir;
   int code_fd;             /* holds the code dir's lock */
   uid_t code_uid;          /* the owner of the code put there */
@@ -1068,6 +1069,69 @@ ssh_backend (struct sr_sessions *m, sr_error_t *err)
   return 0;
 }
 
+/* A machine's file primitives: the backend's, but a path given inside
+ * SR_DATA_DIR (an artifact's, an upload's) is refused, as a host has no
+ * data directory of ours and must not get one made.  */
+static int
+no_data_dir (const struct sr_session *s, sr_error_t *err)
+{
+  return sr_error_set_plain (err, "not_a_sandbox", ENOTSUP,
+                             "machine %s is an SSH host, not a sandbox: it has no %s (no "
+                             "uploads, no artifacts); name files there by their paths on the "
+                             "host", s->id, SR_DATA_DIR);
+}
+
+static int
+machine_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret,
+              size_t *ret_len, sr_error_t *err)
+{
+  struct sr_session *s = ctx;
+
+  if (flags & SR_FS_DATA)
+    return no_data_dir (s, err);
+  return s->host_fs.ops->read (s->host_fs.ctx, abs, flags, max, ret, ret_len, err);
+}
+
+static int
+machine_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
+               bool overwrite, sr_error_t *err)
+{
+  struct sr_session *s = ctx;
+
+  if (flags & SR_FS_DATA)
+    return no_data_dir (s, err);
+  return s->host_fs.ops->write (s->host_fs.ctx, abs, flags, buf, len, overwrite, err);
+}
+
+static int
+machine_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, int cancel_fd,
+              sr_fs_visit_fn visit, void *userdata, bool *ret_truncated, sr_error_t *err)
+{
+  struct sr_session *s = ctx;
+
+  if (flags & SR_FS_DATA)
+    return no_data_dir (s, err);
+  return s->host_fs.ops->walk (s->host_fs.ctx, abs, flags, max_depth, cancel_fd, visit,
+                               userdata, ret_truncated, err);
+}
+
+static int
+machine_open (void *ctx, const char *abs, unsigned flags, uint64_t *ret_size, sr_error_t *err)
+{
+  struct sr_session *s = ctx;
+
+  if (flags & SR_FS_DATA)
+    return no_data_dir (s, err);
+  return s->host_fs.ops->open (s->host_fs.ctx, abs, flags, ret_size, err);
+}
+
+static const struct sr_fs_ops machine_fs_ops = {
+  .read = machine_read,
+  .write = machine_write,
+  .walk = machine_walk,
+  .open = machine_open,
+};
+
 /* The remote account's home: where its commands and relative paths
  * start (the login's directory, before any cd).  */
 static int
@@ -1110,8 +1174,9 @@ machine_create (struct sr_sessions *m, const char *name, struct sr_session **ret
   snprintf (s->id, sizeof s->id, "%s", name);
   if (sr_random_hex (s->shell_tag, (sizeof s->shell_tag - 1) / 2, err) < 0)
     goto fail;
-  if (s->be->create (s->be_state, s->id, name, NULL, 0, 0, &s->box, &s->fs, err) < 0)
+  if (s->be->create (s->be_state, s->id, name, NULL, 0, 0, &s->box, &s->host_fs, err) < 0)
     goto fail;
+  s->fs = (struct sr_fsroot){ .ops = &machine_fs_ops, .ctx = s };
   s->fs.exec = session_exec;
   s->fs.exec_ctx = s;
   if (machine_home (s, err) < 0)

@@ -120,7 +120,9 @@ int sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
  * (not_a_sandbox), its commands run with the remote account's rights
  * from that account's home, where its relative paths start too; it has
  * no data directory, and is not closed for being idle.  It counts
- * against max_sessions as a session does.  Each owner connects its own
+ * against max_sessions as a session does.  Its file primitives refuse a
+ * path inside SR_DATA_DIR (not_a_sandbox): a host has none, and an upload
+ * must not make one there.  Each owner connects its own
  * (two owners' "box" are two connections).  */
 
 /* Connects machine name for owner, or finds it connected (*ret_new

@@ -127,6 +127,13 @@ check(error(r).code === "invalid_arguments" && /default_set/.test(error(r).messa
 r = await call(client, "run_code", { machine: "box", language: "python", code: "print(1)" });
 check(error(r).code === "not_a_sandbox" && /SSH host, not a sandbox/.test(error(r).message),
   "run_code on the SSH machine is refused: not_a_sandbox", r);
+r = await call(client, "upload_file", { machine: "box", filename: "u.txt", content_base64: "eA==" });
+check(error(r).code === "not_a_sandbox" && /no \/mnt\/data/.test(error(r).message),
+  "upload_file to the SSH machine is refused: it has no data directory", r);
+r = await call(client, "list_artifacts", { machine: "box" });
+check(error(r).code === "not_a_sandbox", "... and list_artifacts", r);
+r = await call(client, "file_write", { machine: "box", path: "/mnt/data/x", content: "x" });
+check(error(r).code === "not_a_sandbox", "... and a file tool's path in /mnt/data", r);
 
 // --- defaults ---
 r = await call(client, "default_set", { machine: "box" });
