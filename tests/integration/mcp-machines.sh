@@ -35,4 +35,15 @@ is "$(shell_files)" "$shell_files_before" "the SSH host's shells left no file in
 is "$(pgrep -f "$d/run/ssh" | wc -l) $(ls -A "$d/run/ssh" 2>/dev/null | wc -l)" "0 0" \
   "no ssh process nor socket is left after close"
 [ -z "$(ls "$SANDBOX_RUNTIME_DIR/containers" 2>/dev/null)" ]; ok $? "no container is left after the server exits"
+
+# Over HTTP without tokens, each MCP session is an owner of its own.
+start_server || echo "Bail out! the HTTP server did not start"
+(cd "$NODE_DIR" && timeout 120 "$NODE" machines-client.mjs --owners "$url") \
+  > "$sr_tmp/owners.out" 2>"$sr_tmp/owners.err"
+is "$?" 0 "the SDK clients of two owners end cleanly"
+relay_results < "$sr_tmp/owners.out"
+grep -v '^RESULT' "$sr_tmp/owners.err" | head -5 | sed 's/^/# stderr: /'
+stop_server
+is "$?" 0 "the HTTP server exits cleanly"
+is "$(pgrep -f "$d/run/ssh" | wc -l)" 0 "no ssh process is left"
 done_testing

@@ -4,8 +4,10 @@
 // machine argument of the shell and file tools, and run_code refused on
 // the SSH host.  Prints "RESULT 0|1 name" lines and "# ..." diagnostics.
 //   node machines-client.mjs SR_BIN   (MACHINES_DIR: a host directory to work in)
+//   node machines-client.mjs --owners URL
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const check = (cond, name, detail) => {
   console.log(`RESULT ${cond ? 0 : 1} ${name}`);
@@ -21,6 +23,40 @@ const error = (r) => {
 };
 const sc = (r) => r.structuredContent ?? {};
 const dir = process.env.MACHINES_DIR;
+
+// Over HTTP, two MCP sessions (two owners) each connect box: two
+// connections, each its owner's, with defaults of their own.
+//   node machines-client.mjs --owners URL
+if (process.argv[2] === "--owners") {
+  const connect = async () => {
+    const c = new Client({ name: "sandbox-runner-machines-test", version: "1.0.0" });
+    await c.connect(new StreamableHTTPClientTransport(new URL(process.argv[3])));
+    return c;
+  };
+  const [a, b] = [await connect(), await connect()];
+  const names = async (c) => (sc(await call(c, "machine_list", {})).machines ?? []).map((m) => m.name);
+  let r = await call(a, "env", { action: "connect", name: "box" });
+  check(sc(r).new === true, "owner A connects box", sc(r));
+  check((await names(b)).length === 0, "owner B does not see A's box", await names(b));
+  r = await call(b, "shell_exec", { shell_id: "box-1", command: "true" });
+  check(error(r).code === "shell_not_found", "nor its shells", r);
+  r = await call(b, "env", { action: "connect", name: "box" });
+  check(sc(r).new === true, "owner B connects a box of its own", sc(r));
+  await call(a, "default_set", { machine: "box" });
+  r = await call(b, "machine_list", {});
+  check(sc(r).default_machine === "", "A's default is not B's", sc(r));
+  r = await call(b, "shell_new", { machine: "box" });
+  const shell = sc(r).shell_id;
+  r = await call(a, "env", { action: "close", name: "box" });
+  check(sc(r).closed === true, "A closes its box", sc(r));
+  r = await call(b, "shell_exec", { shell_id: shell, command: "echo still" });
+  check(sc(r).output === "still\n", "B's box and its shell go on", sc(r));
+  r = await call(b, "env", { action: "close", name: "box" });
+  check(sc(r).closed === true, "B closes its own", sc(r));
+  await a.close();
+  await b.close();
+  process.exit(0);
+}
 
 const client = new Client({ name: "sandbox-runner-machines-test", version: "1.0.0" });
 // The test's environment (its config naming the SSH targets, its image
