@@ -109,8 +109,8 @@ const msid = (sc(r).machines ?? []).find((m) => m.name === sid);
 check(mbox?.backend === "ssh" && mbox?.sandbox === false && /NOT a sandbox/.test(mbox?.purpose)
   && mbox?.status === "ready" && mbox?.shells === 0,
   "machine_list: the SSH host, backend ssh, not a sandbox", sc(r));
-check(msid?.sandbox === true && ["native", "docker"].includes(msid?.backend) && /sandbox/.test(msid?.purpose),
-  "machine_list: the session, a sandbox", sc(r));
+check(msid?.sandbox === true && msid?.backend === process.env.SANDBOX_BACKEND && /sandbox/.test(msid?.purpose),
+  "machine_list: the session, a sandbox of the configured backend", sc(r));
 check(/box \[ssh, ready, 0 shells\]: SSH host, NOT a sandbox/.test(r.content[0].text),
   "machine_list's text block says it too", r.content[0].text);
 r = await call(client, "list_sessions", {});
