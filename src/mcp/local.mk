@@ -5,7 +5,7 @@ libsandbox_a_SOURCES += \
 	src/mcp/download-link.c src/mcp/download-link.h \
 	src/mcp/tools.c src/mcp/tools.h src/mcp/tools-internal.h \
 	src/mcp/tools-result.c src/mcp/tools-run.c src/mcp/tools-audit.c src/mcp/tools-session.c \
-	src/mcp/tools-files.c src/mcp/tools-shell.c src/mcp/tools-compat.c \
+	src/mcp/tools-files.c src/mcp/tools-shell.c src/mcp/tools-compat.c src/mcp/tools-machine.c \
 	src/mcp/tool-args.c src/mcp/tool-args.h src/mcp/tool-schema.h \
 	src/mcp/resources.c src/mcp/resources.h src/mcp/resource-uri.c src/mcp/resource-uri.h \
 	src/mcp/tools-text.c \
@@ -37,6 +37,9 @@ mcp_schemas = \
 	src/mcp/schemas/file_write.json \
 	src/mcp/schemas/file_patch.json \
 	src/mcp/schemas/file_search.json \
+	src/mcp/schemas/machine_list.json \
+	src/mcp/schemas/default_set.json \
+	src/mcp/schemas/env.json \
 	src/mcp/schemas/sandbox_run_python.json \
 	src/mcp/schemas/sandbox_upload_file.json \
 	src/mcp/schemas/sandbox_read_artifact.json \

@@ -369,8 +369,11 @@ sr_mcp_args_unalias (const cJSON *schema, cJSON *args, const struct sr_mcp_arg_a
       cJSON *alias = cJSON_GetObjectItemCaseSensitive (args, v[i].alias);
       const cJSON *name = sr_mcp_arg (args, v[i].name);
 
-      /* An alias the tool does not take stays, for the check to name.  */
-      if (alias == NULL || !cJSON_GetObjectItemCaseSensitive (properties, v[i].alias))
+      /* An alias the tool does not take stays, for the check to name; so
+       * does an argument of the tool's own of that name (default_set's
+       * machine is no session_id).  */
+      if (alias == NULL || !cJSON_GetObjectItemCaseSensitive (properties, v[i].alias)
+          || !cJSON_GetObjectItemCaseSensitive (properties, v[i].name))
         continue;
       if (cJSON_IsNull (alias) || (name && cJSON_Compare (alias, name, true)))
         {

@@ -89,23 +89,30 @@ status_of (const cJSON *result)
 }
 
 /* Where the call acted, in a new string: its machine or session_id
- * argument, the session of its shell_id, else the session it created.  */
+ * argument (env's name), the session of its shell_id, else the machine
+ * its result names (a created session, a default machine's shell).  */
 static char *
-machine_of (const cJSON *args, const cJSON *result)
+machine_of (const char *tool, const cJSON *args, const cJSON *result)
 {
+  const cJSON *structured = cJSON_GetObjectItemCaseSensitive (result, "structuredContent");
   const char *m = sr_mcp_arg_string (args, "machine");
-  const cJSON *id;
   char *shell_session;
 
   if (m == NULL)
     m = sr_mcp_arg_string (args, "session_id");
+  if (m == NULL && strcmp (tool, "env") == 0)
+    m = sr_mcp_arg_string (args, "name");
   if (m)
     return sr_xstrdup (m);
   if ((shell_session = sr_session_of_shell (sr_mcp_arg_string (args, "shell_id"))))
     return shell_session;
-  id = cJSON_GetObjectItemCaseSensitive (
-      cJSON_GetObjectItemCaseSensitive (result, "structuredContent"), "session_id");
-  return sr_xstrdup (cJSON_IsString (id) ? id->valuestring : "");
+  if ((m = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (structured, "machine")))
+      || (m = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (structured,
+                                                                       "session_id"))))
+    return sr_xstrdup (m);
+  shell_session = sr_session_of_shell (
+      cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (structured, "shell_id")));
+  return shell_session ? shell_session : sr_xstrdup ("");
 }
 
 void
@@ -114,7 +121,7 @@ sr_mcp_audit_call (const struct sr_mcp_tool_ctx *ctx, const char *name, const cJ
 {
   _cleanup_free_ char *status = status_of (result);
   _cleanup_free_ char *args_json = sr_mcp_canonical_json (args);
-  _cleanup_free_ char *machine = machine_of (args, result);
+  _cleanup_free_ char *machine = machine_of (name, args, result);
   struct sr_service_call call = {
     .client = ctx->client ? ctx->client : "stdio",
     .machine = machine,

@@ -55,8 +55,26 @@ add_warnings (cJSON *o, const char *path)
   return warnings;
 }
 
+/* On an SSH machine, a relative path (or none, for file_search) starts at
+ * the remote account's home (sandbox/session.h): *own, the caller's path
+ * argument, becomes the absolute one.  Returns the path to use.  */
+static const char *
+machine_path (struct sr_session *s, char **own)
+{
+  const char *home = sr_session_home (s);
+  char *abs;
+
+  if (home == NULL || (*own && **own == '/'))
+    return *own;
+  abs = *own && **own ? sr_xasprintf ("%s/%s", home, *own) : sr_xstrdup (home);
+  free (*own);
+  *own = abs;
+  return abs;
+}
+
 struct file_read
 {
+  char **own;              /* the path argument (machine_path) */
   const char *path;
   uint64_t offset, limit, total;
   char *text;
@@ -68,6 +86,7 @@ file_read_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *d
 {
   struct file_read *f = data;
 
+  f->path = machine_path (s, f->own);
   return sr_files_read_lines (sr_session_fs (s), f->path, f->offset, f->limit,
                               ctx->cfg->max_artifact_size, &f->text, &f->total, err);
 }
@@ -129,7 +148,7 @@ sr_mcp_call_file_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 
   if ((bad = sr_mcp_path_arg (args, "path", &path)))
     return bad;
-  f.path = path;
+  f.own = &path;
   bad = sr_mcp_with_session (ctx, args, false, file_read_work, &f);
   text = f.text;
   if (bad)
@@ -146,6 +165,7 @@ sr_mcp_call_file_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 
 struct file_write
 {
+  char **own;
   const char *path, *content;
   size_t len;
   char *written;
@@ -158,6 +178,7 @@ file_write_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *
   struct file_write *f = data;
 
   (void) ctx;
+  f->path = machine_path (s, f->own);
   if (sr_files_lint (sr_session_fs (s), f->path, f->content, f->len, err) < 0)
     return -1;
   return sr_files_write (sr_session_fs (s), f->path, f->content, f->len, &f->written, err);
@@ -174,7 +195,7 @@ sr_mcp_call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 
   if ((bad = sr_mcp_path_arg (args, "path", &path)))
     return bad;
-  f.path = path;
+  f.own = &path;
   f.len = strlen (f.content);
   /* Binary content comes as base64: a JSON string holding a NUL would
    * reach us cut there (the registry refuses one, binary_content).  */
@@ -204,6 +225,7 @@ sr_mcp_call_file_write (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 
 struct file_patch
 {
+  char **own;
   const char *path;
   struct sr_patch p;
 };
@@ -214,6 +236,7 @@ file_patch_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void *
 {
   struct file_patch *f = data;
 
+  f->path = machine_path (s, f->own);
   f->p.max_size = ctx->cfg->max_artifact_size;
   return sr_files_patch (sr_session_fs (s), f->path, &f->p, err);
 }
@@ -241,7 +264,7 @@ sr_mcp_call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
     return sr_mcp_tool_error ("invalid_arguments", "old_string must not be empty");
   if ((bad = sr_mcp_path_arg (args, "path", &path)))
     return bad;
-  f.path = path;
+  f.own = &path;
   if ((bad = sr_mcp_with_session (ctx, args, false, file_patch_work, &f)))
     return bad;
   o = cJSON_CreateObject ();
@@ -254,6 +277,7 @@ sr_mcp_call_file_patch (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 
 struct file_search
 {
+  char **own;
   const char *pattern, *glob, *path;
   size_t limit;
   struct sr_search_result res;
@@ -264,13 +288,13 @@ file_search_work (const struct sr_mcp_tool_ctx *ctx, struct sr_session *s, void 
                   sr_error_t *err)
 {
   struct file_search *f = data;
-
   const struct sr_search_limits lim = {
     .max_size = ctx->cfg->max_artifact_size, .max_matches = f->limit,
     .max_bytes = ctx->cfg->max_search_bytes, .cancel_fd = ctx->cancel_fd,
     .max_ms = FILE_SEARCH_MAX_MS,
   };
 
+  f->path = machine_path (s, f->own);
   return sr_files_search (sr_session_fs (s), f->pattern, f->glob, f->path, &lim, &f->res, err);
 }
 
@@ -289,7 +313,7 @@ sr_mcp_call_file_search (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
 
   if ((bad = sr_mcp_path_arg (args, "path", &path)))
     return bad;
-  f.path = path;
+  f.own = &path;
   if ((bad = sr_mcp_with_session (ctx, args, false, file_search_work, &f)))
     return bad;
   o = cJSON_CreateObject ();

@@ -38,6 +38,7 @@ sr_mcp_tool_fn sr_mcp_call_create_session, sr_mcp_call_close_session, sr_mcp_cal
 sr_mcp_tool_fn sr_mcp_call_file_read, sr_mcp_call_file_write, sr_mcp_call_file_patch,
   sr_mcp_call_file_search;
 sr_mcp_tool_fn sr_mcp_call_audit_query;
+sr_mcp_tool_fn sr_mcp_call_machine_list, sr_mcp_call_default_set, sr_mcp_call_env;
 sr_mcp_tool_fn sr_mcp_call_shell_new, sr_mcp_call_shell_exec, sr_mcp_call_shell_read,
   sr_mcp_call_write_stdin, sr_mcp_call_shell_list, sr_mcp_call_shell_remove;
 
@@ -70,11 +71,14 @@ void sr_mcp_result_add (cJSON *r, cJSON *block);
  * and models read (tools-text.c), written to f.  run: stdout, stderr,
  * then one line of status; shell: the output then the shell's state;
  * file_read: the lines and any hint; file_search: path:line: text lines;
- * artifact: one line on the file and where its bytes are; summary (every
+ * artifact: one line on the file and where its bytes are; machines: a
+ * line a machine, defaults marked; env: a help text as it is, else the
+ * actions, machines, shells and targets a line each; summary (every
  * other tool): "key: value" lines, arrays an item a line.  */
 typedef void sr_mcp_text_fn (FILE *f, const cJSON *structured);
 sr_mcp_text_fn sr_mcp_text_run, sr_mcp_text_shell, sr_mcp_text_file_read,
-  sr_mcp_text_file_search, sr_mcp_text_artifact, sr_mcp_text_summary;
+  sr_mcp_text_file_search, sr_mcp_text_artifact, sr_mcp_text_machines, sr_mcp_text_env,
+  sr_mcp_text_summary;
 /* What fn writes of structured, without a final newline; allocated.  */
 char *sr_mcp_text (sr_mcp_text_fn *fn, const cJSON *structured);
 
@@ -156,14 +160,19 @@ typedef int (*sr_mcp_session_work_fn) (const struct sr_mcp_tool_ctx *ctx, struct
 int sr_mcp_session_do (const struct sr_mcp_tool_ctx *ctx, const char *id, bool create,
                        sr_mcp_session_work_fn work, void *data, sr_error_t *err);
 
-/* sr_mcp_session_do on args' session_id.  NULL on success, else the
- * refusal to return.  */
+/* sr_mcp_session_do on args' session_id; without one and without
+ * create, on the caller's default machine (default_set).  NULL on
+ * success, else the refusal to return.  */
 cJSON *sr_mcp_with_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
                             sr_mcp_session_work_fn work, void *data);
 
+/* "shells": [{shell_id, MACHINE_KEY, state}] on o: the caller's shells,
+ * machine_key naming their machine (shell_list's session_id).  */
+void sr_mcp_add_shells (const struct sr_mcp_tool_ctx *ctx, cJSON *o, const char *machine_key);
+
 struct sr_session_info;
-/* The sessions the caller may see (list_sessions, resources/list),
- * oldest first; sr_session_infos_free (*ret, *ret_n).  */
+/* The sandbox sessions the caller may see (list_sessions,
+ * resources/list), oldest first: not its SSH machines; sr_session_infos_free (*ret, *ret_n).  */
 void sr_mcp_sessions_visible (const struct sr_mcp_tool_ctx *ctx, struct sr_session_info **ret,
                               size_t *ret_n);
 

@@ -36,10 +36,20 @@ cJSON *
 sr_mcp_with_session (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool create,
                      sr_mcp_session_work_fn work, void *data)
 {
+  const char *id = sr_mcp_arg_string (args, "session_id");
+  _cleanup_free_ char *def = NULL, *def_shell = NULL;
   sr_error_t err = NULL;
 
-  if (sr_mcp_session_do (ctx, sr_mcp_arg_string (args, "session_id"), create, work, data, &err)
-      < 0)
+  if (id == NULL && !create)
+    {
+      sr_sessions_default_get (ctx->sessions, ctx->owner, &def, &def_shell);
+      if (def == NULL)
+        return sr_mcp_tool_error ("invalid_arguments",
+                                  "name the machine: session_id (or machine), or set a default "
+                                  "one with default_set");
+      id = def;
+    }
+  if (sr_mcp_session_do (ctx, id, create, work, data, &err) < 0)
     return sr_mcp_tool_refusal (&err);
   return NULL;
 }
@@ -48,7 +58,19 @@ void
 sr_mcp_sessions_visible (const struct sr_mcp_tool_ctx *ctx, struct sr_session_info **ret,
                          size_t *ret_n)
 {
-  sr_sessions_list (ctx->sessions, ctx->owner, ret, ret_n);
+  struct sr_session_info *v;
+  size_t n, kept = 0;
+
+  sr_sessions_list (ctx->sessions, ctx->owner, &v, &n);
+  /* An SSH machine has no data directory, no artifacts: machine_list
+   * shows it.  */
+  for (size_t i = 0; i < n; i++)
+    if (v[i].sandbox)
+      v[kept++] = v[i];
+    else
+      free (v[i].image);
+  *ret = v;
+  *ret_n = kept;
 }
 
 cJSON *

@@ -65,12 +65,17 @@ cJSON *
 sr_mcp_call_shell_new (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                        bool *ret_cancelled)
 {
-  _cleanup_free_ char *shell_id = NULL, *session_id = NULL;
+  _cleanup_free_ char *shell_id = NULL, *session_id = NULL, *def = NULL, *def_shell = NULL;
+  const char *machine = sr_mcp_arg_string (args, "session_id");
   sr_error_t err = NULL;
   cJSON *o;
 
-  if (sr_sessions_shell_new (ctx->sessions, ctx->owner, sr_mcp_arg_string (args, "session_id"), &shell_id,
-                             &session_id, &err)
+  if (machine == NULL)
+    {
+      sr_sessions_default_get (ctx->sessions, ctx->owner, &def, &def_shell);
+      machine = def;
+    }
+  if (sr_sessions_shell_new (ctx->sessions, ctx->owner, machine, &shell_id, &session_id, &err)
       < 0)
     return sr_mcp_tool_refusal (&err);
   o = cJSON_CreateObject ();
@@ -84,17 +89,16 @@ sr_mcp_call_shell_new (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
  * code: sr_mcp_tool_refusal).  */
 typedef int (*shell_work_fn) (struct sr_shell *sh, void *data, sr_error_t *err);
 
-/* Takes the shell of args' shell_id, runs work on it and puts it back.
- * NULL on success, else the refusal to return.  */
+/* Takes shell id, runs work on it and puts it back.  NULL on success,
+ * else the refusal to return.  */
 static cJSON *
-with_shell (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, shell_work_fn work, void *data)
+with_shell (const struct sr_mcp_tool_ctx *ctx, const char *id, shell_work_fn work, void *data)
 {
   struct sr_shell *sh;
   sr_error_t err = NULL;
   int r;
 
-  if (sr_sessions_shell_get (ctx->sessions, ctx->owner, sr_mcp_arg_string (args, "shell_id"), &sh, &err)
-      < 0)
+  if (sr_sessions_shell_get (ctx->sessions, ctx->owner, id, &sh, &err) < 0)
     return sr_mcp_tool_refusal (&err);
   r = work (sh, data, &err);
   sr_sessions_shell_put (ctx->sessions, sh);
@@ -130,12 +134,42 @@ shell_exec_work (struct sr_shell *sh, void *data, sr_error_t *err)
                         x->ctx->on_progress ? shell_live : NULL, x, &x->out, err);
 }
 
+/* shell_exec's shell: shell_id, else the default shell when it is on
+ * machine (or machine is not given), in *ret_id (the caller frees it).
+ * NULL, or the refusal to return.  */
+static cJSON *
+shell_arg (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, char **ret_id)
+{
+  const char *id = sr_mcp_arg_string (args, "shell_id");
+  const char *machine = sr_mcp_arg_string (args, "machine");
+  _cleanup_free_ char *def = NULL, *def_shell = NULL;
+
+  if (id)
+    {
+      _cleanup_free_ char *on = sr_session_of_shell (id);
+
+      if (machine && on && strcmp (on, machine) != 0)
+        return sr_mcp_tool_error ("invalid_arguments", "shell %s is not on machine %s", id,
+                                  machine);
+      *ret_id = sr_xstrdup (id);
+      return NULL;
+    }
+  sr_sessions_default_get (ctx->sessions, ctx->owner, &def, &def_shell);
+  if (def_shell == NULL || (machine && strcmp (machine, def) != 0))
+    return sr_mcp_tool_error ("invalid_arguments",
+                              "name the shell: shell_id (shell_new starts one on a machine), "
+                              "or set a default shell with default_set");
+  *ret_id = TAKE_PTR (def_shell);
+  return NULL;
+}
+
 cJSON *
 sr_mcp_call_shell_exec (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
                         bool *ret_cancelled)
 {
   struct shell_exec x = { .ctx = ctx, .command = sr_mcp_arg_string (args, "command"),
                           .wait = sr_mcp_arg_bool (args, "wait", true) };
+  _cleanup_free_ char *id = NULL;
   cJSON *bad;
 
   if ((bad = sr_mcp_timeout_arg (ctx, args, "timeout_seconds", ctx->cfg->timeout_ms,
@@ -144,10 +178,9 @@ sr_mcp_call_shell_exec (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   if (strlen (x.command) > ctx->cfg->max_code_size)
     return sr_mcp_tool_error ("code_too_large", "the command is over the limit of %llu bytes",
                               (unsigned long long) ctx->cfg->max_code_size);
-  if ((bad = with_shell (ctx, args, shell_exec_work, &x)))
+  if ((bad = shell_arg (ctx, args, &id)) || (bad = with_shell (ctx, id, shell_exec_work, &x)))
     return bad;
-  return shell_result (sr_mcp_arg_string (args, "shell_id"), &x.out,
-                       sr_mcp_max_output_arg (ctx, args));
+  return shell_result (id, &x.out, sr_mcp_max_output_arg (ctx, args));
 }
 
 static int
@@ -165,7 +198,7 @@ sr_mcp_call_shell_read (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   struct sr_shell_output out;
   cJSON *bad;
 
-  if ((bad = with_shell (ctx, args, shell_read_work, &out)))
+  if ((bad = with_shell (ctx, sr_mcp_arg_string (args, "shell_id"), shell_read_work, &out)))
     return bad;
   return shell_result (sr_mcp_arg_string (args, "shell_id"), &out,
                        sr_mcp_max_output_arg (ctx, NULL));
@@ -194,7 +227,7 @@ sr_mcp_call_write_stdin (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   struct write_stdin w = { .data = data, .len = decode_escapes (data) };
   cJSON *o, *bad;
 
-  if ((bad = with_shell (ctx, args, write_stdin_work, &w)))
+  if ((bad = with_shell (ctx, sr_mcp_arg_string (args, "shell_id"), write_stdin_work, &w)))
     return bad;
   o = cJSON_CreateObject ();
   cJSON_AddStringToObject (o, "shell_id", sr_mcp_arg_string (args, "shell_id"));
@@ -203,27 +236,33 @@ sr_mcp_call_write_stdin (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
   return sr_mcp_tool_result (o, false);
 }
 
-cJSON *
-sr_mcp_call_shell_list (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
-                        bool *ret_cancelled)
+void
+sr_mcp_add_shells (const struct sr_mcp_tool_ctx *ctx, cJSON *o, const char *machine_key)
 {
   struct sr_shell_info *v = NULL;
   size_t n = 0;
-  cJSON *o, *list;
+  cJSON *list = cJSON_AddArrayToObject (o, "shells");
 
   sr_sessions_shell_list (ctx->sessions, ctx->owner, &v, &n);
-  o = cJSON_CreateObject ();
-  list = cJSON_AddArrayToObject (o, "shells");
   for (size_t i = 0; i < n; i++)
     {
       cJSON *e = cJSON_CreateObject ();
 
       cJSON_AddStringToObject (e, "shell_id", v[i].shell_id);
-      cJSON_AddStringToObject (e, "session_id", v[i].session_id);
+      cJSON_AddStringToObject (e, machine_key, v[i].session_id);
       cJSON_AddStringToObject (e, "state", sr_shell_state_name (v[i].state));
       cJSON_AddItemToArray (list, e);
     }
   sr_shell_infos_free (v, n);
+}
+
+cJSON *
+sr_mcp_call_shell_list (const struct sr_mcp_tool_ctx *ctx, const cJSON *args,
+                        bool *ret_cancelled)
+{
+  cJSON *o = cJSON_CreateObject ();
+
+  sr_mcp_add_shells (ctx, o, "session_id");
   return sr_mcp_tool_result (o, false);
 }
 

@@ -293,6 +293,77 @@ sr_mcp_text_summary (FILE *f, const cJSON *o)
     }
 }
 
+/* The machines of o, a line each, then the caller's defaults.  */
+static void
+put_machines (FILE *f, const cJSON *o)
+{
+  const cJSON *e;
+  const char *def = str (o, "default_machine"), *def_shell = str (o, "default_shell");
+
+  cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive (o, "machines"))
+    {
+      double shells = number (e, "shells");
+
+      fprintf (f, "%s%s [%s, %s, %.0f shell%s]: ", str (e, "name"),
+               flag (e, "default") ? " (default)" : "", str (e, "backend"), str (e, "status"),
+               shells, shells == 1 ? "" : "s");
+      put_text (f, str (e, "purpose"), strlen (str (e, "purpose")));
+      fputc ('\n', f);
+    }
+  if (cJSON_GetArraySize (cJSON_GetObjectItemCaseSensitive (o, "machines")) == 0)
+    fputs ("[no machines: create_session makes a sandbox, env(action=\"connect\") an SSH "
+           "host]\n", f);
+  fprintf (f, "[default machine: %s; default shell: %s]\n", def && *def ? def : "none",
+           def_shell && *def_shell ? def_shell : "none");
+}
+
+void
+sr_mcp_text_machines (FILE *f, const cJSON *o)
+{
+  put_machines (f, o);
+}
+
+void
+sr_mcp_text_env (FILE *f, const cJSON *o)
+{
+  const char *text = str (o, "text");
+  const cJSON *e;
+
+  if (text)
+    {
+      fprintf (f, "%s: ", str (o, "topic"));
+      put_text (f, text, strlen (text));
+      fputc ('\n', f);
+      return;
+    }
+  if (cJSON_GetObjectItemCaseSensitive (o, "actions"))
+    {
+      cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive (o, "actions"))
+        fprintf (f, "%s: %s\n", str (e, "action"), str (e, "summary"));
+      fputs ("[env(action=\"help\", topic=ACTION) documents one]\n", f);
+      return;
+    }
+  if (cJSON_GetObjectItemCaseSensitive (o, "machines"))
+    {
+      put_machines (f, o);
+      cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive (o, "shells"))
+        fprintf (f, "shell %s on %s: %s\n", str (e, "shell_id"), str (e, "machine"),
+                 str (e, "state"));
+      return;
+    }
+  if (cJSON_GetObjectItemCaseSensitive (o, "targets"))
+    {
+      cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive (o, "targets"))
+        fprintf (f, "%s: %s%s%s port %.0f%s\n", str (e, "name"), str (e, "user"),
+                 *str (e, "user") ? "@" : "", str (e, "host"), number (e, "port"),
+                 flag (e, "connected") ? " (connected)" : "");
+      fputs ("[env(action=\"connect\", name=NAME) connects one; a Host of the server's "
+             "OpenSSH configuration may be named too]\n", f);
+      return;
+    }
+  sr_mcp_text_summary (f, o);
+}
+
 char *
 sr_mcp_text (sr_mcp_text_fn *fn, const cJSON *structured)
 {

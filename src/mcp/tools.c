@@ -50,6 +50,9 @@ enum
   TOOL (file_write, SESSIONS, sr_mcp_call_file_write, sr_mcp_text_summary)             \
   TOOL (file_patch, SESSIONS, sr_mcp_call_file_patch, sr_mcp_text_summary)             \
   TOOL (file_search, SESSIONS, sr_mcp_call_file_search, sr_mcp_text_file_search)      \
+  TOOL (machine_list, SESSIONS, sr_mcp_call_machine_list, sr_mcp_text_machines)        \
+  TOOL (default_set, SESSIONS, sr_mcp_call_default_set, sr_mcp_text_summary)           \
+  TOOL (env, SESSIONS, sr_mcp_call_env, sr_mcp_text_env)                               \
   TOOL (sandbox_run_python, RUNS_CODE | SESSIONS | CODE_SANDBOX, sr_mcp_call_run_code,  \
         sr_mcp_text_run)                                                                 \
   TOOL (sandbox_upload_file, SESSIONS | CODE_SANDBOX, sr_mcp_call_upload_file,          \
@@ -82,6 +85,8 @@ static const struct tool tools[] = { SR_MCP_TOOLS (ENTRY) };
  * argument (sandbox_runner's and sandbox-env-mcp's timeout).  */
 static const struct sr_mcp_arg_alias aliases[] = {
   { "timeout", "timeout_seconds" },
+  /* sandbox-env-mcp's: a session is a machine (sandbox/session.h).  */
+  { "machine", "session_id" },
 };
 
 /* Whether cfg (NULL: a plain one) offers tool t.  */

@@ -34,7 +34,16 @@ struct sr_session
   struct sr_sessions *m;
   char id[40];
   char *owner;             /* who made it (sr_sessions_acquire); NULL: the one client */
+  const struct sr_backend *be;  /* the manager's, or the SSH backend for a machine */
+  void *be_state;
   struct sr_backend_box *box;
+  /* An SSH machine (sr_sessions_connect): no sandbox, no code directory,
+   * never idle-expired; its commands and relative paths start at the
+   * remote account's home.  NULL for a sandbox session.  */
+  char *home;
+  char shell_tag[9];       /* a machine's: its shells' files in the remote /tmp are
+                            * unique per runner (hex) */
+  struct sr_fsroot host_fs; /* a machine's: the backend's primitives, which fs wraps */
   char *code_dir;
   int code_fd;             /* holds the code dir's lock */
   uid_t code_uid;          /* the owner of the code put there */
@@ -70,6 +79,13 @@ struct sr_sessions
   struct sr_store *store;
   const struct sr_backend *be;
   void *be_state;
+  /* SSH machines: the backend, opened at the first connect (which ends
+   * the masters dead runners left); connect_lock makes connects one at a
+   * time, so that a NAME is connected once per owner.  */
+  pthread_mutex_t connect_lock;
+  const struct sr_backend *ssh_be;
+  void *ssh_state;
+  struct machine_default *defaults;
 
   pthread_mutex_t lock;
   pthread_cond_t changed;  /* a session released, or stop */
@@ -84,8 +100,44 @@ struct sr_sessions
   bool reaper_started;
 };
 
+/* An owner's default machine, and the default shell on it (default_set).  */
+struct machine_default
+{
+  char *owner;             /* NULL: the one client */
+  char *machine;
+  char *shell_id;          /* NULL: none */
+  struct machine_default *next;
+};
+
+static void
+default_free (struct machine_default *d)
+{
+  free (d->owner);
+  free (d->machine);
+  free (d->shell_id);
+  free (d);
+}
+
 static int session_create (struct sr_sessions *m, const char *image_ref,
                            struct sr_session **ret, sr_error_t *err);
+
+static bool
+same_owner (const char *a, const char *b)
+{
+  return a == b || (a && b && strcmp (a, b) == 0);
+}
+
+/* owner's default, or NULL.  m->lock held.  */
+static struct machine_default **
+default_locked (struct sr_sessions *m, const char *owner)
+{
+  struct machine_default **pp;
+
+  for (pp = &m->defaults; *pp; pp = &(*pp)->next)
+    if (same_owner ((*pp)->owner, owner))
+      return pp;
+  return NULL;
+}
 
 /* Whether owner may see s: the one client (NULL) sees every session,
  * anyone else only the sessions it made.  */
@@ -104,9 +156,11 @@ lookup_locked (struct sr_sessions *m, const char *owner, const char *id, size_t 
 {
   struct sr_session **pp;
 
+  /* Machine names repeat across owners: each owner finds its own.  */
   for (pp = &m->head; *pp; pp = &(*pp)->next)
-    if (strlen ((*pp)->id) == id_len && memcmp ((*pp)->id, id, id_len) == 0)
-      return visible (*pp, owner) ? pp : NULL;
+    if (strlen ((*pp)->id) == id_len && memcmp ((*pp)->id, id, id_len) == 0
+        && visible (*pp, owner))
+      return pp;
   return NULL;
 }
 
@@ -129,6 +183,16 @@ find_locked (struct sr_sessions *m, const char *owner, const char *id)
   return pp ? *pp : NULL;
 }
 
+/* A machine's shells leave nothing in its /tmp: it outlives them.  */
+static void
+stop_shell (struct sr_session *s, struct sr_shell *sh)
+{
+  if (s->home)
+    sr_shell_stop_clean (sh);
+  else
+    sr_shell_stop (sh);
+}
+
 static void
 session_destroy (struct sr_session *s)
 {
@@ -136,11 +200,11 @@ session_destroy (struct sr_session *s)
     return;
   /* The shells' threads use the container: they go first.  */
   for (size_t i = 0; i < s->n_shells; i++)
-    sr_shell_stop (s->shells[i].sh);
+    stop_shell (s, s->shells[i].sh);
   free (s->shells);
   if (s->box)
     {
-      s->m->be->destroy (s->box);
+      s->be->destroy (s->box);
       sr_log (SR_LOG_INFO, "session_close", "session", s->id, NULL);
     }
   if (s->code_dir)
@@ -148,6 +212,7 @@ session_destroy (struct sr_session *s)
   if (s->code_fd >= 0)
     close (s->code_fd);
   free (s->code_dir);
+  free (s->home);
   free (s->owner);
   free (s);
 }
@@ -168,8 +233,9 @@ take_expired (struct sr_sessions *m, uint64_t now)
       for (size_t i = 0; i < s->n_shells; i++)
         if (sr_shell_state (s->shells[i].sh) == SR_SHELL_WAITING)
           s->last_used_ns = now;
-      idle = now - s->last_used_ns >= m->cfg->session_idle_ms * 1000000ull;
-      if (!s->busy && s->pins == 0 && (idle || s->orphaned || !s->m->be->alive (s->box)))
+      /* A machine stays until it is closed: it holds no container.  */
+      idle = s->home == NULL && now - s->last_used_ns >= m->cfg->session_idle_ms * 1000000ull;
+      if (!s->busy && s->pins == 0 && (idle || s->orphaned || !s->be->alive (s->box)))
         {
           *pp = s->next;
           s->next = gone;
@@ -274,6 +340,7 @@ sr_sessions_new (const struct sr_config *cfg, struct sr_store *store, struct sr_
   m->store = store;
   m->queue_ms = cfg->session_queue_ms;
   pthread_mutex_init (&m->lock, NULL);
+  pthread_mutex_init (&m->connect_lock, NULL);
   pthread_condattr_init (&ca);
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
   pthread_cond_init (&m->changed, &ca);
@@ -340,7 +407,17 @@ sr_sessions_free (struct sr_sessions *m)
     }
   if (m->be)
     m->be->close (m->be_state);
+  if (m->ssh_be)
+    m->ssh_be->close (m->ssh_state);
+  while (m->defaults)
+    {
+      struct machine_default *d = m->defaults;
+
+      m->defaults = d->next;
+      default_free (d);
+    }
   pthread_cond_destroy (&m->changed);
+  pthread_mutex_destroy (&m->connect_lock);
   pthread_mutex_destroy (&m->lock);
   free (m);
 }
@@ -367,6 +444,8 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
   gid_t root_gid;
 
   s->m = m;
+  s->be = m->be;
+  s->be_state = m->be_state;
   s->code_fd = -1;
   make_id (s->id);
   if (sr_code_make_dir (m->cfg, &s->code_dir, &s->code_fd, &root_uid, &root_gid, err) < 0)
@@ -419,6 +498,39 @@ wait_turn (struct sr_sessions *m, uint64_t *deadline_ns, int cancel_fd)
   return true;
 }
 
+/* Counts a session about to be made (machines too), within
+ * max_sessions and owner's max_sessions_per_owner.  m->lock held.  */
+static int
+reserve_locked (struct sr_sessions *m, const char *owner, sr_error_t *err)
+{
+  if (m->n >= m->cfg->max_sessions)
+    return sr_error_set_code (err, "session_limit", 0,
+                              "%zu sessions are open, the limit (max_sessions); close one with "
+                              "close_session first",
+                              m->n);
+  if (owner && m->cfg->max_sessions_per_owner
+      && owned_locked (m, owner) >= m->cfg->max_sessions_per_owner)
+    return sr_error_set_code (err, "session_limit", 0,
+                              "this client has %llu sessions open, its limit "
+                              "(max_sessions_per_owner); close one with close_session first",
+                              (unsigned long long) m->cfg->max_sessions_per_owner);
+  m->n++;
+  return 0;
+}
+
+/* Puts s (made after reserve_locked) at the end of the list, owned by
+ * owner.  m->lock held.  */
+static void
+append_locked (struct sr_sessions *m, struct sr_session *s, const char *owner)
+{
+  struct sr_session **pp = &m->head;
+
+  while (*pp)
+    pp = &(*pp)->next;
+  *pp = s;
+  s->owner = owner ? sr_xstrdup (owner) : NULL;
+}
+
 int
 sr_sessions_acquire (struct sr_sessions *m, const char *owner, const char *id, const char *image,
                      int cancel_fd, struct sr_session **ret, sr_error_t *err)
@@ -436,7 +548,7 @@ sr_sessions_acquire (struct sr_sessions *m, const char *owner, const char *id, c
       for (;;)
         {
           s = find_locked (m, owner, id);
-          if (s && !s->busy && !s->m->be->alive (s->box))
+          if (s && !s->busy && !s->be->alive (s->box))
             s = NULL;  /* the reaper takes it */
           if (s == NULL)
             r = sr_error_set_code (err, "session_not_found", 0,
@@ -465,24 +577,11 @@ sr_sessions_acquire (struct sr_sessions *m, const char *owner, const char *id, c
       pthread_mutex_unlock (&m->lock);
       return r;
     }
-  if (m->n >= m->cfg->max_sessions)
+  if (reserve_locked (m, owner, err) < 0)
     {
       pthread_mutex_unlock (&m->lock);
-      return sr_error_set_code (err, "session_limit", 0,
-                                "%zu sessions are open, the limit (max_sessions); close one with "
-                                "close_session first",
-                                m->n);
+      return -1;
     }
-  if (owner && m->cfg->max_sessions_per_owner
-      && owned_locked (m, owner) >= m->cfg->max_sessions_per_owner)
-    {
-      pthread_mutex_unlock (&m->lock);
-      return sr_error_set_code (err, "session_limit", 0,
-                                "this client has %llu sessions open, its limit "
-                                "(max_sessions_per_owner); close one with close_session first",
-                                (unsigned long long) m->cfg->max_sessions_per_owner);
-    }
-  m->n++;
   pthread_mutex_unlock (&m->lock);
 
   r = create_on_manager (m, image && *image ? image : m->cfg->session_image, &s, err);
@@ -500,12 +599,7 @@ sr_sessions_acquire (struct sr_sessions *m, const char *owner, const char *id, c
     m->n--;
   else
     {
-      struct sr_session **pp = &m->head;
-
-      while (*pp)
-        pp = &(*pp)->next;
-      *pp = s;
-      s->owner = owner ? sr_xstrdup (owner) : NULL;
+      append_locked (m, s, owner);
       s->busy = true;
       *ret = s;
     }
@@ -555,10 +649,19 @@ sr_sessions_close (struct sr_sessions *m, const char *owner, const char *id, sr_
 void
 sr_sessions_orphan (struct sr_sessions *m, const char *owner)
 {
+  struct machine_default **pp;
+
   pthread_mutex_lock (&m->lock);
   for (struct sr_session *s = m->head; s; s = s->next)
     if (s->owner && strcmp (s->owner, owner) == 0)
       s->orphaned = true;
+  if ((pp = default_locked (m, owner)))
+    {
+      struct machine_default *d = *pp;
+
+      *pp = d->next;
+      default_free (d);
+    }
   /* The reaper wakes for it.  */
   pthread_cond_broadcast (&m->changed);
   pthread_mutex_unlock (&m->lock);
@@ -583,8 +686,11 @@ sr_sessions_list (struct sr_sessions *m, const char *owner, struct sr_session_in
       i = &v[n++];
       memset (i, 0, sizeof *i);
       snprintf (i->id, sizeof i->id, "%s", s->id);
-      i->image = sr_xstrdup (m->be->image (s->box));
-      i->init_pid = m->be->pid (s->box);
+      i->image = sr_xstrdup (s->be->image (s->box));
+      i->init_pid = s->be->pid (s->box);
+      i->backend = sr_backend_kind_name (s->be->kind);
+      i->sandbox = s->home == NULL;
+      i->n_shells = s->n_shells;
       i->created = s->created;
       i->idle_ms = s->busy ? 0 : (now - s->last_used_ns) / 1000000;
       i->busy = s->busy;
@@ -611,7 +717,7 @@ sr_session_id (const struct sr_session *s)
 const char *
 sr_session_image (const struct sr_session *s)
 {
-  return s->m->be->image (s->box);
+  return s->be->image (s->box);
 }
 
 const struct sr_fsroot *
@@ -628,10 +734,10 @@ sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
   struct sr_exec_spec full = *spec;
 
   if (full.env == NULL)
-    full.env = env = s->m->be->env (s->box);
+    full.env = env = s->be->env (s->box);
   if (full.cwd == NULL)
-    full.cwd = SR_DATA_DIR;
-  return s->m->be->exec (s->box, &full, opts, res, err);
+    full.cwd = s->home ? s->home : SR_DATA_DIR;
+  return s->be->exec (s->box, &full, opts, res, err);
 }
 
 /* A shell's way into its session (sr_shell_exec_fn).  */
@@ -707,6 +813,12 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
   memset (res, 0, sizeof *res);
   *ret_artifacts = NULL;
   *ret_n_artifacts = 0;
+  if (s->home)
+    return sr_error_set_plain (err, "not_a_sandbox", ENOTSUP,
+                               "machine %s is an SSH host, not a sandbox: run_code runs only "
+                               "in sandbox sessions (give no machine, or a session's id); on "
+                               "%s, run commands with shell_exec, with that account's rights",
+                               s->id, s->id);
   if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
@@ -737,7 +849,7 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *owner, const char *ses
     {
       pthread_mutex_lock (&m->lock);
       s = find_locked (m, owner, session_id);
-      if (s == NULL || !s->m->be->alive (s->box))
+      if (s == NULL || !s->be->alive (s->box))
         {
           pthread_mutex_unlock (&m->lock);
           return sr_error_set_code (err, "session_not_found", 0, "no session '%s'", session_id);
@@ -762,7 +874,8 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *owner, const char *ses
                            s->id, SR_MAX_SHELLS_PER_SESSION);
   else
     {
-      snprintf (id, sizeof id, "%s-%u", s->id, ++s->shell_serial);
+      snprintf (id, sizeof id, s->home ? "%s-%u.%s" : "%s-%u", s->id, ++s->shell_serial,
+                s->shell_tag);
       r = 0;
     }
   pthread_mutex_unlock (&m->lock);
@@ -771,7 +884,7 @@ sr_sessions_shell_new (struct sr_sessions *m, const char *owner, const char *ses
                                                          : m->cfg->max_output_ceiling;
   if (r == 0
       && sr_shell_start (session_exec, s, &s->fs, id, keep,
-                         m->be->shell_one_stream, &sh, err) < 0)
+                         s->be->shell_one_stream, &sh, err) < 0)
     {
       /* A shell that does not start is the service's failure, whatever
        * the write of its rc file said.  */
@@ -809,21 +922,24 @@ find_shell_locked (struct sr_sessions *m, const char *owner, const char *shell_i
                    struct sr_session **ret)
 {
   const char *dash = strrchr (shell_id, '-');
-  struct sr_session **pp;
-  struct sr_session *s;
+  size_t len;
 
   if (dash == NULL)
     return NULL;
-  pp = lookup_locked (m, owner, shell_id, (size_t) (dash - shell_id));
-  if (pp == NULL)
-    return NULL;
-  s = *pp;
-  for (size_t i = 0; i < s->n_shells; i++)
-    if (strcmp (sr_shell_id (s->shells[i].sh), shell_id) == 0)
-      {
-        *ret = s;
-        return &s->shells[i];
-      }
+  len = (size_t) (dash - shell_id);
+  /* Every session of that id: a machine's name may be another owner's
+   * too, and shell_put looks as any owner.  */
+  for (struct sr_session *s = m->head; s; s = s->next)
+    {
+      if (strlen (s->id) != len || memcmp (s->id, shell_id, len) != 0 || !visible (s, owner))
+        continue;
+      for (size_t i = 0; i < s->n_shells; i++)
+        if (strcmp (sr_shell_id (s->shells[i].sh), shell_id) == 0)
+          {
+            *ret = s;
+            return &s->shells[i];
+          }
+    }
   return NULL;
 }
 
@@ -893,7 +1009,7 @@ sr_sessions_shell_remove (struct sr_sessions *m, const char *owner, const char *
   s->pins++;
   pthread_mutex_unlock (&m->lock);
 
-  sr_shell_stop (sh);
+  stop_shell (s, sh);
 
   pthread_mutex_lock (&m->lock);
   s->pins--;
@@ -934,4 +1050,274 @@ sr_shell_infos_free (struct sr_shell_info *v, size_t n)
       free (v[i].session_id);
     }
   free (v);
+}
+
+/* --- machines: SSH hosts, and every owner's default --- */
+
+/* The SSH backend, opened once (m->connect_lock held).  */
+static int
+ssh_backend (struct sr_sessions *m, sr_error_t *err)
+{
+  const struct sr_backend *be;
+
+  if (m->ssh_be)
+    return 0;
+  be = sr_backend_find (SR_BACKEND_SSH);
+  if (be == NULL)
+    return sr_error_set_code (err, "sandbox_error", 0, "this binary has no SSH backend");
+  if (be->open (m->cfg, m->store, SR_BACKEND_SESSIONS, &m->ssh_state, err) < 0)
+    return sr_error_wrap (err, "SSH machines");
+  m->ssh_be = be;
+  return 0;
+}
+
+/* A machine's file primitives: the backend's, but a path given inside
+ * SR_DATA_DIR (an artifact's, an upload's) is refused, as a host has no
+ * data directory of ours and must not get one made.  */
+static int
+no_data_dir (const struct sr_session *s, sr_error_t *err)
+{
+  return sr_error_set_plain (err, "not_a_sandbox", ENOTSUP,
+                             "machine %s is an SSH host, not a sandbox: it has no %s (no "
+                             "uploads, no artifacts); name files there by their paths on the "
+                             "host", s->id, SR_DATA_DIR);
+}
+
+static int
+machine_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret,
+              size_t *ret_len, sr_error_t *err)
+{
+  struct sr_session *s = ctx;
+
+  if (flags & SR_FS_DATA)
+    return no_data_dir (s, err);
+  return s->host_fs.ops->read (s->host_fs.ctx, abs, flags, max, ret, ret_len, err);
+}
+
+static int
+machine_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
+               bool overwrite, sr_error_t *err)
+{
+  struct sr_session *s = ctx;
+
+  if (flags & SR_FS_DATA)
+    return no_data_dir (s, err);
+  return s->host_fs.ops->write (s->host_fs.ctx, abs, flags, buf, len, overwrite, err);
+}
+
+static int
+machine_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, int cancel_fd,
+              sr_fs_visit_fn visit, void *userdata, bool *ret_truncated, sr_error_t *err)
+{
+  struct sr_session *s = ctx;
+
+  if (flags & SR_FS_DATA)
+    return no_data_dir (s, err);
+  return s->host_fs.ops->walk (s->host_fs.ctx, abs, flags, max_depth, cancel_fd, visit,
+                               userdata, ret_truncated, err);
+}
+
+static int
+machine_open (void *ctx, const char *abs, unsigned flags, uint64_t *ret_size, sr_error_t *err)
+{
+  struct sr_session *s = ctx;
+
+  if (flags & SR_FS_DATA)
+    return no_data_dir (s, err);
+  return s->host_fs.ops->open (s->host_fs.ctx, abs, flags, ret_size, err);
+}
+
+static const struct sr_fs_ops machine_fs_ops = {
+  .read = machine_read,
+  .write = machine_write,
+  .walk = machine_walk,
+  .open = machine_open,
+};
+
+/* The remote account's home: where its commands and relative paths
+ * start (the login's directory, before any cd).  */
+static int
+machine_home (struct sr_session *s, sr_error_t *err)
+{
+  char *argv[] = { (char *) "pwd", NULL };
+  char *no_env[] = { NULL };
+  struct sr_exec_spec spec = { .argv = argv, .cwd = "", .env = no_env };
+  struct sr_run_options opts = { .timeout_ms = 30000, .max_output = 4096, .stdin_fd = -1,
+                                 .cancel_fd = -1 };
+  struct sr_run_result res;
+  size_t len;
+
+  if (s->be->exec (s->box, &spec, &opts, &res, err) < 0)
+    return -1;
+  len = res.out.data ? strcspn (res.out.data, "\r\n") : 0;
+  if (res.status != SR_RUN_SUCCESS || len == 0 || res.out.data[0] != '/')
+    {
+      sr_run_result_done (&res);
+      return sr_error_set_code (err, "connect_failed", 0,
+                                "ssh %s: the remote login shell did not say its directory "
+                                "(is it a POSIX shell that prints nothing of its own?)",
+                                s->id);
+    }
+  s->home = sr_xasprintf ("%.*s", (int) len, res.out.data);
+  sr_run_result_done (&res);
+  return 0;
+}
+
+static int
+machine_create (struct sr_sessions *m, const char *name, struct sr_session **ret,
+                sr_error_t *err)
+{
+  struct sr_session *s = sr_xcalloc (1, sizeof *s);
+
+  s->m = m;
+  s->be = m->ssh_be;
+  s->be_state = m->ssh_state;
+  s->code_fd = -1;
+  snprintf (s->id, sizeof s->id, "%s", name);
+  if (sr_random_hex (s->shell_tag, (sizeof s->shell_tag - 1) / 2, err) < 0)
+    goto fail;
+  if (s->be->create (s->be_state, s->id, name, NULL, 0, 0, &s->box, &s->host_fs, err) < 0)
+    goto fail;
+  s->fs = (struct sr_fsroot){ .ops = &machine_fs_ops, .ctx = s };
+  s->fs.exec = session_exec;
+  s->fs.exec_ctx = s;
+  if (machine_home (s, err) < 0)
+    goto fail;
+  s->created = (int64_t) time (NULL);
+  s->last_used_ns = sr_now_ns ();
+  sr_log (SR_LOG_INFO, "session_open", "session", s->id, "image", s->be->image (s->box),
+          "backend", sr_backend_kind_name (s->be->kind), NULL);
+  *ret = s;
+  return 0;
+
+fail:
+  session_destroy (s);
+  return -1;
+}
+
+int
+sr_sessions_connect (struct sr_sessions *m, const char *owner, const char *name,
+                     bool *ret_new, char **ret_home, sr_error_t *err)
+{
+  struct sr_session *s = NULL;
+  int r;
+
+  *ret_new = false;
+  *ret_home = NULL;
+  if (!sr_ssh_name_valid (name))
+    return sr_error_set_code (err, "invalid_arguments", EINVAL,
+                              "machine name '%s': use 1 to 32 of a-z, A-Z, 0-9, '_' and '-', "
+                              "not starting with '-'", name);
+  pthread_mutex_lock (&m->connect_lock);
+  if (ssh_backend (m, err) < 0)
+    {
+      pthread_mutex_unlock (&m->connect_lock);
+      return -1;
+    }
+  pthread_mutex_lock (&m->lock);
+  s = find_locked (m, owner, name);
+  if (s && s->home == NULL)
+    r = sr_error_set_code (err, "invalid_arguments", EEXIST,
+                           "'%s' is a sandbox session's id, not an SSH target", name);
+  else if (s)
+    {
+      *ret_home = sr_xstrdup (s->home);  /* connected already */
+      r = 0;
+    }
+  else
+    r = reserve_locked (m, owner, err);
+  pthread_mutex_unlock (&m->lock);
+  if (r < 0 || s)
+    {
+      pthread_mutex_unlock (&m->connect_lock);
+      return r;
+    }
+
+  r = machine_create (m, name, &s, err);
+  pthread_mutex_lock (&m->lock);
+  if (r < 0)
+    m->n--;
+  else
+    {
+      append_locked (m, s, owner);
+      *ret_home = sr_xstrdup (s->home);
+    }
+  pthread_cond_broadcast (&m->changed);
+  pthread_mutex_unlock (&m->lock);
+  pthread_mutex_unlock (&m->connect_lock);
+  *ret_new = r == 0;
+  return r;
+}
+
+const char *
+sr_session_home (const struct sr_session *s)
+{
+  return s->home;
+}
+
+int
+sr_sessions_default_set (struct sr_sessions *m, const char *owner, const char *machine,
+                         const char *shell_id, sr_error_t *err)
+{
+  _cleanup_free_ char *of_shell = NULL;
+  struct machine_default **pp, *d;
+  struct sr_session *s = NULL;
+
+  if (shell_id && (of_shell = sr_session_of_shell (shell_id)) == NULL)
+    return sr_error_set_code (err, "shell_not_found", 0, "no shell '%s'", shell_id);
+  if (machine && of_shell && strcmp (machine, of_shell) != 0)
+    return sr_error_set_code (err, "invalid_arguments", 0,
+                              "shell %s is not on machine %s", shell_id, machine);
+  if (machine == NULL)
+    machine = of_shell;
+  pthread_mutex_lock (&m->lock);
+  if (machine && (s = find_locked (m, owner, machine)) == NULL)
+    {
+      pthread_mutex_unlock (&m->lock);
+      return sr_error_set_code (err, "session_not_found", 0,
+                                "no machine '%s' (machine_list lists them)", machine);
+    }
+  if (shell_id && find_shell_locked (m, owner, shell_id, &s) == NULL)
+    {
+      pthread_mutex_unlock (&m->lock);
+      return sr_error_set_code (err, "shell_not_found", 0, "no shell '%s'", shell_id);
+    }
+  pp = default_locked (m, owner);
+  if (pp)
+    {
+      d = *pp;
+      *pp = d->next;
+      default_free (d);
+    }
+  if (machine)
+    {
+      d = sr_xcalloc (1, sizeof *d);
+      d->owner = owner ? sr_xstrdup (owner) : NULL;
+      d->machine = sr_xstrdup (machine);
+      d->shell_id = shell_id ? sr_xstrdup (shell_id) : NULL;
+      d->next = m->defaults;
+      m->defaults = d;
+    }
+  pthread_mutex_unlock (&m->lock);
+  return 0;
+}
+
+void
+sr_sessions_default_get (struct sr_sessions *m, const char *owner, char **ret_machine,
+                         char **ret_shell_id)
+{
+  struct machine_default **pp;
+  struct sr_session *s;
+
+  *ret_machine = *ret_shell_id = NULL;
+  pthread_mutex_lock (&m->lock);
+  pp = default_locked (m, owner);
+  /* A default closed or removed since is no default.  */
+  if (pp && find_locked (m, owner, (*pp)->machine))
+    {
+      *ret_machine = sr_xstrdup ((*pp)->machine);
+      if ((*pp)->shell_id && find_shell_locked (m, owner, (*pp)->shell_id, &s))
+        *ret_shell_id = sr_xstrdup ((*pp)->shell_id);
+    }
+  pthread_mutex_unlock (&m->lock);
 }

@@ -82,6 +82,9 @@ struct sr_session_info
   int64_t created;         /* seconds since the epoch */
   uint64_t idle_ms;        /* since the last call ended */
   bool busy;
+  const char *backend;     /* sr_backend_kind_name: "native", "docker", "ssh" */
+  bool sandbox;            /* false: an SSH machine (sr_sessions_connect) */
+  size_t n_shells;
 };
 /* The sessions owner may see, oldest first.  */
 void sr_sessions_list (struct sr_sessions *m, const char *owner, struct sr_session_info **ret,
@@ -108,6 +111,40 @@ int sr_session_run_code (struct sr_session *s, const struct sr_code_request *req
 int sr_session_exec (struct sr_session *s, const struct sr_exec_spec *spec,
                      const struct sr_run_options *opts, struct sr_run_result *res,
                      sr_error_t *err);
+
+/* Machines: the places shells and file tools act on.  A sandbox session
+ * is one (its id is its name); an SSH host is another, a session of the
+ * SSH backend (sandbox/ssh.c) whose id is its NAME (ssh.NAME, or a Host
+ * of OpenSSH's configuration), made by sr_sessions_connect and closed by
+ * sr_sessions_close.  It is no sandbox: run_code refuses it
+ * (not_a_sandbox), its commands run with the remote account's rights
+ * from that account's home, where its relative paths start too; it has
+ * no data directory, and is not closed for being idle.  It counts
+ * against max_sessions as a session does.  Its file primitives refuse a
+ * path inside SR_DATA_DIR (not_a_sandbox): a host has none, and an upload
+ * must not make one there.  Each owner connects its own
+ * (two owners' "box" are two connections).  */
+
+/* Connects machine name for owner, or finds it connected (*ret_new
+ * false); *ret_home gets its remote home (allocated).  Codes:
+ * invalid_arguments, session_limit, and those of the SSH backend's
+ * create (host_key_mismatch, host_key_unknown, auth_failed,
+ * connect_failed).  */
+int sr_sessions_connect (struct sr_sessions *m, const char *owner, const char *name,
+                         bool *ret_new, char **ret_home, sr_error_t *err);
+/* An SSH machine's remote home; NULL for a sandbox session.  */
+const char *sr_session_home (const struct sr_session *s);
+
+/* owner's default machine (NULL: none), and the default shell on it
+ * (NULL: none), which the tools use when a call names neither.  A
+ * shell_id alone sets its machine too.  Codes: session_not_found,
+ * shell_not_found, invalid_arguments (a shell of another machine).  */
+int sr_sessions_default_set (struct sr_sessions *m, const char *owner, const char *machine,
+                             const char *shell_id, sr_error_t *err);
+/* owner's defaults, in new strings; NULL when not set, or closed or
+ * removed since.  */
+void sr_sessions_default_get (struct sr_sessions *m, const char *owner, char **ret_machine,
+                              char **ret_shell_id);
 
 /* Persistent shells (sandbox/shell.h) of sessions.  A shell's id names
  * its session, and only the session's owner finds the shell.  Codes: session_not_found, shell_not_found, shell_busy,

@@ -233,11 +233,19 @@ drain_terminal_locked (struct sr_shell *sh)
     commit (sh, buf, (size_t) n);
 }
 
+/* Where shell id keeps its file of kind ("rc": its rc file; "sh": the
+ * command it sources), in the /tmp of where it runs.  */
+static char *
+shell_file (const char *id, const char *kind)
+{
+  return sr_xasprintf ("/tmp/.sr-shell-%s.%s", id, kind);
+}
+
 static void *
 shell_main (void *arg)
 {
   struct sr_shell *sh = arg;
-  _cleanup_free_ char *rc = sr_xasprintf ("/tmp/.sr-shell-%s.rc", sh->id);
+  _cleanup_free_ char *rc = shell_file (sh->id, "rc");
   char *argv[] = { (char *) "bash", (char *) "--noprofile", (char *) "--noediting",
                    (char *) "--rcfile", rc, (char *) "-i", NULL };
   struct sr_exec_spec spec = { .argv = argv };
@@ -418,7 +426,7 @@ sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroot *f
     }
   /* The prompt command is a shell variable, not exported: the commands
    * never see it.  */
-  rc_path = sr_xasprintf ("/tmp/.sr-shell-%s.rc", sh->id);
+  rc_path = shell_file (sh->id, "rc");
   /* The prompts stay empty whatever a command sets (a venv's activate
    * prefixes PS1), so only the commands' output comes back.  The prompt
    * command prints the marker on stdout and on stderr, or once when both
@@ -472,7 +480,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
                sr_shell_live_fn live, void *live_data, struct sr_shell_output *out,
                sr_error_t *err)
 {
-  _cleanup_free_ char *path = sr_xasprintf ("/tmp/.sr-shell-%s.sh", sh->id);
+  _cleanup_free_ char *path = shell_file (sh->id, "sh");
   /* The command begins with a begin marker on stdout.  */
   _cleanup_free_ char *script = sr_xasprintf ("printf '\\036sr:%s:b\\036'\n%s\n", sh->nonce,
                                               command);
@@ -644,4 +652,33 @@ sr_shell_stop (struct sr_shell *sh)
   pthread_cond_destroy (&sh->changed);
   pthread_mutex_destroy (&sh->lock);
   free (sh);
+}
+
+void
+sr_shell_stop_clean (struct sr_shell *sh)
+{
+  sr_shell_exec_fn exec;
+  void *ctx;
+  char id[sizeof sh->id];
+  _cleanup_free_ char *rc = NULL, *cmd = NULL;
+
+  if (sh == NULL)
+    return;
+  exec = sh->exec;
+  ctx = sh->exec_ctx;
+  snprintf (id, sizeof id, "%s", sh->id);
+  sr_shell_stop (sh);
+  rc = shell_file (id, "rc");
+  cmd = shell_file (id, "sh");
+  {
+    char *argv[] = { (char *) "rm", (char *) "-f", (char *) "--", rc, cmd, NULL };
+    struct sr_exec_spec spec = { .argv = argv };
+    struct sr_run_options opts = { .timeout_ms = 10000, .max_output = 1024, .stdin_fd = -1,
+                                   .cancel_fd = -1 };
+    struct sr_run_result res;
+
+    /* Best effort: a lost connection leaves them, as it leaves the host.  */
+    if (exec (ctx, &spec, &opts, &res, NULL) == 0)
+      sr_run_result_done (&res);
+  }
 }

@@ -104,5 +104,9 @@ enum sr_shell_state sr_shell_state (struct sr_shell *sh);
 
 /* Kills bash and what runs in its terminal, waits, frees.  */
 void sr_shell_stop (struct sr_shell *sh);
+/* sr_shell_stop, then removes the shell's files in /tmp (through its
+ * exec): for a place that outlives its shells, an SSH host, where no
+ * container's end takes them.  */
+void sr_shell_stop_clean (struct sr_shell *sh);
 
 #endif

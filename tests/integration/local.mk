@@ -50,8 +50,11 @@ tests_helpers_session_driver_LDADD = $(UNIT_LDADD)
 # The SSH backend, driven against a real sshd on loopback.
 check_PROGRAMS += tests/helpers/ssh-driver
 tests_helpers_ssh_driver_LDADD = $(UNIT_LDADD)
-TESTS += tests/integration/ssh.sh
-EXTRA_DIST += tests/integration/ssh.sh
+TESTS += tests/integration/ssh.sh tests/integration/mcp-machines.sh \
+	tests/integration/mcp-machines-docker.sh
+EXTRA_DIST += tests/integration/ssh.sh tests/integration/sshd.sh \
+	tests/integration/mcp-machines.sh tests/integration/mcp-machines-docker.sh \
+	tests/mcp/machines-client.mjs
 
 # The Docker Engine client, driven against a real dockerd.
 check_PROGRAMS += tests/helpers/docker-driver

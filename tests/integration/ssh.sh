@@ -4,52 +4,11 @@
 # which stops with the test (and in any case after five minutes).
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 driver=$SR_BUILDDIR/tests/helpers/ssh-driver
-sshd=/usr/sbin/sshd
+. "${SR_SRCDIR}/tests/integration/sshd.sh"
 
-[ -x "$sshd" ] || skip_all "no $sshd (Debian's openssh-server, tests/integration/packages.txt)"
-command -v ssh >/dev/null && command -v ssh-keygen >/dev/null ||
-  skip_all "no OpenSSH client (ssh, ssh-keygen)"
-[ "$(id -u)" -eq 0 ] || skip_all "sshd needs root here, to let the test log in by key"
-command -v python3 >/dev/null || skip_all "python3 is needed to find a free port"
-
-d=$sr_tmp/ssh
-mkdir -p "$d/run" /run/sshd
-chmod 700 "$d/run"
-ssh-keygen -q -t ed25519 -N '' -C test-host -f "$d/host_key"
-ssh-keygen -q -t ed25519 -N '' -C other-host -f "$d/other_key"
-ssh-keygen -q -t ed25519 -N '' -C test-user -f "$d/user_key"
-cp "$d/user_key.pub" "$d/authorized_keys"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$d/host_key.pub")" > "$d/known_hosts"
-echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$d/other_key.pub")" > "$d/wrong_known_hosts"
-: > "$d/empty_known_hosts"
-cat > "$d/sshd_config" <<EOF
-ListenAddress 127.0.0.1:$port
-HostKey $d/host_key
-AuthorizedKeysFile $d/authorized_keys
-PidFile none
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-StrictModes no
-LogLevel VERBOSE
-EOF
-timeout 300 "$sshd" -D -e -f "$d/sshd_config" 2>"$d/sshd.log" &
-sshd_pid=$!
-at_exit "kill $sshd_pid 2>/dev/null; wait $sshd_pid 2>/dev/null"
 # The remote side is this host: the driver's shell leaves its rc and
 # command files in /tmp (shell.c writes them; nothing removes them yet).
 at_exit "rm -f /tmp/.sr-shell-drv.rc /tmp/.sr-shell-drv.sh"
-up=1
-for _ in $(seq 50); do
-  if python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" 2>/dev/null; then
-    up=0; break
-  fi
-  sleep 0.1
-done
-[ "$up" -eq 0 ] || skip_all "sshd did not start: $(tail -n 3 "$d/sshd.log" | tr '\n' ' ')"
-
 # A Host of OpenSSH's own configuration, named without ssh.NAME settings.
 cat > "$d/ssh_config" <<EOF
 Host aliased
@@ -63,22 +22,9 @@ EOF
 cat > "$d/conf" <<EOF
 runtime_dir = $d/run
 ssh_config = $d/ssh_config
-ssh.box.host = 127.0.0.1
-ssh.box.port = $port
-ssh.box.user = root
-ssh.box.identity_file = $d/user_key
-ssh.box.known_hosts = $d/known_hosts
-ssh.bad.host = 127.0.0.1
-ssh.bad.port = $port
-ssh.bad.user = root
-ssh.bad.identity_file = $d/user_key
-ssh.bad.known_hosts = $d/wrong_known_hosts
-ssh.new.host = 127.0.0.1
-ssh.new.port = $port
-ssh.new.user = root
-ssh.new.identity_file = $d/user_key
-ssh.new.known_hosts = $d/empty_known_hosts
 EOF
+{ ssh_target box "$d/known_hosts"; ssh_target bad "$d/wrong_known_hosts"
+  ssh_target new "$d/empty_known_hosts"; } >> "$d/conf"
 export SANDBOX_CONFIG=$d/conf
 
 # What no ssh process nor socket of ours is left of.

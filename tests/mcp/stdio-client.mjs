@@ -31,10 +31,10 @@ check(true, "ping is answered");
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-const expected = ["audit_query", "close_session", "create_session", "file_patch", "file_read", "file_search", "file_write",
-  "get_execution_history", "list_artifacts", "list_sessions", "list_supported_languages", "read_artifact",
-  "run_code", "shell_exec", "shell_list", "shell_new", "shell_read", "shell_remove", "upload_file",
-  "write_stdin"];
+const expected = ["audit_query", "close_session", "create_session", "default_set", "env", "file_patch", "file_read",
+  "file_search", "file_write", "get_execution_history", "list_artifacts", "list_sessions",
+  "list_supported_languages", "machine_list", "read_artifact", "run_code", "shell_exec", "shell_list",
+  "shell_new", "shell_read", "shell_remove", "upload_file", "write_stdin"];
 check(JSON.stringify(names) === JSON.stringify(expected), "tools/list lists every tool", names);
 check(tools.every((t) => t.title && t.description && t.inputSchema && t.outputSchema && t.annotations),
   "every tool has a title, a description, schemas and annotations", tools.map((t) => t.name));

@@ -193,7 +193,7 @@ registry_supported (const cJSON *list)
 static void
 test_registry_supported (void)
 {
-  is_int (registry_supported (tools_list), 20, "tools/list has every tool");
+  is_int (registry_supported (tools_list), 23, "tools/list has every tool");
 }
 
 static void
@@ -346,6 +346,24 @@ test_aliases (void)
     is_str (bad, "unknown argument 'timeout'", "a tool without the name refuses the alias");
     cJSON_Delete (args);
   }
+  {
+    /* default_set's machine is its own argument, not session_id's
+     * alias.  */
+    static const struct sr_mcp_arg_alias m[] = { { "machine", "session_id" } };
+    cJSON *own = cJSON_Parse ("{\"type\":\"object\",\"properties\":{\"machine\":"
+                              "{\"type\":\"string\"}},\"additionalProperties\":false}");
+    cJSON *args = cJSON_Parse ("{\"machine\":\"box\"}");
+    _cleanup_free_ char *msg = NULL, *bad = NULL, *text = NULL;
+
+    sr_mcp_schema_add_aliases (own, m, SR_ARRAY_SIZE (m));
+    msg = sr_mcp_args_unalias (own, args, m, SR_ARRAY_SIZE (m));
+    bad = sr_mcp_args_check (own, args);
+    text = cJSON_PrintUnformatted (args);
+    ok (msg == NULL && bad == NULL && strcmp (text, "{\"machine\":\"box\"}") == 0,
+        "an argument of the tool's own named as an alias stays itself");
+    cJSON_Delete (args);
+    cJSON_Delete (own);
+  }
   cJSON_Delete (schema);
   cJSON_Delete (plain);
 }
@@ -377,7 +395,7 @@ test_registry_aliases (void)
                     && cJSON_GetObjectItemCaseSensitive (props, "timeout");
     }
   is_int (with_alias, 2, "run_code and shell_exec, the tools of timeout_seconds, take timeout");
-  is_int (registry_supported (compat), 25, "compat_tools = mcp-code-sandbox adds five tools");
+  is_int (registry_supported (compat), 28, "compat_tools = mcp-code-sandbox adds five tools");
   for (size_t i = 0; i < SR_ARRAY_SIZE (drop_in_names); i++)
     drop_ins += sr_mcp_tool_exists (&cfg, drop_in_names[i]);
   is_int (drop_ins, 5, "named as mcp-code-sandbox named them");

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Machines through the official MCP client: a sandbox session and an SSH
+# host (a real sshd on loopback, tests/integration/sshd.sh) at once, with
+# shells on each, env, machine_list, default_set and the file tools'
+# machine argument; then what is left on the remote side.
+# mcp-machines-docker.sh runs it with backend=docker (SR_MACHINES_BACKEND):
+# the session is then a Docker container, beside the same SSH host.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+backend=${SR_MACHINES_BACKEND:-native}
+require_image python
+require_node_modules
+if [ "$backend" = docker ]; then
+  dockerd_ctl () { sh "$SR_SRCDIR/tests/docker/start-dockerd.sh" "$@"; }
+  dockerd_state=$(dockerd_ctl start 2>"$sr_tmp/dockerd.err")
+  case $? in
+    0) ;;
+    77) skip_all "$(cat "$sr_tmp/dockerd.err")" ;;
+    *) cat "$sr_tmp/dockerd.err"; echo "Bail out! tests/docker/start-dockerd.sh start failed"; exit 1 ;;
+  esac
+  case $dockerd_state in started*) at_exit "dockerd_ctl stop >/dev/null" ;; esac
+  if ! docker image inspect python:3.12-slim >/dev/null 2>&1; then
+    dockerd_ctl import-oci python:3.12-slim "${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}/python" \
+      >/dev/null 2>"$sr_tmp/import.err" || { cat "$sr_tmp/import.err"; echo "Bail out! docker import failed"; exit 1; }
+    at_exit "docker rmi -f python:3.12-slim >/dev/null 2>&1"
+  fi
+fi
+export SANDBOX_BACKEND=$backend
+. "${SR_SRCDIR}/tests/integration/sshd.sh"
+
+export SANDBOX_RUNTIME_DIR=$d/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
+{ ssh_target box "$d/known_hosts"; ssh_target bad "$d/wrong_known_hosts"
+  ssh_target new "$d/empty_known_hosts"; } > "$d/conf"
+export SANDBOX_CONFIG=$d/conf
+# The remote side is this host: what the client leaves there.
+export MACHINES_DIR=$sr_tmp/remote
+mkdir -p "$MACHINES_DIR"
+echo "the host" > "$MACHINES_DIR/host-only"
+at_exit "rm -f /root/sr-machines-test.txt"
+shell_files () { ls /tmp/.sr-shell-box-* 2>/dev/null | wc -l; }
+shell_files_before=$(shell_files)
+
+# The sandbox sessions' containers.
+containers () {
+  if [ "$backend" = docker ]; then
+    docker ps -aq --filter label=org.sandbox-runner.session | wc -l
+  else
+    ls "$SANDBOX_RUNTIME_DIR/containers" 2>/dev/null | wc -l
+  fi
+}
+containers_before=$(containers)
+
+# Watch the big file as the client writes it on the remote: temp +
+# rename means it is never seen partly written.
+( while [ ! -e "$sr_tmp/done" ]; do stat -c %s "$MACHINES_DIR/big" 2>/dev/null; done ) \
+  | sort -u > "$sr_tmp/sizes" &
+watcher=$!
+run_mcp_client machines-client.mjs
+touch "$sr_tmp/done"
+wait $watcher
+is "$(tr '\n' ' ' < "$sr_tmp/sizes")" "1048576 " "file_write on the SSH host is atomic: never seen partly written"
+is "$(ls -A "$MACHINES_DIR" | grep -c '^\.sr-tmp-')" 0 "no temp file is left on the remote side"
+is "$(pgrep -f 'sleep 100\.456' | wc -l)" 0 "the remote command ^C interrupted is gone"
+is "$(shell_files)" "$shell_files_before" "the SSH host's shells left no file in its /tmp"
+is "$(pgrep -f "$d/run/ssh" | wc -l) $(ls -A "$d/run/ssh" 2>/dev/null | wc -l)" "0 0" \
+  "no ssh process nor socket is left after close"
+is "$(containers)" "$containers_before" "no container is left after the server exits"
+if [ "$backend" = docker ]; then done_testing; exit $?; fi
+# Over HTTP without tokens, each MCP session is an owner of its own.
+start_server || echo "Bail out! the HTTP server did not start"
+(cd "$NODE_DIR" && timeout 120 "$NODE" machines-client.mjs --owners "$url") \
+  > "$sr_tmp/owners.out" 2>"$sr_tmp/owners.err"
+is "$?" 0 "the SDK clients of two owners end cleanly"
+relay_results < "$sr_tmp/owners.out"
+grep -v '^RESULT' "$sr_tmp/owners.err" | head -5 | sed 's/^/# stderr: /'
+stop_server
+is "$?" 0 "the HTTP server exits cleanly"
+is "$(pgrep -f "$d/run/ssh" | wc -l)" 0 "no ssh process is left"
+done_testing
