@@ -378,7 +378,7 @@ check_images (struct report *r, const struct sr_config *cfg)
   struct sr_store *s = NULL;
   sr_error_t err = NULL;
 
-  if (sr_store_open_existing (cfg->image_store, &s, &err) < 0)
+  if (sr_store_open_all (cfg->image_store, cfg->image_stores_readonly, false, &s, &err) < 0)
     {
       check (r, "images", WARN, err->msg, NULL);
       sr_error_free (&err);
@@ -412,7 +412,8 @@ check_images (struct report *r, const struct sr_config *cfg)
       else
         {
           _cleanup_free_ char *detail = sr_xasprintf (
-              "%s: image %s is not in %s", user, l->image, cfg->image_store);
+              "%s: image %s is not in %s%s%s", user, l->image, cfg->image_store,
+              *cfg->image_stores_readonly ? " nor in " : "", cfg->image_stores_readonly);
 
           check (r, what, WARN, detail, fix);
         }
