@@ -29,6 +29,7 @@ mkdir -p "$pkgsrc/m4"
 parts="configure.ac Makefile.am README.md doc src man contrib debian rootfs seccomp tests tools"
 # shellcheck disable=SC2086
 tar -C "$SR_SRCDIR" -cf - $parts .ci bench | tar -C "$pkgsrc" -xf -
+chmod -R u+w "$pkgsrc"  # distcheck's source is read-only
 # shellcheck disable=SC2086
 key=$(cd "$pkgsrc" && find $parts -type f ! -path 'tests/*' -print0 | LC_ALL=C sort -z |
   xargs -0 sha256sum | sha256sum | cut -c1-16)
