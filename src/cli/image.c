@@ -369,7 +369,8 @@ sr_cmd_image (int argc, char **argv)
     const char *help;
   } commands[] = {
     { "list", cmd_list, "Usage: sandbox-runner image list [--json]\n\n"
-                        "Lists the images in the store with their names, size and age.\n" },
+                        "Lists the images in the store, and in the read-only stores behind it\n"
+                        "(image_stores_readonly), with their names, size, age and store.\n" },
     { "ls", cmd_list, "Usage: sandbox-runner image ls [--json]\n\nThe same as image list.\n" },
     { "inspect", cmd_inspect, "Usage: sandbox-runner image inspect NAME|ID...\n\n"
                               "Shows images as JSON.\n" },
