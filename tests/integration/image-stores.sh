@@ -49,6 +49,17 @@ is "$(json_field "$(printf '%s' "$out" | python3 -c 'import json,sys; print(json
 as_user "$SR_BIN" image inspect test/shared:1
 like "$out" "\"rootfs\":[[:space:]]*\"$sys/images/$id/rootfs\"" "inspect gives the rootfs in root's store"
 
+# run-code (the service's path) finds a language's image there too.
+printf '%s\n' "language.shell.image = test/shared:1" "language.shell.source = main.sh" \
+  "language.shell.run = sh /scratch/main.sh" > "$home/sr.conf"
+echo 'echo "snippet in $(hostname)"' > "$home/main.sh"
+chmod 644 "$home/sr.conf" "$home/main.sh"
+as_user env SANDBOX_CONFIG="$home/sr.conf" "$SR_BIN" run-code --language shell "$home/main.sh"
+is "$rc" 0 "run-code runs a language whose image is in root's store"
+is "$out" "snippet in sandbox" "in a container of it"
+[ ! -e "$home/store" ]
+ok $? "still without a store of the user's own"
+
 # Writes to the read-only store are refused, saying why.
 as_user "$SR_BIN" image rm test/shared:1
 is "$rc" 125 "the user cannot remove root's image"
