@@ -368,6 +368,15 @@ try_container (struct report *r, const struct sr_config *cfg, struct sr_store *s
   sr_code_result_done (&res);
 }
 
+/* How to get the image named image (NULL: the default images).  */
+static char *
+image_fix (const char *image)
+{
+  return sr_xasprintf ("as root (every user reads root's images) " SR_DATADIR
+                       "/rootfs/build-all.sh --import, or sandbox-runner image import --name %s "
+                       "PATH", image ? image : "NAME");
+}
+
 /* Each language's image, and the session image: there, and a container
  * of it starts.  A missing image stops one language, not isolation.  */
 static void
@@ -378,9 +387,11 @@ check_images (struct report *r, const struct sr_config *cfg)
   struct sr_store *s = NULL;
   sr_error_t err = NULL;
 
-  if (sr_store_open_existing (cfg->image_store, &s, &err) < 0)
+  if (sr_store_open_all (cfg->image_store, cfg->image_stores_readonly, false, &s, &err) < 0)
     {
-      check (r, "images", WARN, err->msg, NULL);
+      _cleanup_free_ char *fix = image_fix (NULL);
+
+      check (r, "images", WARN, err->msg, fix);
       sr_error_free (&err);
       return;
     }
@@ -397,9 +408,7 @@ check_images (struct report *r, const struct sr_config *cfg)
       _cleanup_free_ char *what = sr_xasprintf ("image %s", l->image);
       _cleanup_free_ char *user = i < cfg->n_languages ? sr_xasprintf ("language %s", l->name)
                                                        : sr_xstrdup ("sessions");
-      _cleanup_free_ char *fix = sr_xasprintf (
-          "rootfs/build-all.sh --import, or sandbox-runner image import --name %s PATH",
-          l->image);
+      _cleanup_free_ char *fix = image_fix (l->image);
       bool there = sr_store_lookup (s, l->image, &info, NULL) == 0;
 
       if (there)
@@ -412,7 +421,8 @@ check_images (struct report *r, const struct sr_config *cfg)
       else
         {
           _cleanup_free_ char *detail = sr_xasprintf (
-              "%s: image %s is not in %s", user, l->image, cfg->image_store);
+              "%s: image %s is not in %s%s%s", user, l->image, cfg->image_store,
+              *cfg->image_stores_readonly ? " nor in " : "", cfg->image_stores_readonly);
 
           check (r, what, WARN, detail, fix);
         }

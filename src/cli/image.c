@@ -98,7 +98,7 @@ sr_cli_open_store (const struct sr_config *cfg, bool create, struct sr_store **r
 {
   sr_error_t err = NULL;
 
-  if ((create ? sr_store_open : sr_store_open_existing) (cfg->image_store, ret, &err) < 0)
+  if (sr_store_open_all (cfg->image_store, cfg->image_stores_readonly, create, ret, &err) < 0)
     {
       sr_cli_error ("%s", err->msg);
       sr_error_free (&err);
@@ -179,8 +179,9 @@ strv_json (char *const *v)
   return a;
 }
 
+/* with_rootfs: also the path of its rootfs (inspect).  */
 static cJSON *
-info_json (const struct sr_image_info *i, const char *store_dir)
+info_json (const struct sr_image_info *i, bool with_rootfs)
 {
   cJSON *o = cJSON_CreateObject ();
   char created[32];
@@ -200,9 +201,11 @@ info_json (const struct sr_image_info *i, const char *store_dir)
   cJSON_AddItemToObject (o, "cmd", strv_json (i->cmd));
   cJSON_AddStringToObject (o, "working_dir", i->working_dir ? i->working_dir : "");
   cJSON_AddStringToObject (o, "user", i->user ? i->user : "");
-  if (store_dir)
+  cJSON_AddStringToObject (o, "store", i->store);
+  cJSON_AddBoolToObject (o, "read_only", i->readonly);
+  if (with_rootfs)
     {
-      _cleanup_free_ char *rootfs = sr_xasprintf ("%s/images/%s/rootfs", store_dir, i->id);
+      _cleanup_free_ char *rootfs = sr_xasprintf ("%s/images/%s/rootfs", i->store, i->id);
 
       cJSON_AddStringToObject (o, "rootfs", rootfs);
     }
@@ -239,24 +242,28 @@ cmd_list (int argc, char **argv, struct sr_store *s)
       cJSON *a = cJSON_CreateArray ();
 
       for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray (a, info_json (&images[i], NULL));
+        cJSON_AddItemToArray (a, info_json (&images[i], false));
       print_json (a);
     }
   else
     {
-      printf ("%-32s %-12s %10s %6s  %s\n", "NAME", "ID", "SIZE", "LAYERS", "CREATED");
+      printf ("%-32s %-12s %10s %6s  %-20s  %s\n", "NAME", "ID", "SIZE", "LAYERS", "CREATED",
+              "STORE");
       for (size_t i = 0; i < n; i++)
         {
           char size[32], created[32];
+          /* Where it comes from: one's own store, or another's read-only.  */
+          _cleanup_free_ char *store = sr_xasprintf ("%s%s", images[i].store,
+                                                     images[i].readonly ? " (read-only)" : "");
 
           human_size (images[i].size, size, sizeof size);
           format_time (images[i].created, created, sizeof created);
           if (images[i].names[0] == NULL)
-            printf ("%-32s %.12s %10s %6zu  %s\n", "<none>", images[i].id, size,
-                    images[i].n_layers, created);
+            printf ("%-32s %.12s %10s %6zu  %-20s  %s\n", "<none>", images[i].id, size,
+                    images[i].n_layers, created, store);
           for (char **name = images[i].names; *name; name++)
-            printf ("%-32s %.12s %10s %6zu  %s\n", *name, images[i].id, size, images[i].n_layers,
-                    created);
+            printf ("%-32s %.12s %10s %6zu  %-20s  %s\n", *name, images[i].id, size,
+                    images[i].n_layers, created, store);
         }
     }
   sr_image_info_free_array (images, n);
@@ -284,7 +291,7 @@ cmd_inspect (int argc, char **argv, struct sr_store *s)
           cJSON_Delete (a);
           return fail (&err);
         }
-      cJSON_AddItemToArray (a, info_json (&info, sr_store_dir (s)));
+      cJSON_AddItemToArray (a, info_json (&info, true));
       sr_image_info_done (&info);
     }
   print_json (a);
@@ -362,7 +369,8 @@ sr_cmd_image (int argc, char **argv)
     const char *help;
   } commands[] = {
     { "list", cmd_list, "Usage: sandbox-runner image list [--json]\n\n"
-                        "Lists the images in the store with their names, size and age.\n" },
+                        "Lists the images in the store, and in the read-only stores behind it\n"
+                        "(image_stores_readonly), with their names, size, age and store.\n" },
     { "ls", cmd_list, "Usage: sandbox-runner image ls [--json]\n\nThe same as image list.\n" },
     { "inspect", cmd_inspect, "Usage: sandbox-runner image inspect NAME|ID...\n\n"
                               "Shows images as JSON.\n" },
@@ -397,12 +405,20 @@ sr_cmd_image (int argc, char **argv)
         optind = 1;
         if (sr_cli_load_config (&config) == 0)
           {
-            /* A store not made yet has no images: list does not make it.  */
-            if (commands[i].fn == cmd_list && access (config.image_store, F_OK) < 0
-                && errno == ENOENT)
-              status = cmd_list (argc - 1, argv + 1, NULL);
-            else if (sr_cli_open_store (&config, false, &s) == 0)
+            sr_error_t err = NULL;
+
+            if (sr_store_open_all (config.image_store, config.image_stores_readonly, false, &s,
+                                   &err) == 0)
               status = commands[i].fn (argc - 1, argv + 1, s);
+            /* No store made yet, nor one to read: list shows none, and
+             * does not make one.  */
+            else if (commands[i].fn == cmd_list && err->errnum == ENOENT)
+              {
+                sr_error_free (&err);
+                status = cmd_list (argc - 1, argv + 1, NULL);
+              }
+            else
+              status = fail (&err);
           }
         sr_store_close (s);
         sr_config_done (&config);

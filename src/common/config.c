@@ -83,6 +83,8 @@ static const struct setting settings[] = {
   S ("seccomp_profile", seccomp_profile, "", "OCI seccomp profile file (empty: built-in)"),
   S ("cap_keep", cap_keep, "", "capabilities kept in containers (empty: none)"),
   S ("image_store", image_store, NULL, "image store directory"),
+  S ("image_stores_readonly", image_stores_readonly, NULL,
+     "other users' image stores searched after image_store, read-only (colon-separated)"),
   U ("max_image_size", T_SIZE, max_image_size, SR_DEFAULT_MAX_IMAGE_SIZE,
      "file data an image's layers may write (0: no cap)"),
   U ("max_image_entries", T_UINT, max_image_entries, SR_DEFAULT_MAX_IMAGE_ENTRIES,
@@ -250,6 +252,9 @@ default_path (const char *key)
 
   if (strcmp (key, "image_store") == 0)
     return TAKE_PTR (data);
+  /* Root's store, for every other user: its images run without a copy.  */
+  if (strcmp (key, "image_stores_readonly") == 0)
+    return sr_xstrdup (geteuid () == 0 ? "" : "/var/lib/sandbox-runner");
   if (strcmp (key, "history_db") == 0)
     return sr_xasprintf ("%s/history.db", data);
   if (geteuid () == 0)

@@ -114,6 +114,7 @@ struct sr_config
   char *cap_keep;          /* comma-separated capability names */
   /* where things live */
   char *image_store;
+  char *image_stores_readonly; /* colon-separated; "": none */
   uint64_t max_image_size;    /* file data one image's layers may write */
   uint64_t max_image_entries; /* names they may make */
   char *history_db;

@@ -191,6 +191,16 @@ sr_store_install (struct sr_store *s, const char *manifest_digest, const char *n
           sr_error_set (err, errno, "rename %s to %s", tmp, dest);
           goto out;
         }
+      /* Readers of this store as a read-only one (other users) cannot
+       * make the lock file that a run holds shared: it comes with the
+       * image.  */
+      {
+        _cleanup_free_ char *lock = sr_xasprintf ("images/%s.lock", id);
+        int fd = openat (s->dirfd, lock, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+        if (fd >= 0)
+          close (fd);
+      }
     }
   if (sr_store_set_name_ (s, name, id, err) < 0)
     goto out;

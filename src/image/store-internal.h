@@ -18,10 +18,19 @@ struct sr_store
   void (*warn) (const char *msg, void *userdata);
   void *warn_data;
   uint64_t max_image_size, max_image_entries;
+  /* Another's store (image_stores_readonly), opened to read images from:
+   * nothing is ever written to it, and no lock file made in it.  */
+  bool readonly;
+  /* The next store lookups, use and list search: the read-only stores,
+   * in the order configured, after the caller's own.  */
+  struct sr_store *next;
 };
 
 void sr_store_report_ (struct sr_store *s, enum sr_progress_stage stage, const char *digest,
                        size_t layer, size_t n_layers, uint64_t current, uint64_t total);
+/* 0 for a store of the caller's own; for a read-only store, an error
+ * (errnum EROFS) that says so and where images go instead.  */
+int sr_store_writable_ (struct sr_store *s, sr_error_t *err);
 /* The store's lock, held by the returned fd.  */
 int sr_store_lock_ (struct sr_store *s, sr_error_t *err);
 bool sr_store_image_exists_ (struct sr_store *s, const char *id);

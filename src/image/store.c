@@ -73,6 +73,29 @@ sr_store_report_ (struct sr_store *s, enum sr_progress_stage stage, const char *
     s->progress (&p, s->progress_data);
 }
 
+/* A shared lock on an image's lock file in a read-only store, opened for
+ * reading (its owner made it at install, mode 0644), so that the owner's
+ * rm waits for the run as it does for its own.  -ENOENT without an error
+ * when there is none (an image installed before lock files came with the
+ * install): that run goes unlocked, as nothing can be made there.  */
+static int
+lock_readonly (struct sr_store *s, const char *name, sr_error_t *err)
+{
+  int fd = openat (s->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+  if (fd < 0)
+    return errno == ENOENT ? -ENOENT : sr_error_set (err, errno, "%s/%s", s->dir, name);
+  while (flock (fd, LOCK_SH) < 0)
+    if (errno != EINTR)
+      {
+        int e = errno;
+
+        close (fd);
+        return sr_error_set (err, e, "lock %s/%s", s->dir, name);
+      }
+  return fd;
+}
+
 /* flock on a file of the store; returns the fd holding it.  */
 static int
 lock_file (struct sr_store *s, const char *name, int op, sr_error_t *err)
@@ -96,8 +119,21 @@ lock_file (struct sr_store *s, const char *name, int op, sr_error_t *err)
 }
 
 int
+sr_store_writable_ (struct sr_store *s, sr_error_t *err)
+{
+  if (!s->readonly)
+    return 0;
+  return sr_error_set_plain (err, "store_read_only", EROFS,
+                             "image store %s is read-only here (image_stores_readonly): only its "
+                             "owner changes it; import or pull into your own store (image_store)",
+                             s->dir);
+}
+
+int
 sr_store_lock_ (struct sr_store *s, sr_error_t *err)
 {
+  if (sr_store_writable_ (s, err) < 0)
+    return -1;
   return lock_file (s, "store.lock", LOCK_EX, err);
 }
 
@@ -153,16 +189,90 @@ open_store (const char *dir, unsigned statedir_flags, struct sr_store **ret, sr_
   return 0;
 }
 
-int
-sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err)
+/* Another's store, to read images from: *ret NULL when dir does not
+ * exist.  Nothing is made, changed or cleaned in it.  */
+static int
+open_readonly (const char *dir, struct sr_store **ret, sr_error_t *err)
 {
-  return open_store (dir, 0, ret, err);
+  struct stat sb;
+  int fd;
+
+  *ret = NULL;
+  if (*dir != '/')
+    return sr_error_set_plain (err, NULL, EINVAL, "read-only image store %s: not an absolute path "
+                               "(image_stores_readonly)", dir);
+  fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0 || fstat (fd, &sb) < 0)
+    {
+      sr_error_set (err, errno, "read-only image store %s (image_stores_readonly)", dir);
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  /* Its images run as the caller's: a store that a third user owns or
+   * that others may write could hand the caller a rootfs of their making.  */
+  if ((sb.st_uid != 0 && sb.st_uid != geteuid ()) || (sb.st_mode & 0022))
+    {
+      close (fd);
+      return sr_error_set_plain (err, NULL, EPERM,
+                                 "read-only image store %s: owned by uid %u%s; only a store of "
+                                 "root or of your own that no one else may write is read "
+                                 "(image_stores_readonly)",
+                                 dir, (unsigned) sb.st_uid,
+                                 sb.st_mode & 0022 ? " and writable by others" : "");
+    }
+  *ret = sr_xcalloc (1, sizeof **ret);
+  (*ret)->dir = sr_xstrdup (dir);
+  (*ret)->dirfd = fd;
+  (*ret)->readonly = true;
+  return 0;
 }
 
 int
-sr_store_open_existing (const char *dir, struct sr_store **ret, sr_error_t *err)
+sr_store_open_all (const char *dir, const char *readonly, bool create, struct sr_store **ret,
+                   sr_error_t *err)
 {
-  return open_store (dir, SR_STATEDIR_NO_CREATE, ret, err);
+  _cleanup_free_ char *list = sr_xstrdup (readonly ? readonly : "");
+  struct sr_store *head = NULL, **tail = &head;
+  sr_error_t own_err = NULL;
+  char *save = NULL;
+
+  if (open_store (dir, create ? 0 : SR_STATEDIR_NO_CREATE, &head, &own_err) == 0)
+    tail = &head->next;
+  else if (create || own_err->errnum != ENOENT)
+    {
+      sr_error_move (err, &own_err);
+      return -1;
+    }
+  for (char *d = strtok_r (list, ":", &save); d; d = strtok_r (NULL, ":", &save))
+    {
+      struct sr_store *ro;
+
+      if (strcmp (d, dir) == 0)
+        continue;
+      if (open_readonly (d, &ro, err) < 0)
+        {
+          sr_error_free (&own_err);
+          sr_store_close (head);
+          return -1;
+        }
+      if (ro)
+        {
+          *tail = ro;
+          tail = &ro->next;
+        }
+    }
+  /* No store of one's own yet is no error while another's can be read.  */
+  if (head == NULL)
+    {
+      sr_error_move (err, &own_err);
+      return -1;
+    }
+  sr_error_free (&own_err);
+  *ret = head;
+  return 0;
 }
 
 void
@@ -170,6 +280,7 @@ sr_store_close (struct sr_store *s)
 {
   if (s == NULL)
     return;
+  sr_store_close (s->next);
   if (s->dirfd >= 0)
     close (s->dirfd);
   free (s->dir);
@@ -267,7 +378,7 @@ sr_blob_writer_begin (struct sr_store *s, const char *digest, uint64_t expected_
   char buf[1 << 16];
   ssize_t n;
 
-  if (sr_digest_hex (digest, err) == NULL)
+  if (sr_store_writable_ (s, err) < 0 || sr_digest_hex (digest, err) == NULL)
     return -1;
   w = sr_xcalloc (1, sizeof *w);
   w->s = s;
@@ -531,6 +642,7 @@ sr_image_info_done (struct sr_image_info *info)
 {
   free (info->id);
   sr_strv_free (info->names);
+  free (info->store);
   free (info->manifest_digest);
   free (info->source);
   sr_strv_free (info->env);
@@ -587,6 +699,8 @@ read_image (struct sr_store *s, const char *id, const cJSON *names, struct sr_im
   cJSON_ArrayForEach (name, names)
     if (cJSON_IsString (name) && strcmp (name->valuestring, id) == 0)
       sr_strv_push (&info.names, name->string);
+  info.store = sr_xstrdup (s->dir);
+  info.readonly = s->readonly;
   info.manifest_digest = sr_xstrdup (json_string (o, "manifest") ?: "");
   info.source = sr_xstrdup (json_string (o, "source") ?: "");
   info.created = (time_t) cJSON_GetNumberValue (cJSON_GetObjectItemCaseSensitive (o, "created"));
@@ -675,8 +789,8 @@ resolve (struct sr_store *s, const cJSON *names, const char *ref, char **ret_id,
   return 0;
 }
 
-int
-sr_store_lookup (struct sr_store *s, const char *ref, struct sr_image_info *ret, sr_error_t *err)
+static int
+lookup_one (struct sr_store *s, const char *ref, struct sr_image_info *ret, sr_error_t *err)
 {
   _cleanup_json_ cJSON *names = load_names (s, err);
   _cleanup_free_ char *id = NULL;
@@ -684,6 +798,40 @@ sr_store_lookup (struct sr_store *s, const char *ref, struct sr_image_info *ret,
   if (names == NULL || resolve (s, names, ref, &id, err) < 0)
     return -1;
   return read_image (s, id, names, ret, err);
+}
+
+/* The first store of the chain s that has ref, or NULL with the error of
+ * the first store: "not there" (ENOENT) goes on to the next store, any
+ * other failure stops the search.  */
+static struct sr_store *
+lookup_chain (struct sr_store *s, const char *ref, struct sr_image_info *ret, sr_error_t *err)
+{
+  sr_error_t first = NULL;
+
+  for (; s; s = s->next)
+    {
+      sr_error_t e = NULL;
+
+      if (lookup_one (s, ref, ret, &e) == 0)
+        {
+          sr_error_free (&first);
+          return s;
+        }
+      if (first == NULL)
+        first = e;
+      else
+        sr_error_free (&e);
+      if (first->errnum != ENOENT)
+        break;
+    }
+  sr_error_move (err, &first);
+  return NULL;
+}
+
+int
+sr_store_lookup (struct sr_store *s, const char *ref, struct sr_image_info *ret, sr_error_t *err)
+{
+  return lookup_chain (s, ref, ret, err) ? 0 : -1;
 }
 
 static int
@@ -699,25 +847,32 @@ by_created_desc (const void *a, const void *b)
 int
 sr_store_list (struct sr_store *s, struct sr_image_info **ret, size_t *ret_n, sr_error_t *err)
 {
-  _cleanup_json_ cJSON *names = load_names (s, err);
-  _cleanup_strv_ char **ids = NULL;
-  struct sr_image_info *v;
+  struct sr_image_info *v = sr_xcalloc (1, sizeof *v);
   size_t n = 0;
 
-  if (names == NULL)
-    return -1;
-  ids = list_ids (s);
-  v = sr_xcalloc (sr_strv_length (ids) + 1, sizeof *v);
-  for (char **p = ids; *p; p++)
+  for (; s; s = s->next)
     {
-      if (!sr_store_image_exists_ (s, *p))
-        continue;
-      if (read_image (s, *p, names, &v[n], err) < 0)
+      _cleanup_json_ cJSON *names = load_names (s, err);
+      _cleanup_strv_ char **ids = NULL;
+
+      if (names == NULL)
         {
           sr_image_info_free_array (v, n);
           return -1;
         }
-      n++;
+      ids = list_ids (s);
+      v = sr_xrealloc (v, (n + sr_strv_length (ids) + 1) * sizeof *v);
+      for (char **p = ids; *p; p++)
+        {
+          if (!sr_store_image_exists_ (s, *p))
+            continue;
+          if (read_image (s, *p, names, &v[n], err) < 0)
+            {
+              sr_image_info_free_array (v, n);
+              return -1;
+            }
+          n++;
+        }
     }
   qsort (v, n, sizeof *v, by_created_desc);
   *ret = v;
@@ -731,11 +886,12 @@ sr_store_use (struct sr_store *s, const char *ref, struct sr_image_use *ret, sr_
   struct sr_image_use use = { .lock_fd = -1 };
   _cleanup_free_ char *lock = NULL;
 
-  if (sr_store_lookup (s, ref, &use.info, err) < 0)
+  s = lookup_chain (s, ref, &use.info, err);
+  if (s == NULL)
     return -1;
   lock = sr_xasprintf ("images/%s.lock", use.info.id);
-  use.lock_fd = lock_file (s, lock, LOCK_SH, err);
-  if (use.lock_fd < 0)
+  use.lock_fd = s->readonly ? lock_readonly (s, lock, err) : lock_file (s, lock, LOCK_SH, err);
+  if (use.lock_fd < 0 && !(s->readonly && use.lock_fd == -ENOENT))
     {
       sr_image_info_done (&use.info);
       return -1;
@@ -796,8 +952,18 @@ sr_store_remove (struct sr_store *s, const char *ref, bool force, sr_error_t *er
   if (lockfd < 0)
     return -1;
   names = load_names (s, err);
-  if (names == NULL || resolve (s, names, ref, &id, err) < 0)
+  if (names == NULL)
     return -1;
+  if (resolve (s, names, ref, &id, err) < 0)
+    {
+      struct sr_image_info info = { 0 };
+      struct sr_store *ro = s->next ? lookup_chain (s->next, ref, &info, NULL) : NULL;
+
+      sr_image_info_done (&info);
+      if (ro)
+        return sr_store_writable_ (ro, err);
+      return -1;
+    }
   by_name = json_string (names, ref) != NULL;
   if (by_name)
     cJSON_DeleteItemFromObjectCaseSensitive (names, ref);

@@ -13,7 +13,14 @@
  * A blob lands under its digest only after its bytes hashed to it; an
  * image directory appears only by rename of a complete extraction, so a
  * crash leaves nothing that looks complete, and the next open of the store
- * removes what crashed writers left in tmp/.  */
+ * removes what crashed writers left in tmp/.
+ *
+ * Other stores can be read behind one's own (image_stores_readonly, by
+ * default root's store for every other user, as podman's additional image
+ * stores): lookups, use and list search the caller's store first, then
+ * each read-only store in order; a run of an image there takes a shared
+ * lock on its lock file opened for reading, and every change to such a
+ * store is refused (errnum EROFS, code store_read_only).  */
 #ifndef SR_IMAGE_STORE_H
 #define SR_IMAGE_STORE_H
 
@@ -43,14 +50,20 @@ struct sr_progress
 };
 typedef void (*sr_progress_fn) (const struct sr_progress *p, void *userdata);
 
-/* Opens (creating when missing) the store in dir and removes what crashed
- * writers left in tmp/.  */
-int sr_store_open (const char *dir, struct sr_store **ret, sr_error_t *err);
-/* The same for a caller that only reads the store (lookups, list, rm):
- * a store (or parent) that is missing is not made but an error, errnum
- * ENOENT, so that a mistyped image_store is not created by a command
- * that then fails.  */
-int sr_store_open_existing (const char *dir, struct sr_store **ret, sr_error_t *err);
+/* Opens the caller's store dir and removes what crashed writers left in
+ * its tmp/.  With create it is made when missing; without (a caller that
+ * only reads the store: lookups, list, rm) a store (or parent) that is
+ * missing is not made but an error, errnum ENOENT, so that a mistyped
+ * image_store is not created by a command that then fails.  Behind it
+ * come the read-only stores of readonly, a colon-separated list of
+ * absolute paths (NULL or empty: none; dir itself and missing ones are
+ * skipped; one owned by a user other than root and the caller, or
+ * writable by group or others, is refused).  Without create a missing dir is no error when a
+ * read-only store opened: *ret is then the first read-only store, which
+ * reads but refuses every change.  */
+int sr_store_open_all (const char *dir, const char *readonly, bool create, struct sr_store **ret,
+                       sr_error_t *err);
+/* Closes s and the read-only stores behind it.  */
 void sr_store_close (struct sr_store *s);
 const char *sr_store_dir (const struct sr_store *s);
 
@@ -114,6 +127,8 @@ struct sr_image_info
 {
   char *id;            /* config digest hex */
   char **names;        /* NULL-terminated, may be empty */
+  char *store;         /* the directory of the store it is in */
+  bool readonly;       /* that store is read-only (image_stores_readonly) */
   char *manifest_digest;
   char *source;
   time_t created;      /* when it was installed */
@@ -146,7 +161,8 @@ int sr_store_use (struct sr_store *s, const char *ref, struct sr_image_use *ret,
 void sr_image_release (struct sr_image_use *use);
 
 /* Removes a name; the image goes when no name is left (or at once with
- * force).  An image that a run is using is refused.  */
+ * force).  An image that a run is using is refused, and so is one that
+ * only a read-only store has (EROFS).  */
 int sr_store_remove (struct sr_store *s, const char *ref, bool force, sr_error_t *err);
 
 /* Removes images without names and blobs no image refers to; counts

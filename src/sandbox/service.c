@@ -86,8 +86,9 @@ sr_service_open (const struct sr_config *cfg, enum sr_service_mode mode, const c
   /* A one-shot run on the native backend only reads the store: a missing
    * (mistyped) one is an error, not a directory made for a run that then
    * fails.  A server and the Docker backend make it as before.  */
-  if ((mode == SR_SERVICE_ONE_SHOT && cfg->backend_kind == SR_BACKEND_NATIVE
-       ? sr_store_open_existing : sr_store_open) (cfg->image_store, &s->store, err) < 0)
+  if (sr_store_open_all (cfg->image_store, cfg->image_stores_readonly,
+                         mode != SR_SERVICE_ONE_SHOT || cfg->backend_kind != SR_BACKEND_NATIVE,
+                         &s->store, err) < 0)
     {
       free (s);
       return -1;

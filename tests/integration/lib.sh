@@ -59,6 +59,9 @@ sr_tmp=$(mktemp -d "${TMPDIR:-/tmp}/sr-test.XXXXXX")
 chmod 755 "$sr_tmp"
 # Runs record their history: never into the real database.
 export SANDBOX_HISTORY_DB=$sr_tmp/history.db
+# Nor do they read root's real image store (a user's default read-only
+# store): a test sees the images it imported, no others.
+export SANDBOX_IMAGE_STORES_READONLY=
 cleanup_hooks=""
 at_exit () { cleanup_hooks="$1; $cleanup_hooks"; }
 trap 'eval "$cleanup_hooks"; rm -rf "$sr_tmp"' EXIT

@@ -34,6 +34,8 @@ integration_tests = \
 	tests/integration/config.sh \
 	tests/integration/faults.sh \
 	tests/integration/statedir.sh \
+	tests/integration/image-stores.sh \
+	tests/integration/deb.sh \
 	tests/integration/load.sh \
 	tests/integration/valgrind.sh
 
