@@ -8,7 +8,8 @@
  * hardlinks can only name files inside, and nothing is ever followed at
  * the last component.  Device nodes and sockets are skipped (a container
  * gets its own /dev); xattrs (file capabilities among them) are not
- * applied; setuid and setgid bits are cleared unless kept.  */
+ * applied; setuid and setgid bits are cleared unless kept; nothing is
+ * writable by group or others (sr_layer_shared_mode).  */
 #ifndef SR_IMAGE_LAYER_H
 #define SR_IMAGE_LAYER_H
 
@@ -67,6 +68,20 @@ struct sr_layer_stats
  * errnum EFBIG; what it made so far is left for the caller to remove.  */
 int sr_layer_apply (int rootfd, const char *layer_path, const struct sr_layer_options *o,
                     struct sr_layer_stats *stats, sr_error_t *err);
+
+/* The mode an entry of a layer gets on disk: without write for group and
+ * others.  A store is shared (root's is read by every user's runs,
+ * image_stores_readonly) and a rootfs is mounted read-only in every
+ * container, so no entry needs them, and an image's 1777 /tmp or
+ * /var/tmp would let any local user plant files in everyone's
+ * containers.  */
+unsigned sr_layer_shared_mode (unsigned perm);
+
+/* Clears group and others' write on every entry under the directory
+ * rootfd (not itself), as sr_layer_shared_mode says: for what an earlier
+ * version extracted.  Symlinks are never followed; each directory is
+ * closed to others before its entries are looked at.  */
+int sr_layer_drop_shared_write (int rootfd, sr_error_t *err);
 
 /* Creates directory path (0755) and its missing parents inside the
  * rootfs, resolving as the container will.  */

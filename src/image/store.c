@@ -19,6 +19,7 @@
 #include "common/statedir.h"
 #include "common/util.h"
 #include "common/workdir.h"
+#include "image/layer.h"
 #include "image/oci.h"
 
 #define PARTIAL_SUFFIX ".partial"
@@ -137,6 +138,47 @@ sr_store_lock_ (struct sr_store *s, sr_error_t *err)
   return lock_file (s, "store.lock", LOCK_EX, err);
 }
 
+/* Images extracted before sr_layer_shared_mode kept their group and
+ * others' write bits (a 1777 /tmp): cleared once per store, which a
+ * marker file then records.  Left to the next open if it fails.  */
+#define SHARED_MODES_MARKER "shared-modes"
+
+static char **list_ids (struct sr_store *s);
+
+static void
+drop_shared_write (struct sr_store *s)
+{
+  static const char what[] = "no entry of an image is writable by group or others\n";
+  _cleanup_strv_ char **ids = NULL;
+  bool done = true;
+  int fd;
+
+  if (faccessat (s->dirfd, SHARED_MODES_MARKER, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    return;
+  ids = list_ids (s);
+  for (char **id = ids; *id; id++)
+    {
+      _cleanup_free_ char *rootfs = sr_xasprintf ("images/%s/rootfs", *id);
+      _cleanup_close_ int rootfd = openat (s->dirfd, rootfs,
+                                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      sr_error_t err = NULL;
+
+      if (rootfd >= 0 && sr_layer_drop_shared_write (rootfd, &err) < 0)
+        {
+          done = false;
+          sr_error_free (&err);
+        }
+    }
+  if (!done)
+    return;
+  fd = openat (s->dirfd, SHARED_MODES_MARKER, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd >= 0)
+    {
+      (void) sr_write_all (fd, what, strlen (what));
+      close (fd);
+    }
+}
+
 /* statedir_flags: SR_STATEDIR_NO_CREATE for a store that must exist.  */
 static int
 open_store (const char *dir, unsigned statedir_flags, struct sr_store **ret, sr_error_t *err)
@@ -179,6 +221,7 @@ open_store (const char *dir, unsigned statedir_flags, struct sr_store **ret, sr_
         }
       (void) fchmodat (s->dirfd, subdirs[i], strcmp (subdirs[i], "tmp") ? 0755 : 0700, 0);
     }
+  drop_shared_write (s);
   /* What crashed extractions left; partial downloads stay for a resume.  */
   {
     _cleanup_free_ char *tmp = sr_xasprintf ("%s/tmp", dir);

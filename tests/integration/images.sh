@@ -14,7 +14,7 @@ tar -C "$ROOTFS" -cf "$sr_tmp/base.tar" .
 
 # --- an OCI layout, as a directory and as a tar ---
 fixture tar "$sr_tmp/l2.tar" "f:etc/motd=hello from layer two" "f:etc/gone=x" "d:opq" "f:opq/old=1" \
-  "f:bin/setuid-tool=#!/bin/sh:4755"
+  "f:bin/setuid-tool=#!/bin/sh:4755" "d:var/spool:1777" "f:var/open=x:666" "d:var/group:775"
 fixture tar "$sr_tmp/l3.tar" "f:etc/.wh.gone=" "f:opq/.wh..wh..opq=" "f:opq/new=2" \
   "l:etc/link-motd>motd" "h:etc/hard-motd>etc/motd"
 fixture layout "$sr_tmp/layout" --env GREETING=hi --env PATH=/bin --workdir /etc \
@@ -46,6 +46,23 @@ ok $? "an opaque dir hides the lower layer's entries, keeps its own"
 is "$(readlink "$rootfs/etc/link-motd")" motd "symlinks are kept as they are"
 is "$(stat -c %i "$rootfs/etc/hard-motd")" "$(stat -c %i "$rootfs/etc/motd")" "hardlinks are links"
 is "$(stat -c %a "$rootfs/bin/setuid-tool")" 755 "setuid bits are cleared"
+is "$(stat -c %a "$rootfs/var/spool") $(stat -c %a "$rootfs/var/open") $(stat -c %a "$rootfs/var/group")" \
+  "1755 644 755" "no entry is writable by group or others: the store is shared, the rootfs read-only"
+
+# A store an older version filled keeps such bits until it is next
+# opened: then they go, once (the marker says so), symlinks not followed.
+chmod 1777 "$rootfs/var/spool"
+chmod 666 "$rootfs/var/open"
+: > "$sr_tmp/symlink-target"
+chmod 666 "$sr_tmp/symlink-target"
+ln -s "$sr_tmp/symlink-target" "$rootfs/var/spool/to-outside"
+rm "$store/shared-modes"
+run_sr image list
+is "$rc $(stat -c %a "$rootfs/var/spool") $(stat -c %a "$rootfs/var/open")" "0 1755 644" \
+  "the next open of an older store clears group and others' write"
+is "$(stat -c %a "$sr_tmp/symlink-target")" 666 "and leaves the target of a symlink alone"
+[ -f "$store/shared-modes" ]; ok $? "and records that it did"
+rm "$rootfs/var/spool/to-outside"
 [ ! -e "$rootfs/etc/.wh.gone" ] && [ ! -e "$rootfs/opq/.wh..wh..opq" ]
 ok $? "whiteout markers are not extracted"
 for d in proc sys dev tmp work scratch mnt/data; do
