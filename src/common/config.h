@@ -139,6 +139,8 @@ struct sr_config
   uint64_t session_idle_ms;
   uint64_t session_queue_ms;  /* a call for a busy session waits this long */
   uint64_t session_data_size;
+  uint64_t session_scratch_size;    /* a session's SR_CODE_DIR tmpfs */
+  uint64_t session_scratch_inodes;
   char *session_image;     /* the image of a session created without one */
   uint64_t max_upload_size;
   uint64_t max_artifact_size;

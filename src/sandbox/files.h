@@ -11,7 +11,7 @@
  *           resolve never reach a host file; what is opened is checked on
  *           the open fd (fstat, fstatfs): only regular files are read or
  *           written, never on procfs or sysfs, and writes only land on the
- *           container's tmpfs mounts (/mnt/data, /tmp, /work).  Opens use
+ *           container's tmpfs mounts (/mnt/data, /tmp, /work, /scratch).  Opens use
  *           O_NONBLOCK so a FIFO cannot stall the caller.
  *   Docker  (docker-session.c)  small commands run inside the container as
  *           its user, whose own mount tree confines them.

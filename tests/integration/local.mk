@@ -15,6 +15,7 @@ integration_tests = \
 	tests/integration/hostile.sh \
 	tests/integration/mcp-http.sh \
 	tests/integration/mcp-session.sh \
+	tests/integration/session-scratch.sh \
 	tests/integration/mcp-resources.sh \
 	tests/integration/mcp-aisdk.sh \
 	tests/integration/logging.sh \
