@@ -136,14 +136,19 @@ struct sr_fsroot
 };
 
 /* The native primitives' context: the container's / and SR_DATA_DIR
- * inside it (O_PATH directories, the caller's), and the owner given to
- * files the host creates: the container's root, as the host sees it.  */
+ * inside it (O_PATH directories, the caller's), the owner given to
+ * files the host creates: the container's root, as the host sees it;
+ * and the container its writes are charged to (sr_container_charged:
+ * an upload counts against the session's memory, not the server's), or
+ * NULL to write in the caller.  */
+struct sr_container;
 struct sr_fs_native
 {
   int rootfd;
   int datafd;
   uid_t uid;
   gid_t gid;
+  struct sr_container *charge_to;
 };
 extern const struct sr_fs_ops sr_fs_native_ops;
 

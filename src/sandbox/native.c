@@ -312,6 +312,7 @@ native_create (void *state, const char *id, const char *image_ref, uid_t root_ui
       goto fail;
     }
 
+  b->files.charge_to = b->c;
   b->files.rootfd = fcntl (sr_container_root_fd (b->c), F_DUPFD_CLOEXEC, 3);
   if (b->files.rootfd < 0)
     {

@@ -88,10 +88,34 @@ is "$rc $out $err" "0 0o4755 " "a snippet may set the mode bits of a file in /sc
 found=$(find "$SANDBOX_RUNTIME_DIR" -xdev -perm -4000 2>/dev/null | head -1)
 is "$found" "" "but no setuid file exists on the host for anyone to run"
 
-# --- uploads count against the session's tmpfs ---
+# --- uploads count against the session: its tmpfs, and its memory ---
+# session_memory: the bytes the session's memory cgroup holds ("" when it
+# has none), from its state entry.
+session_memory () {
+  python3 - "$SANDBOX_RUNTIME_DIR/containers" <<'PY'
+import glob, json, os, sys
+for f in glob.glob(os.path.join(sys.argv[1], "*.json")):
+    st = json.load(open(f))
+    if not st.get("label", "").startswith("session "):
+        continue
+    for d in st.get("cgroup_dirs", []):
+        for name in ("memory.current", "memory.usage_in_bytes"):
+            if os.path.exists(os.path.join(d, name)):
+                print(open(os.path.join(d, name)).read().strip())
+                sys.exit(0)
+PY
+}
 head -c 3000000 /dev/urandom > "$sr_tmp/blob"
+mem_before=$(session_memory)
 s upload -s "$sid" "$sr_tmp/blob" a.bin
 is "$rc" 0 "an upload that fits is written"
+mem_after=$(session_memory)
+if [ -n "$mem_before" ]; then
+  [ $((mem_after - mem_before)) -ge 2500000 ]
+  ok $? "and charged to the session's memory cgroup ($mem_before, then $mem_after bytes)"
+else
+  skip "an upload is charged to the session's memory cgroup: the session has no memory cgroup here"
+fi
 s upload -s "$sid" "$sr_tmp/blob" b.bin
 like "$rc $err" "^125 .*quota_exceeded" "an upload past the session's tmpfs: quota_exceeded"
 head -c 1000000 /dev/zero | tr '\0' x > "$sr_tmp/text1"
