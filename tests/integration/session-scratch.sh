@@ -135,4 +135,22 @@ stop_server
 ok $? "the server stops"
 [ -z "$(ls "$SANDBOX_RUNTIME_DIR/containers" 2>/dev/null)" ]
 ok $? "no container state is left"
+
+# --- an upload past the session's memory, with room in its tmpfs ---
+if [ -n "$mem_before" ]; then
+  SANDBOX_MEMORY=24M SANDBOX_SESSION_DATA_SIZE=64M SANDBOX_MAX_MESSAGE_SIZE=64M \
+    SANDBOX_MAX_UPLOAD_SIZE=60M start_server && export SANDBOX_RUNNER_URL=$url
+  s new --image python
+  sid=$out
+  head -c 32000000 /dev/urandom > "$sr_tmp/blob32"
+  s upload -s "$sid" "$sr_tmp/blob32" big.bin
+  like "$rc $err" "^125 .*quota_exceeded: .*memory limit" \
+    "32 MB uploaded into a session of 24M memory: quota_exceeded, not the server's memory"
+  runs "$sid" 'import os; print(os.listdir("/mnt/data"))'
+  is "$rc $out" "0 []" "the session lives on, with no part of the file left"
+  s close -s "$sid"
+  stop_server
+else
+  skip "an upload past the session's memory: the session has no memory cgroup here"
+fi
 done_testing
