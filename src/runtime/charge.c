@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -105,11 +106,18 @@ take_reply (int fd, pid_t pid, sr_error_t *err)
 }
 
 int
-sr_charge_call (struct sr_cgroup *cg, sr_charge_fn fn, void *arg, sr_error_t *err)
+sr_charge_call (struct sr_cgroup *cg, uint64_t need, sr_charge_fn fn, void *arg,
+                sr_error_t *err)
 {
+  uint64_t room = sr_cgroup_memory_room (cg);
   int go[2], reply[2], r;
   pid_t pid;
 
+  if (room != UINT64_MAX && (room < SR_CHARGE_SLACK || need > room - SR_CHARGE_SLACK))
+    return sr_error_set_plain (err, "quota_exceeded", ENOMEM,
+                               "%" PRIu64 " bytes would take the session past its memory limit "
+                               "(%" PRIu64 " bytes left, files in its tmpfs included)",
+                               need, room);
   if (pipe2 (go, O_CLOEXEC) < 0)
     return sr_error_set (err, errno, "pipe");
   if (pipe2 (reply, O_CLOEXEC) < 0)

@@ -10,18 +10,30 @@
 #ifndef SR_CHARGE_H
 #define SR_CHARGE_H
 
+#include <stdint.h>
+
 #include "common/error.h"
 #include "runtime/cgroup.h"
+
+/* What a charged call leaves the container at least, for its own
+ * processes.  */
+#define SR_CHARGE_SLACK (1ull << 20)
 
 /* The work: 0, or -1 with *err set.  */
 typedef int (*sr_charge_fn) (void *arg, sr_error_t *err);
 
-/* Runs fn (arg) in a child moved into cg's cgroups and returns what fn
- * returned, with its error (message, errnum and code).  A child killed
- * there (the container's memory limit reached) fails with code
- * quota_exceeded.  fn runs on the child's one thread: it must take no
- * lock another thread of the runner may hold (malloc is safe), and what
- * it changes outside the file system is lost with the child.  */
-int sr_charge_call (struct sr_cgroup *cg, sr_charge_fn fn, void *arg, sr_error_t *err);
+/* Runs fn (arg), which takes about need bytes of memory, in a child moved
+ * into cg's cgroups and returns what fn returned, with its error
+ * (message, errnum and code).  Refused with code quota_exceeded, before
+ * anything runs, when need would leave the container less than
+ * SR_CHARGE_SLACK below its memory limit: going past it would have the
+ * OOM killer take the container's processes (on cgroup v2 all of them,
+ * memory.oom.group).  A child killed there all the same (the container
+ * took the memory meanwhile) fails with code quota_exceeded too.  fn runs
+ * on the child's one thread: it must take no lock another thread of the
+ * runner may hold (malloc is safe), and what it changes outside the file
+ * system is lost with the child.  */
+int sr_charge_call (struct sr_cgroup *cg, uint64_t need, sr_charge_fn fn, void *arg,
+                    sr_error_t *err);
 
 #endif

@@ -810,11 +810,12 @@ out:
 }
 
 int
-sr_container_charged (struct sr_container *c, sr_charge_fn fn, void *arg, sr_error_t *err)
+sr_container_charged (struct sr_container *c, uint64_t need, sr_charge_fn fn, void *arg,
+                      sr_error_t *err)
 {
   if (c->cgroup == NULL)
     return fn (arg, err);
-  return sr_charge_call (c->cgroup, fn, arg, err);
+  return sr_charge_call (c->cgroup, need, fn, arg, err);
 }
 
 bool

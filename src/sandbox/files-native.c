@@ -134,7 +134,7 @@ native_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_
 
   where_of (ctx, abs, flags, &w);
   if (n->charge_to)
-    r = sr_container_charged (n->charge_to, write_call, &c, err);
+    r = sr_container_charged (n->charge_to, len, write_call, &c, err);
   else
     r = write_call (&c, err);
   sr_files_where_done (&w);
