@@ -109,6 +109,8 @@ static const struct setting settings[] = {
   U ("http_max_connections_per_ip", T_UINT, http_max_connections_per_ip,
      SR_DEFAULT_HTTP_MAX_CONNECTIONS_PER_IP,
      "HTTP connections one client address may hold at once (0: no limit)"),
+  U ("http_header_timeout", T_SECONDS, http_header_timeout_ms, SR_DEFAULT_HTTP_HEADER_TIMEOUT_MS,
+     "time an HTTP client has to send a request's headers (0: no limit)"),
   U ("http_session_idle_timeout", T_SECONDS, http_session_idle_ms,
      SR_DEFAULT_HTTP_SESSION_IDLE_MS, "idle time before an HTTP Mcp-Session-Id expires"),
   U ("download_url_ttl", T_SECONDS, download_url_ttl_ms, SR_DEFAULT_DOWNLOAD_URL_TTL_MS,

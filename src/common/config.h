@@ -135,6 +135,7 @@ struct sr_config
   /* sessions and files */
   uint64_t max_sessions;
   uint64_t http_max_connections_per_ip; /* 0: no limit */
+  uint64_t http_header_timeout_ms;      /* 0: no deadline */
   uint64_t max_sessions_per_owner; /* 0: max_sessions alone */
   uint64_t session_idle_ms;
   uint64_t session_queue_ms;  /* a call for a busy session waits this long */

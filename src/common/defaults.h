@@ -72,6 +72,9 @@
  * connections their HTTP stacks keep) still fit.  A server behind a
  * proxy sees one address: set 0 there.  */
 #define SR_DEFAULT_HTTP_MAX_CONNECTIONS_PER_IP 64u
+/* Time to send a request's headers: what a client on any link needs,
+ * and what a slow-loris one may hold a connection for.  */
+#define SR_DEFAULT_HTTP_HEADER_TIMEOUT_MS 10000u
 #define SR_DEFAULT_HTTP_SESSION_IDLE_MS (60u * 60u * 1000u)
 /* A download_url is a link for a person or a plain client to follow soon
  * after the tool result that holds it: a quarter of an hour.  */

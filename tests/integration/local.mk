@@ -14,6 +14,7 @@ integration_tests = \
 	tests/integration/mcp-stdio.sh \
 	tests/integration/hostile.sh \
 	tests/integration/mcp-http.sh \
+	tests/integration/http-header-timeout.sh \
 	tests/integration/mcp-session.sh \
 	tests/integration/session-scratch.sh \
 	tests/integration/mcp-resources.sh \
