@@ -135,10 +135,13 @@ struct sr_config
   /* sessions and files */
   uint64_t max_sessions;
   uint64_t http_max_connections_per_ip; /* 0: no limit */
+  uint64_t http_header_timeout_ms;      /* 0: no deadline */
   uint64_t max_sessions_per_owner; /* 0: max_sessions alone */
   uint64_t session_idle_ms;
   uint64_t session_queue_ms;  /* a call for a busy session waits this long */
   uint64_t session_data_size;
+  uint64_t session_scratch_size;    /* a session's SR_CODE_DIR tmpfs */
+  uint64_t session_scratch_inodes;
   char *session_image;     /* the image of a session created without one */
   uint64_t max_upload_size;
   uint64_t max_artifact_size;

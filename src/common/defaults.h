@@ -72,6 +72,9 @@
  * connections their HTTP stacks keep) still fit.  A server behind a
  * proxy sees one address: set 0 there.  */
 #define SR_DEFAULT_HTTP_MAX_CONNECTIONS_PER_IP 64u
+/* Time to send a request's headers: what a client on any link needs,
+ * and what a slow-loris one may hold a connection for.  */
+#define SR_DEFAULT_HTTP_HEADER_TIMEOUT_MS 10000u
 #define SR_DEFAULT_HTTP_SESSION_IDLE_MS (60u * 60u * 1000u)
 /* A download_url is a link for a person or a plain client to follow soon
  * after the tool result that holds it: a quarter of an hour.  */
@@ -82,6 +85,12 @@
 #define SR_DEFAULT_WARM_CONTAINERS  1u
 #define SR_DEFAULT_SESSION_IDLE_MS  (30u * 60u * 1000u)
 #define SR_DEFAULT_SESSION_DATA_SIZE (512ull << 20)
+/* A session's SR_CODE_DIR: a tmpfs of its container (never a host
+ * directory), with room for a compiled program and the files a snippet
+ * writes beside its code, and an inode cap so a loop of empty files
+ * stops long before kernel memory does.  */
+#define SR_DEFAULT_SESSION_SCRATCH_SIZE (64ull << 20)
+#define SR_DEFAULT_SESSION_SCRATCH_INODES 4096u
 #define SR_DEFAULT_SESSION_IMAGE    "python-data"
 /* What sr_files_list walks at most in a session's data.  */
 #define SR_MAX_ARTIFACTS            10000u

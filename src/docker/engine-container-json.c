@@ -131,13 +131,16 @@ add_mounts (cJSON *hc, const struct sr_docker_config *cfg, sr_error_t *err)
       const struct sr_docker_tmpfs *t = &cfg->tmpfs[i];
       _cleanup_free_ char *size = t->size ? sr_xasprintf (",size=%llu", (unsigned long long) t->size)
                                           : sr_xstrdup ("");
+      _cleanup_free_ char *inodes = t->inodes ? sr_xasprintf (",nr_inodes=%llu",
+                                                              (unsigned long long) t->inodes)
+                                              : sr_xstrdup ("");
       _cleanup_free_ char *opts = NULL;
 
       if (!path_ok (t->path))
         return sr_error_set (err, EINVAL, "tmpfs %s: an absolute path without ':' or ','",
                              t->path ? t->path : "(null)");
-      opts = sr_xasprintf ("rw,nosuid,nodev,%s,mode=%o%s%s", t->exec ? "exec" : "noexec",
-                           t->mode ? t->mode : 01777, size, owner);
+      opts = sr_xasprintf ("rw,nosuid,nodev,%s,mode=%o%s%s%s", t->exec ? "exec" : "noexec",
+                           t->mode ? t->mode : 01777, size, inodes, owner);
       cJSON_AddStringToObject (tmpfs, t->path, opts);
     }
   binds = cJSON_AddArrayToObject (hc, "Binds");

@@ -51,6 +51,7 @@ struct sr_docker_tmpfs
 {
   const char *path;
   uint64_t size;         /* bytes; 0: Docker's default (half the RAM) */
+  uint64_t inodes;       /* nr_inodes; 0: the kernel's default */
   bool exec;             /* false: noexec; nosuid and nodev always */
   uint32_t mode;         /* 0: 01777 */
 };

@@ -144,6 +144,7 @@ struct http
   bool loopback;
   bool sse;              /* serve the HTTP+SSE transport too */
   unsigned max_connections_per_ip; /* 0: none */
+  uint64_t header_timeout_ms;       /* http-deadline.h; 0: none */
   pthread_mutex_t lock;
   struct session *sessions;
   size_t n_sessions;

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/notify.h"
 #include "common/util.h"
+#include "mcp/http-deadline.h"
 #include "mcp/http-internal.h"
 
 #define ENDPOINT "/mcp"
@@ -141,6 +142,7 @@ on_request (void *cls, struct MHD_Connection *c, const char *url, const char *me
   (void) version;
   if (rq == NULL)
     {
+      sr_http_deadlines_request (c, true);
       ret = first_call (h, c, url, method, &done);
       if (done)
         return ret;
@@ -177,7 +179,7 @@ on_completed (void *cls, struct MHD_Connection *c, void **con_cls,
   struct request *rq = *con_cls;
 
   (void) cls;
-  (void) c;
+  sr_http_deadlines_request (c, false);
   if (rq == NULL)
     return;
   *con_cls = NULL;
@@ -360,8 +362,11 @@ static int
 serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_fd,
        sr_error_t *err)
 {
+  struct http_deadlines *deadlines = NULL;
   struct MHD_Daemon *d;
 
+  if (sr_http_deadlines_start (h->header_timeout_ms, &deadlines, err) < 0)
+    return -1;
   d = MHD_start_daemon (flags, 0, NULL, NULL, on_request, h,
                         MHD_OPTION_LISTEN_SOCKET, (MHD_socket) fd,
                         MHD_OPTION_CONNECTION_LIMIT, (unsigned int) MAX_CONNECTIONS,
@@ -370,10 +375,15 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
                         MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_connections_per_ip,
                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) HTTP_IDLE_TIMEOUT_S,
                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                        /* Slow headers do not hold a thread forever.  */
+                        MHD_OPTION_NOTIFY_CONNECTION, sr_http_deadlines_notify, deadlines,
                         MHD_OPTION_END);
   if (d == NULL)
-    return sr_error_set (err, 0, "listen %s: could not start the HTTP server (libmicrohttpd)",
-                         listen);
+    {
+      sr_http_deadlines_stop (deadlines);
+      return sr_error_set (err, 0, "listen %s: could not start the HTTP server (libmicrohttpd)",
+                           listen);
+    }
   sr_log (SR_LOG_INFO, "listen", "address", listen, "transport", h->sse ? "sse" : "http", NULL);
   notify ("READY=1");
   while (wait_signal (stop_fd) == SIGHUP)
@@ -384,6 +394,7 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
    * streams finished), then the connections.  */
   sr_http_sessions_stop (h);
   MHD_stop_daemon (d);
+  sr_http_deadlines_stop (deadlines);
   return 0;
 }
 
@@ -397,6 +408,7 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
                                               : SR_DEFAULT_MAX_ARTIFACT_SIZE,
     .idle_ns = (o->session_idle_ms ? o->session_idle_ms : HTTP_SESSION_IDLE_DEFAULT_MS) * 1000000,
     .sse = o->sse, .max_connections_per_ip = o->max_connections_per_ip,
+    .header_timeout_ms = o->header_timeout_ms,
   };
   struct addrinfo *ai = NULL;
   unsigned int flags;

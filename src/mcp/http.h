@@ -40,6 +40,7 @@ struct sr_mcp_http_options
   uint64_t max_download_size;   /* 0: SR_DEFAULT_MAX_ARTIFACT_SIZE */
   uint64_t session_idle_ms;     /* 0: HTTP_SESSION_IDLE_DEFAULT_MS of http.c, an hour */
   unsigned max_connections_per_ip; /* 0: no limit but the server's */
+  uint64_t header_timeout_ms;   /* a request's headers must be in this soon; 0: no deadline */
   bool sse;                     /* also the HTTP+SSE transport (2024-11-05) */
 };
 

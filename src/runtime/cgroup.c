@@ -729,6 +729,27 @@ sr_cgroup_memory_peak (const struct sr_cgroup *cg)
   return buf ? strtoull (buf, NULL, 10) : 0;
 }
 
+uint64_t
+sr_cgroup_memory_room (const struct sr_cgroup *cg)
+{
+  _cleanup_free_ char *limit = read_memory_file (cg, "memory.max", "memory.limit_in_bytes");
+  _cleanup_free_ char *usage = read_memory_file (cg, "memory.current", "memory.usage_in_bytes");
+  _cleanup_free_ char *stat = read_memory_file (cg, "memory.stat", "memory.stat");
+  uint64_t l, u, cache;
+
+  /* v2 says "max" for no limit, v1 a number near 2^63.  */
+  if (limit == NULL || usage == NULL || strncmp (limit, "max", 3) == 0)
+    return UINT64_MAX;
+  l = strtoull (limit, NULL, 10);
+  u = strtoull (usage, NULL, 10);
+  /* The page cache of files (the image's libraries a program read) is
+   * counted in the usage but given back under pressure; tmpfs pages are
+   * not on these lists.  Same keys in v1 and v2.  */
+  cache = stat ? keyed_value (stat, "active_file") + keyed_value (stat, "inactive_file") : 0;
+  u = u > cache ? u - cache : 0;
+  return u >= l ? 0 : l - u;
+}
+
 /* Removes an emptied cgroup, waiting for the kernel to let go of exiting
  * processes.  A directory that is already gone is fine.  */
 static int

@@ -73,6 +73,11 @@ uint64_t sr_cgroup_oom_kills (const struct sr_cgroup *cg);
 /* Peak memory use in bytes (memory.peak / max_usage_in_bytes), 0 if unknown.  */
 uint64_t sr_cgroup_memory_peak (const struct sr_cgroup *cg);
 
+/* The bytes the container may still take before its memory limit:
+ * limit less usage, the page cache of files (which the kernel reclaims)
+ * not counted as used; 0 past it; UINT64_MAX with no limit or none known.  */
+uint64_t sr_cgroup_memory_room (const struct sr_cgroup *cg);
+
 /* The full path of each cgroup sr_cgroup_create may make for `name`
  * (NULL-terminated, the caller frees it): for the state entry written
  * before the cgroups exist.  NULL when name is invalid or no hierarchy is

@@ -809,6 +809,15 @@ out:
   return r;
 }
 
+int
+sr_container_charged (struct sr_container *c, uint64_t need, sr_charge_fn fn, void *arg,
+                      sr_error_t *err)
+{
+  if (c->cgroup == NULL)
+    return fn (arg, err);
+  return sr_charge_call (c->cgroup, need, fn, arg, err);
+}
+
 bool
 sr_container_alive (struct sr_container *c)
 {

@@ -23,6 +23,7 @@
 #include "common/error.h"
 #include "common/run-result.h"
 #include "runtime/cgroup.h"
+#include "runtime/charge.h"
 #include "runtime/mounts.h"
 #include "runtime/sync.h"
 
@@ -93,6 +94,16 @@ int sr_container_hold (struct sr_container *c, sr_error_t *err);
 int sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
                        const struct sr_run_options *opts, struct sr_run_result *result,
                        sr_error_t *err);
+
+/* Runs fn (arg), which takes about need bytes, for the container,
+ * charged to it: in a child of the runner moved into its cgroups
+ * (runtime/charge.h, which refuses what would not fit), so a file fn
+ * writes into its tmpfs counts against its memory limit, not the
+ * runner's.
+ * Without a cgroup (rootless with no delegated hierarchy) fn runs in the
+ * caller, bounded by the tmpfs sizes alone.  */
+int sr_container_charged (struct sr_container *c, uint64_t need, sr_charge_fn fn, void *arg,
+                          sr_error_t *err);
 
 /* Whether the container's init still runs (a held container can be killed
  * from outside, by `sandbox-runner kill` or the OOM killer).  */

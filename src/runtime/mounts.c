@@ -209,6 +209,17 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->data = sr_xasprintf ("mode=0755,size=%llu", (unsigned long long) cfg->scratch_size);
     }
 
+  if (cfg->code_size)
+    {
+      op = plan_add (plan, MOUNT_FS, SR_CODE_DIR);
+      op->source = sr_xstrdup ("tmpfs");
+      op->fstype = "tmpfs";
+      op->flags = MS_NOSUID | MS_NODEV;
+      op->data = sr_xasprintf ("mode=0755,size=%llu,nr_inodes=%llu",
+                               (unsigned long long) cfg->code_size,
+                               (unsigned long long) cfg->code_inodes);
+    }
+
   if (cfg->data_size)
     {
       op = plan_add (plan, MOUNT_FS, SR_DATA_MOUNT);

@@ -38,6 +38,11 @@ struct sr_fs_config
    * SR_DATA_DIR, so the session's data has a hard quota and dies with the
    * container; 0: none.  */
   uint64_t data_size;
+  /* Sessions: a tmpfs of this size (and at most code_inodes inodes) at
+   * SR_CODE_DIR, nosuid and nodev, which the host fills through the
+   * container's root fd: no host directory holds the code; 0: none.  */
+  uint64_t code_size;
+  uint64_t code_inodes;
 };
 
 struct sr_mount_plan;

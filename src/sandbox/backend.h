@@ -112,14 +112,15 @@ struct sr_backend
                      struct sr_run_result *res, sr_error_t *err);
   void (*warm_free) (struct sr_backend_warm *w);
 
-  /* A held container of image_ref for session id, with the host
-   * directory code_dir bound read-write at SR_CODE_DIR and a persistent
+  /* A held container of image_ref for session id, with a tmpfs of its
+   * own at SR_CODE_DIR (cfg->session_scratch_size, nosuid, nodev; no
+   * host directory: the code goes in through *fs) and a persistent
    * SR_DATA_DIR of cfg->session_data_size; root_uid, root_gid are its
-   * root as the host sees it (sr_code_make_dir's).  *fs gets its file
+   * root as the host sees it (sr_code_root_ids').  *fs gets its file
    * primitives, valid until destroy.  Fails with code image_missing when
    * the image is not there.  Runs on the manager's own thread (a native
    * container's init dies with the thread that cloned it).  */
-  int (*create) (void *state, const char *id, const char *image_ref, const char *code_dir,
+  int (*create) (void *state, const char *id, const char *image_ref,
                  uid_t root_uid, gid_t root_gid, struct sr_backend_box **ret,
                  struct sr_fsroot *fs, sr_error_t *err);
   /* Kills and removes the container; accepts NULL.  */

@@ -56,6 +56,21 @@ int sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l
 int sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_t *ret_uid,
                       gid_t *ret_gid, sr_error_t *err);
 
+/* The container's root as the host sees it, the owner of what the host
+ * puts in its tmpfs and code directories: the first id of the
+ * subordinate range for a root runner, else the runner's own.  */
+int sr_code_root_ids (uid_t *ret_uid, gid_t *ret_gid, sr_error_t *err);
+
+struct sr_fsroot;
+/* Puts files (each named relative to SR_CODE_DIR, its missing parents
+ * made) in a held container's SR_CODE_DIR through its file primitives
+ * (files.h), so the host never writes there through a directory of its
+ * own: a symlink the container left at a name is replaced, one on the
+ * way resolves inside the container; quota_exceeded when its tmpfs is
+ * full.  */
+int sr_code_put_files (const struct sr_fsroot *fs, const struct sr_code_file *files, size_t n,
+                       sr_error_t *err);
+
 /* Writes the source file name into dirfd, replacing whatever is there
  * without following it (a session's code may have put a symlink there).  */
 int sr_code_write_source (int dirfd, const char *name, const char *code, size_t len, uid_t uid,

@@ -216,19 +216,28 @@ sr_code_reclaim (const struct sr_config *cfg)
 }
 
 int
+sr_code_root_ids (uid_t *ret_uid, gid_t *ret_gid, sr_error_t *err)
+{
+  struct sr_idmap map;
+
+  if (sr_idmap_plan (&map, "/etc/subuid", "/etc/subgid", err) < 0)
+    return -1;
+  *ret_uid = map.mode == SR_IDMAP_ROOT ? map.uid_base : map.caller_uid;
+  *ret_gid = map.mode == SR_IDMAP_ROOT ? map.gid_base : map.caller_gid;
+  return 0;
+}
+
+int
 sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_t *ret_uid,
                   gid_t *ret_gid, sr_error_t *err)
 {
   _cleanup_free_ char *base = NULL, *dir = NULL;
   _cleanup_close_ int dfd = -1;
-  struct sr_idmap map;
   uid_t uid;
   gid_t gid;
 
-  if (sr_idmap_plan (&map, "/etc/subuid", "/etc/subgid", err) < 0)
+  if (sr_code_root_ids (&uid, &gid, err) < 0)
     return -1;
-  uid = map.mode == SR_IDMAP_ROOT ? map.uid_base : map.caller_uid;
-  gid = map.mode == SR_IDMAP_ROOT ? map.gid_base : map.caller_gid;
   base = sr_statedir_runtime_sub (cfg->runtime_dir, "scratch", err);
   if (base == NULL)
     return -1;
@@ -352,6 +361,20 @@ sr_code_write_inputs (int dirfd, const struct sr_language *l, const struct sr_co
 
       if (fd < 0 || sr_code_write_source (fd, base, f->content, f->len, uid, gid, err) < 0)
         return sr_error_wrap (err, "file %s", f->name);
+    }
+  return 0;
+}
+
+int
+sr_code_put_files (const struct sr_fsroot *fs, const struct sr_code_file *files, size_t n,
+                   sr_error_t *err)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      _cleanup_free_ char *abs = sr_xasprintf ("%s/%s", SR_CODE_DIR, files[i].name);
+
+      if (fs->ops->write (fs->ctx, abs, 0, files[i].content, files[i].len, true, err) < 0)
+        return sr_error_wrap (err, "put the code in the session");
     }
   return 0;
 }

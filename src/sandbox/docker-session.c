@@ -2,8 +2,8 @@
  * table (sandbox/backend.h; its state and run_code are docker-run.c's):
  * each session is one held container (docker/engine.h sr_docker_hold)
  * with the policy of a Docker run_code plus a persistent, size-capped
- * tmpfs at SR_DATA_DIR and the session's code directory bound at
- * SR_CODE_DIR.  Commands run through the exec API; the files of
+ * tmpfs at SR_DATA_DIR and another at SR_CODE_DIR, where the code goes
+ * through the file primitives (no host directory).  Commands run through the exec API; the files of
  * sandbox/files.h go through small commands of the image's own shell and
  * coreutils run in the container as its user (files-script.h), never
  * through the host's /proc/<pid>/root, which a runner in the docker group
@@ -122,14 +122,13 @@ run_script (void *ctx, char *const *argv, uint64_t timeout_ms, size_t max_out, i
 }
 
 static int
-docker_create (void *state, const char *id, const char *image_ref, const char *code_dir,
-               uid_t root_uid, gid_t root_gid, struct sr_backend_box **ret,
+docker_create (void *state, const char *id, const char *image_ref, uid_t root_uid,
+               gid_t root_gid, struct sr_backend_box **ret,
                struct sr_fsroot *fs, sr_error_t *err)
 {
   struct sr_docker_state *ds = state;
   struct sr_backend_box *b = sr_xcalloc (1, sizeof *b);
   struct sr_docker_tmpfs tmpfs[SR_POLICY_DOCKER_TMPFS];
-  struct sr_docker_bind bind = { .source = code_dir, .target = SR_CODE_DIR };
   struct sr_docker_label labels[] = { { "org.sandbox-runner.session", id } };
   struct sr_docker_config dc;
   sr_error_t e = NULL;
@@ -153,8 +152,6 @@ docker_create (void *state, const char *id, const char *image_ref, const char *c
 
   sr_policy_to_docker (ds->policy, tmpfs, &dc);
   dc.image = b->image;
-  dc.binds = &bind;
-  dc.n_binds = 1;
   dc.labels = labels;
   dc.n_labels = sizeof labels / sizeof labels[0];
   if (sr_docker_hold (ds->d, &dc, &b->c, err) < 0)

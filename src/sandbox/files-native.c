@@ -15,6 +15,7 @@
 
 #include "common/defaults.h"
 #include "common/util.h"
+#include "runtime/container.h"
 #include "sandbox/files-internal.h"
 
 /* abs (validated and absolute) as what it is resolved against: the data
@@ -105,15 +106,37 @@ native_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **re
   return r;
 }
 
+struct write_call
+{
+  const struct sr_fs_native *n;
+  const struct sr_files_where *w;
+  const void *buf;
+  size_t len;
+  bool overwrite;
+};
+
+static int
+write_call (void *arg, sr_error_t *err)
+{
+  const struct write_call *c = arg;
+
+  return sr_files_write_path (c->n, c->w, c->buf, c->len, c->overwrite, err);
+}
+
 static int
 native_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t len,
               bool overwrite, sr_error_t *err)
 {
+  const struct sr_fs_native *n = ctx;
   struct sr_files_where w = { 0 };
+  struct write_call c = { .n = n, .w = &w, .buf = buf, .len = len, .overwrite = overwrite };
   int r;
 
   where_of (ctx, abs, flags, &w);
-  r = sr_files_write_path (ctx, &w, buf, len, overwrite, err);
+  if (n->charge_to)
+    r = sr_container_charged (n->charge_to, len, write_call, &c, err);
+  else
+    r = write_call (&c, err);
   sr_files_where_done (&w);
   return r;
 }

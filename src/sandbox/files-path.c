@@ -198,7 +198,7 @@ refused_fs (unsigned long type)
 }
 
 /* Checks the file system under fd: never a kernel interface; for a write,
- * a writable tmpfs (the session's own /mnt/data, /tmp, /work) and not the
+ * a writable tmpfs (the session's own /mnt/data, /tmp, /work, /scratch) and not the
  * image's rootfs.  */
 int
 sr_files_check_fs (int fd, bool for_write, const char *abs, sr_error_t *err)
@@ -214,8 +214,8 @@ sr_files_check_fs (int fd, bool for_write, const char *abs, sr_error_t *err)
                               abs);
   if (for_write && ((unsigned long) sf.f_type != TMPFS_MAGIC || (sf.f_flags & ST_RDONLY)))
     return sr_error_set_code (err, "path_outside_sandbox", 0,
-                              "%s is not in a writable area of the session (%s, /tmp, %s)", abs,
-                              SR_DATA_DIR, SR_SCRATCH_DIR);
+                              "%s is not in a writable area of the session (%s, /tmp, %s, %s)",
+                              abs, SR_DATA_DIR, SR_SCRATCH_DIR, SR_CODE_DIR);
   return 0;
 }
 

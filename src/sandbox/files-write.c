@@ -137,17 +137,42 @@ sr_files_open_parent (const struct sr_files_where *w, bool create, int *ret_fd,
   return 0;
 }
 
-/* Writes data as name in parentfd: a temp file in the same directory,
- * renamed over name, so a reader sees the old or the new content, never
- * a part.  A symlink at name is replaced, not followed.  A file replaced
- * keeps its mode and owner; a new one belongs to the container's root.
- * Runs as the container's root (fsid_enter is in effect, fs).  */
+/* Names the unnamed file fd (O_TMPFILE) in parentfd: *tmp gets a fresh
+ * temp name there.  */
+static int
+name_temp (int fd, int parentfd, char tmp[static sizeof SR_FILES_TMP_PREFIX + 16])
+{
+  char proc[64];
+
+  snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
+  for (int i = 0;; i++)
+    {
+      uint64_t rnd;
+
+      if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
+        return -1;
+      snprintf (tmp, sizeof SR_FILES_TMP_PREFIX + 16, SR_FILES_TMP_PREFIX "%016" PRIx64, rnd);
+      if (linkat (AT_FDCWD, proc, parentfd, tmp, AT_SYMLINK_FOLLOW) == 0)
+        return 0;
+      if (errno != EEXIST || i > 8)
+        return -1;
+    }
+}
+
+/* Writes data as name in parentfd: an unnamed file (O_TMPFILE) in the
+ * same directory, named only once it is whole and renamed over name, so
+ * a reader sees the old or the new content, never a part, and a writer
+ * killed midway (by the session's memory limit, sr_container_charged)
+ * leaves nothing behind.  A symlink at name is replaced, not followed.
+ * A file replaced keeps its mode and owner; a new one belongs to the
+ * container's root.  Runs as the container's root (fsid_enter is in
+ * effect, fs).  */
 static int
 write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
                        const void *data, size_t len, bool overwrite, sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
-  char tmp[sizeof SR_FILES_TMP_PREFIX + 16];
+  char tmp[sizeof SR_FILES_TMP_PREFIX + 16] = "";
   mode_t mode = 0644;
   bool keep_owner = false;
   struct stat st;
@@ -173,17 +198,13 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
   if (sr_files_check_fs (parentfd, true, abs, err) < 0)
     return -1;
 
-  for (int i = 0; fd < 0; i++)
-    {
-      uint64_t rnd;
-
-      if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
-        return sr_files_fail_errno (err, errno, "getrandom");
-      snprintf (tmp, sizeof tmp, SR_FILES_TMP_PREFIX "%016" PRIx64, rnd);
-      fd = openat (parentfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-      if (fd < 0 && (errno != EEXIST || i > 8))
-        return sr_files_fail_errno (err, errno, "create a temp file beside %s", abs);
-    }
+  fd = openat (parentfd, ".", O_WRONLY | O_TMPFILE | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return sr_files_fail_errno (err, errno, "create a temp file beside %s", abs);
+  if (sr_write_all (fd, data, len) < 0 || name_temp (fd, parentfd, tmp) < 0)
+    goto fail;
+  /* Named first: a file given away could no longer be linked by the
+   * container's root (fs.protected_hardlinks).  */
   if (fchmod (fd, mode) < 0)
     goto fail;
   if (keep_owner && geteuid () == 0)
@@ -209,8 +230,6 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
             goto fail;
         }
     }
-  if (sr_write_all (fd, data, len) < 0)
-    goto fail;
   if (close (TAKE_FD (fd)) < 0 && errno != EINTR)
     goto fail;
   /* RENAME_NOREPLACE: a file the container creates at name after the
@@ -231,7 +250,8 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
 
 fail:
   e = errno;
-  unlinkat (parentfd, tmp, 0);
+  if (*tmp)
+    unlinkat (parentfd, tmp, 0);
   return sr_files_fail_errno (err, e, "write %s", abs);
 }
 

@@ -11,7 +11,7 @@
  *           resolve never reach a host file; what is opened is checked on
  *           the open fd (fstat, fstatfs): only regular files are read or
  *           written, never on procfs or sysfs, and writes only land on the
- *           container's tmpfs mounts (/mnt/data, /tmp, /work).  Opens use
+ *           container's tmpfs mounts (/mnt/data, /tmp, /work, /scratch).  Opens use
  *           O_NONBLOCK so a FIFO cannot stall the caller.
  *   Docker  (docker-session.c)  small commands run inside the container as
  *           its user, whose own mount tree confines them.
@@ -136,14 +136,19 @@ struct sr_fsroot
 };
 
 /* The native primitives' context: the container's / and SR_DATA_DIR
- * inside it (O_PATH directories, the caller's), and the owner given to
- * files the host creates: the container's root, as the host sees it.  */
+ * inside it (O_PATH directories, the caller's), the owner given to
+ * files the host creates: the container's root, as the host sees it;
+ * and the container its writes are charged to (sr_container_charged:
+ * an upload counts against the session's memory, not the server's), or
+ * NULL to write in the caller.  */
+struct sr_container;
 struct sr_fs_native
 {
   int rootfd;
   int datafd;
   uid_t uid;
   gid_t gid;
+  struct sr_container *charge_to;
 };
 extern const struct sr_fs_ops sr_fs_native_ops;
 

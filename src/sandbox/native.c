@@ -287,15 +287,14 @@ use_session_image (struct native_state *ns, const char *image_ref, struct sr_ima
 }
 
 static int
-native_create (void *state, const char *id, const char *image_ref, const char *code_dir,
-               uid_t root_uid, gid_t root_gid, struct sr_backend_box **ret,
+native_create (void *state, const char *id, const char *image_ref, uid_t root_uid,
+               gid_t root_gid, struct sr_backend_box **ret,
                struct sr_fsroot *fs, sr_error_t *err)
 {
   struct native_state *ns = state;
   struct sr_backend_box *b = sr_xcalloc (1, sizeof *b);
   _cleanup_free_ char *label = NULL;
   struct sr_container_config cc;
-  struct sr_bind bind = { .source = (char *) code_dir, .target = (char *) SR_CODE_DIR };
 
   b->image.lock_fd = -1;
   b->files = (struct sr_fs_native){ .rootfd = -1, .datafd = -1, .uid = root_uid,
@@ -304,8 +303,6 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
   if (use_session_image (ns, image_ref, &b->image, err) < 0)
     goto fail;
   sr_policy_to_container (ns->policy, b->image.rootfs, &cc);
-  cc.fs.binds = &bind;
-  cc.fs.n_binds = 1;
   cc.state_dir = ns->state_dir;
   label = sr_xasprintf ("session %s (%s)", id, image_ref);
   cc.label = label;
@@ -315,6 +312,7 @@ native_create (void *state, const char *id, const char *image_ref, const char *c
       goto fail;
     }
 
+  b->files.charge_to = b->c;
   b->files.rootfd = fcntl (sr_container_root_fd (b->c), F_DUPFD_CLOEXEC, 3);
   if (b->files.rootfd < 0)
     {

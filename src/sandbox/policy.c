@@ -126,11 +126,15 @@ sr_policy_new (const struct sr_config *cfg, enum sr_backend_kind backend,
   p->scratch_size = cfg->scratch_size;
   p->data_dir = o->session;
   p->data_size = o->session ? cfg->session_data_size : 0;
+  p->code_size = o->session ? cfg->session_scratch_size : 0;
+  p->code_inodes = o->session ? cfg->session_scratch_inodes : 0;
 
   p->max_cpu_seconds = sr_policy_cpu_seconds (p->timeout_ms);
   p->max_file_size = p->scratch_size > p->tmp_size ? p->scratch_size : p->tmp_size;
   if (p->max_file_size < p->data_size)
     p->max_file_size = p->data_size;
+  if (p->max_file_size < p->code_size)
+    p->max_file_size = p->code_size;
   p->max_open_files = SR_DEFAULT_MAX_OPEN_FILES;
   p->max_pending_signals = SR_DEFAULT_MAX_PENDING_SIGNALS;
   p->max_msgqueue_bytes = SR_DEFAULT_MAX_MSGQUEUE_BYTES;
@@ -195,6 +199,8 @@ sr_policy_to_container (const struct sr_policy *p, const char *rootfs,
   cc->fs.shm_size = p->shm_size;
   cc->fs.scratch_size = p->scratch_size;
   cc->fs.data_size = p->data_size;
+  cc->fs.code_size = p->code_size;
+  cc->fs.code_inodes = p->code_inodes;
   cc->limits.memory = p->memory;
   cc->limits.cpus = p->cpus;
   cc->limits.pids = p->pids;
@@ -220,6 +226,10 @@ sr_policy_to_docker (const struct sr_policy *p,
                                          .mode = 01777 };
   tmpfs[n++] = (struct sr_docker_tmpfs){ .path = SR_SCRATCH_DIR, .size = p->scratch_size,
                                          .exec = true, .mode = 0755 };
+  if (p->code_size)
+    tmpfs[n++] = (struct sr_docker_tmpfs){ .path = SR_CODE_DIR, .size = p->code_size,
+                                           .inodes = p->code_inodes, .exec = true,
+                                           .mode = 0755 };
   if (p->data_dir)
     tmpfs[n++] = (struct sr_docker_tmpfs){ .path = SR_DATA_DIR, .size = p->data_size,
                                            .exec = false, .mode = 0755 };

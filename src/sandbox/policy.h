@@ -77,6 +77,8 @@ struct sr_policy
   uint64_t scratch_size;     /* SR_SCRATCH_DIR */
   bool data_dir;             /* a session's: SR_DATA_DIR on a tmpfs of data_size */
   uint64_t data_size;        /* (native takes 0 as no data directory) */
+  uint64_t code_size;        /* a session's: SR_CODE_DIR on a tmpfs; 0: bound by the caller */
+  uint64_t code_inodes;
   /* rlimits: backstops that hold without any cgroup: no process burns
    * more CPU than a command may last, writes a file larger than the
    * space it could fill, or hoards descriptors */
@@ -136,7 +138,7 @@ void sr_policy_to_container (const struct sr_policy *p, const char *rootfs,
 /* The Docker translator: *dc from p, its tmpfs mounts in tmpfs (the
  * caller's storage, which dc points to as it does into p).  The caller
  * sets image, binds and labels.  */
-#define SR_POLICY_DOCKER_TMPFS 3
+#define SR_POLICY_DOCKER_TMPFS 4
 void sr_policy_to_docker (const struct sr_policy *p,
                           struct sr_docker_tmpfs tmpfs[SR_POLICY_DOCKER_TMPFS],
                           struct sr_docker_config *dc);

@@ -44,11 +44,7 @@ struct sr_session
   char shell_tag[9];       /* a machine's: its shells' files in the remote /tmp are
                             * unique per runner (hex) */
   struct sr_fsroot host_fs; /* a machine's: the backend's primitives, which fs wraps */
-  char *code_dir;
-  int code_fd;             /* holds the code dir's lock */
-  uid_t code_uid;          /* the owner of the code put there */
-  gid_t code_gid;
-  struct sr_fsroot fs;     /* the box's */
+  struct sr_fsroot fs;     /* the box's; also how a sandbox's code goes in */
   int64_t created;
   uint64_t last_used_ns;
   bool busy;
@@ -207,11 +203,6 @@ session_destroy (struct sr_session *s)
       s->be->destroy (s->box);
       sr_log (SR_LOG_INFO, "session_close", "session", s->id, NULL);
     }
-  if (s->code_dir)
-    (void) sr_rm_rf_at (AT_FDCWD, s->code_dir, NULL);
-  if (s->code_fd >= 0)
-    close (s->code_fd);
-  free (s->code_dir);
   free (s->home);
   free (s->owner);
   free (s);
@@ -446,18 +437,10 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
   s->m = m;
   s->be = m->be;
   s->be_state = m->be_state;
-  s->code_fd = -1;
   make_id (s->id);
-  if (sr_code_make_dir (m->cfg, &s->code_dir, &s->code_fd, &root_uid, &root_gid, err) < 0)
-    goto fail;
-  s->code_uid = root_uid;
-  s->code_gid = root_gid;
-  if (m->be->code_dir (m->be_state, s->code_dir, s->code_fd, &s->code_uid, &s->code_gid, err)
-      < 0)
-    goto fail;
-  if (m->be->create (m->be_state, s->id, image_ref, s->code_dir, root_uid, root_gid, &s->box,
-                     &s->fs, err)
-      < 0)
+  if (sr_code_root_ids (&root_uid, &root_gid, err) < 0
+      || m->be->create (m->be_state, s->id, image_ref, root_uid, root_gid, &s->box, &s->fs, err)
+         < 0)
     goto fail;
   /* The syntax check of TOML runs python3 in the session.  */
   s->fs.exec = session_exec;
@@ -805,6 +788,7 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
 {
   const struct sr_config *cfg = s->m->cfg;
   const struct sr_language *l;
+  _cleanup_free_ struct sr_code_file *files = NULL;
   struct sr_artifact *before = NULL;
   size_t n_before = 0;
   bool truncated;
@@ -821,8 +805,14 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
                                s->id, s->id);
   if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
+  /* The source, then the request's other files beside it.  */
+  files = sr_xcalloc (req->n_files + 1, sizeof *files);
+  files[0] = (struct sr_code_file){ .name = l->source, .content = req->code,
+                                    .len = req->code_len };
+  if (req->n_files)
+    memcpy (files + 1, req->files, req->n_files * sizeof *files);
   res->language = sr_xstrdup (l->name);
-  if (sr_code_write_inputs (s->code_fd, l, req, s->code_uid, s->code_gid, err) < 0)
+  if (sr_code_put_files (&s->fs, files, req->n_files + 1, err) < 0)
     return -1;
   (void) sr_files_list (&s->fs, false, &before, &n_before, &truncated, NULL);
 
@@ -1172,11 +1162,10 @@ machine_create (struct sr_sessions *m, const char *name, struct sr_session **ret
   s->m = m;
   s->be = m->ssh_be;
   s->be_state = m->ssh_state;
-  s->code_fd = -1;
   snprintf (s->id, sizeof s->id, "%s", name);
   if (sr_random_hex (s->shell_tag, (sizeof s->shell_tag - 1) / 2, err) < 0)
     goto fail;
-  if (s->be->create (s->be_state, s->id, name, NULL, 0, 0, &s->box, &s->host_fs, err) < 0)
+  if (s->be->create (s->be_state, s->id, name, 0, 0, &s->box, &s->host_fs, err) < 0)
     goto fail;
   s->fs = (struct sr_fsroot){ .ops = &machine_fs_ops, .ctx = s };
   s->fs.exec = session_exec;

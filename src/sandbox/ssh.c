@@ -424,11 +424,11 @@ ssh_destroy (struct sr_backend_box *b)
 }
 
 /* A box is the machine name's connection: image_ref is NAME (ssh.NAME,
- * or a Host of OpenSSH's configuration); id, the code directory and the
- * ids are a container's and mean nothing here.  */
+ * or a Host of OpenSSH's configuration); id and the ids are a
+ * container's and mean nothing here.  */
 static int
-ssh_create (void *state, const char *id, const char *image_ref, const char *code_dir,
-            uid_t root_uid, gid_t root_gid, struct sr_backend_box **ret,
+ssh_create (void *state, const char *id, const char *image_ref, uid_t root_uid,
+            gid_t root_gid, struct sr_backend_box **ret,
             struct sr_fsroot *fs, sr_error_t *err)
 {
   struct ssh_state *st = state;
@@ -442,7 +442,7 @@ ssh_create (void *state, const char *id, const char *image_ref, const char *code
   _cleanup_strv_ char **argv = NULL;
   _cleanup_free_ char *tmpl = NULL;
 
-  (void) id, (void) code_dir, (void) root_uid, (void) root_gid;
+  (void) id, (void) root_uid, (void) root_gid;
   if (!sr_ssh_name_valid (image_ref))
     return sr_error_set_plain (err, "invalid_argument", EINVAL,
                                "ssh machine '%s': use 1 to 32 of a-z, A-Z, 0-9, '_' and '-', "

@@ -162,6 +162,22 @@ def main():
     s["stdout"] = (s.get("stdout") or "").replace("in\n" * 30000, "<90000 bytes of stdin>")
     out("run with stdin, args and files", s)
 
+    # /scratch, where run_code writes the code: a tmpfs of the session's
+    # own, capped at session_scratch_size (default 64M), never a host
+    # directory
+    s, _ = run(srv, sid, 'm = [l.split() for l in open("/proc/self/mountinfo")]\n'
+                         'f = [x for x in m if x[4] == "/scratch"][-1]\n'
+                         'print(f[f.index("-") + 1], "nosuid" in f[5], "nodev" in f[5])')
+    out("/scratch is a nosuid, nodev tmpfs", s)
+    s, _ = run(srv, sid, 'import errno, os\nn = 0\ntry:\n'
+                         '    with open("/scratch/fill", "wb") as f:\n'
+                         '        while n < 1024:\n'
+                         '            f.write(b"x" * (1 << 20)); f.flush(); n += 1\n'
+                         'except OSError as e:\n'
+                         '    print(errno.errorcode[e.errno], n <= 64)\n'
+                         'os.unlink("/scratch/fill")')
+    out("filling /scratch ends in ENOSPC at its size", s)
+
     # upload, read back, list
     data = b"col\n1\n2\n"
     b64 = base64.b64encode(data).decode()

@@ -7,9 +7,7 @@
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 require_image python
-command -v curl >/dev/null || skip_all "curl is not installed"
-"$SR_BIN" session --help >/dev/null 2>&1 ||
-  skip_all "this build has no 'session' command (src/cli/session_client.c is not linked)"
+require_session_client
 # Sessions made without an image (upload, shell-new) use this one.
 export SANDBOX_SESSION_IMAGE=python
 containers=$SANDBOX_RUNTIME_DIR/containers
@@ -90,14 +88,6 @@ printf 'import re\nst = open("/proc/1/status").read()\nprint(" ".join(re.findall
 s run -s "$sid" -l python "$sr_tmp/init.py"
 is "$rc $out" "0 0000000000000000 1 2" \
   "the session's holding init has no capability, no_new_privs and the seccomp filter"
-code_dir=$(ls -d "$SANDBOX_RUNTIME_DIR"/scratch/code-* | head -1)
-is "$(stat -c %a "$code_dir")" 700 "a session's code directory is its container's alone (0700)"
-if [ "$(id -u)" -eq 0 ] && id "${SR_TEST_USER:-sr-test}" >/dev/null 2>&1; then
-  runuser -u "${SR_TEST_USER:-sr-test}" -- cat "$code_dir/main.py" >/dev/null 2>&1
-  is $? 1 "another local user cannot read the code in it"
-else
-  skip "another local user cannot read the code in it: needs root and the test user ${SR_TEST_USER:-sr-test}"
-fi
 s run -s "$sid" -l cobol "$sr_tmp/c.py"
 like "$rc $err" "^125 sandbox-runner: session: [a-z_]+: .*cobol" "an unknown language: the server's refusal, 125"
 

@@ -235,8 +235,10 @@ scratch_made=$(($(scratch_dirs) - scratch_before))
 procs_made=$(($(grep -c . "$sr_tmp/procs") - procs_before))
 echo "# the sessions hold $entries_made state entries, $scratch_made scratch dirs," \
   "$procs_made processes, cgroups: $(runner_cgroups "$victim" | tr '\n' ' ')"
-[ "$entries_made" -ge 2 ] && [ "$scratch_made" -ge 2 ] && [ "$procs_made" -ge 4 ]
-ok $? "each session has a state entry and a code dir, and processes run"
+# A session's code is in a tmpfs of its container, not in a scratch dir
+# (the server's warm containers may hold some of those).
+[ "$entries_made" -ge 2 ] && [ "$procs_made" -ge 4 ]
+ok $? "each session has a state entry, and processes run"
 # On a v1 host the memory, cpu and pids hierarchies each hold a cgroup of
 # each session; cgroup_dirs lists the hierarchies that exist here.
 for c in memory cpu pids; do

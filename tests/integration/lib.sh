@@ -229,6 +229,14 @@ running_containers () {
   done
 }
 
+# require_session_client: skips the whole test without curl or this
+# build's `session` command (the client of serve --transport http).
+require_session_client () {
+  command -v curl >/dev/null || skip_all "curl is not installed"
+  "$SR_BIN" session --help >/dev/null 2>&1 ||
+    skip_all "this build has no 'session' command (src/cli/session_client.c is not linked)"
+}
+
 require_image () {
   local cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images} name
   export SANDBOX_IMAGE_STORE=${SANDBOX_IMAGE_STORE:-$sr_tmp/store}

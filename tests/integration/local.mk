@@ -14,7 +14,9 @@ integration_tests = \
 	tests/integration/mcp-stdio.sh \
 	tests/integration/hostile.sh \
 	tests/integration/mcp-http.sh \
+	tests/integration/http-header-timeout.sh \
 	tests/integration/mcp-session.sh \
+	tests/integration/session-scratch.sh \
 	tests/integration/mcp-resources.sh \
 	tests/integration/mcp-aisdk.sh \
 	tests/integration/logging.sh \

@@ -151,6 +151,9 @@ test_session (const struct sr_config *cfg)
   is_int (p->max_file_size, 8ull << 30, "a file may fill it");
   sr_policy_to_container (p, "/r", &cc);
   is_int (cc.fs.data_size, 8ull << 30, "native: the data tmpfs");
+  ok (cc.fs.code_size == cfg->session_scratch_size && cc.fs.code_size
+      && cc.fs.code_inodes == cfg->session_scratch_inodes && cc.fs.code_inodes,
+      "native: a session's code directory is a tmpfs of session_scratch_size and _inodes");
   sr_policy_free (p);
 
   if (!ok (sr_policy_new (cfg, SR_BACKEND_DOCKER, &o, &p, &err) == 0, "Docker session policy"))
@@ -159,9 +162,12 @@ test_session (const struct sr_config *cfg)
       return;
     }
   sr_policy_to_docker (p, tmpfs, &dc);
-  is_int (dc.n_tmpfs, 3, "Docker: /tmp, scratch and data");
-  is_str (tmpfs[2].path, SR_DATA_DIR, "Docker: the data tmpfs");
-  is_int (tmpfs[2].size, 8ull << 30, "Docker: of session_data_size");
+  is_int (dc.n_tmpfs, 4, "Docker: /tmp, scratch, code and data");
+  ok (strcmp (tmpfs[2].path, SR_CODE_DIR) == 0 && tmpfs[2].size == cfg->session_scratch_size
+      && tmpfs[2].inodes == cfg->session_scratch_inodes && tmpfs[2].exec,
+      "Docker: the code tmpfs, of session_scratch_size and _inodes, exec");
+  is_str (tmpfs[3].path, SR_DATA_DIR, "Docker: the data tmpfs");
+  is_int (tmpfs[3].size, 8ull << 30, "Docker: of session_data_size");
   is_int (dc.max_file_size, 8ull << 30, "Docker: RLIMIT_FSIZE");
   sr_policy_free (p);
 }
