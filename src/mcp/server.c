@@ -24,10 +24,27 @@ const char *const sr_mcp_protocol_versions[] = {
   SR_MCP_PROTOCOL_LATEST, "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
 
+static const char *const modern_versions[] = { SR_MCP_PROTOCOL_MODERN, NULL };
+
+/* The keys of a modern request's params._meta, and of a result's.  */
+#define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+
 static const char *const log_levels[] = {
   "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL,
 };
 #define LOG_DEFAULT 3 /* warning */
+/* A modern request that names no _meta logLevel gets no log message.  */
+#define LOG_OFF 8
+
+static const char instructions[]
+  = "Runs code snippets in disposable sandboxes without network access. "
+    "Call list_supported_languages for the languages, run_code to run "
+    "one snippet; each run starts from a clean filesystem. For work over "
+    "several steps on the same files, create_session (or upload_file) "
+    "gives a session whose /mnt/data persists; pass its session_id to "
+    "run_code and the file tools, and close_session when done.";
 
 /* Progress notifications of one call come at most this often (one per
  * stream with output), but every stage change is sent.  */
@@ -72,6 +89,7 @@ struct call
   const char *last_stage;
   struct pending *pending;     /* [2]: stdout (or a shell's output), stderr */
   uint64_t streamed;           /* output bytes the notifications carried */
+  bool modern;                 /* a request of 2026-07-28 */
   struct call *next;
 };
 
@@ -157,6 +175,170 @@ sr_mcp_oversized_reply (const char *json, size_t len, size_t limit)
   _cleanup_json_ cJSON *id = sr_rpc_find_id (json, keep, json + len - keep, keep);
 
   return sr_mcp_oversized_error (id, len, limit);
+}
+
+/* --- the eras --- */
+
+static bool
+listed (const char *const *list, const char *v)
+{
+  for (const char *const *p = list; *p; p++)
+    if (strcmp (*p, v) == 0)
+      return true;
+  return false;
+}
+
+bool
+sr_mcp_protocol_known (const char *v)
+{
+  return listed (modern_versions, v) || listed (sr_mcp_protocol_versions, v);
+}
+
+static const cJSON *
+request_meta (const struct sr_rpc_message *m)
+{
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m->params, "_meta");
+
+  return cJSON_IsObject (meta) ? meta : NULL;
+}
+
+bool
+sr_mcp_request_modern (const struct sr_rpc_message *m, const char *header_version)
+{
+  if (m->kind == SR_RPC_RESPONSE)
+    return false;
+  if (cJSON_GetObjectItemCaseSensitive (request_meta (m), SR_MCP_META_VERSION))
+    return true;
+  if (strcmp (m->method, "server/discover") == 0)
+    return true;
+  /* A version of the modern era, or one newer than we know: dates sort
+   * as strings.  */
+  return header_version && strcmp (header_version, SR_MCP_PROTOCOL_MODERN) >= 0;
+}
+
+int
+sr_mcp_modern_check (const struct sr_rpc_message *m, char **ret_error)
+{
+  const cJSON *meta = request_meta (m);
+  const cJSON *version = cJSON_GetObjectItemCaseSensitive (meta, SR_MCP_META_VERSION);
+  const cJSON *caps = cJSON_GetObjectItemCaseSensitive (meta, META_CAPABILITIES);
+  _cleanup_free_ char *msg = NULL;
+  cJSON *data, *supported;
+
+  *ret_error = NULL;
+  if (m->kind != SR_RPC_REQUEST)
+    return 0;
+  if (!cJSON_IsString (version) || !cJSON_IsObject (caps))
+    {
+      msg = sr_xasprintf ("Invalid params: params._meta must carry %s%s%s",
+                          cJSON_IsString (version) ? "" : SR_MCP_META_VERSION " (a string)",
+                          !cJSON_IsString (version) && !cJSON_IsObject (caps) ? " and " : "",
+                          cJSON_IsObject (caps) ? "" : META_CAPABILITIES " (an object)");
+      *ret_error = sr_rpc_error (m->id, SR_RPC_INVALID_PARAMS, msg, NULL);
+      return SR_RPC_INVALID_PARAMS;
+    }
+  if (listed (modern_versions, version->valuestring))
+    return 0;
+  data = cJSON_CreateObject ();
+  supported = cJSON_AddArrayToObject (data, "supported");
+  for (const char *const *v = modern_versions; *v; v++)
+    cJSON_AddItemToArray (supported, cJSON_CreateString (*v));
+  sr_utf8_add_text (data, "requested", version->valuestring);
+  msg = sr_xasprintf ("Unsupported protocol version: this server speaks %s per request "
+                      "(and %s and older with initialize)",
+                      SR_MCP_PROTOCOL_MODERN, SR_MCP_PROTOCOL_LATEST);
+  *ret_error = sr_rpc_error (m->id, SR_RPC_UNSUPPORTED_VERSION, msg, data);
+  return SR_RPC_UNSUPPORTED_VERSION;
+}
+
+/* The modern methods, and how long a client may keep their results
+ * (ttlMs; -1: not cacheable) and for whom (cacheScope).  What every
+ * caller sees alike (the tools, the template of resource URIs) is public
+ * for a minute; a caller's files are private and change any time.  */
+static const struct
+{
+  const char *method;
+  int ttl_ms;
+  const char *scope;
+} modern_methods[] = {
+  { "server/discover", 60000, "public" },
+  { "tools/list", 60000, "public" },
+  { "tools/call", -1, NULL },
+  { "prompts/list", 60000, "public" },
+  { "prompts/get", -1, NULL },
+  { "resources/list", 0, "private" },
+  { "resources/templates/list", 60000, "public" },
+  { "resources/read", 0, "private" },
+};
+
+static int
+modern_index (const char *method)
+{
+  for (size_t i = 0; i < SR_ARRAY_SIZE (modern_methods); i++)
+    if (strcmp (modern_methods[i].method, method) == 0)
+      return (int) i;
+  return -1;
+}
+
+bool
+sr_mcp_modern_method (const char *method)
+{
+  return modern_index (method) >= 0;
+}
+
+/* What a modern result carries besides the legacy one: resultType, and
+ * the caching hints of a cacheable method.  */
+static void
+add_modern_fields (cJSON *result, const char *method)
+{
+  int i = modern_index (method);
+
+  if (cJSON_GetObjectItemCaseSensitive (result, "resultType") == NULL)
+    cJSON_AddStringToObject (result, "resultType", "complete");
+  if (i >= 0 && modern_methods[i].ttl_ms >= 0)
+    {
+      cJSON_AddNumberToObject (result, "ttlMs", modern_methods[i].ttl_ms);
+      cJSON_AddStringToObject (result, "cacheScope", modern_methods[i].scope);
+    }
+}
+
+/* The response to a request of method: the result (taken over), with
+ * the modern fields when the request was modern.  */
+static char *
+result_reply (const cJSON *id, const char *method, cJSON *result, bool modern)
+{
+  if (modern)
+    {
+      if (result == NULL)
+        result = cJSON_CreateObject ();
+      add_modern_fields (result, method);
+    }
+  return sr_rpc_result (id, result);
+}
+
+/* A serialised response (taken over) made for a legacy request, as a
+ * modern one gets it: the modern fields on a result, and a resource not
+ * found as invalid params (-32602, data.uri naming it; SEP-2164).  */
+static char *
+modernize_reply (char *reply, const char *method)
+{
+  _cleanup_json_ cJSON *root = cJSON_Parse (reply);
+  cJSON *result = cJSON_GetObjectItemCaseSensitive (root, "result");
+  cJSON *code = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (root, "error"),
+                                                  "code");
+  char *out;
+
+  if (cJSON_IsObject (result))
+    add_modern_fields (result, method);
+  else if (cJSON_IsNumber (code) && code->valueint == SR_RPC_RESOURCE_NOT_FOUND)
+    cJSON_SetNumberValue (code, SR_RPC_INVALID_PARAMS);
+  else
+    return reply;
+  out = cJSON_PrintUnformatted (root);
+  if (out == NULL)
+    sr_oom ();
+  free (reply);
+  return out;
 }
 
 /* --- sending --- */
@@ -432,7 +614,7 @@ call_main (void *arg)
     }
   /* A cancelled request gets no response, as the protocol asks.  */
   if (result && !cancelled && !call_cancelled (call))
-    send_text (c, call->id, sr_rpc_result (call->id, result));
+    send_text (c, call->id, result_reply (call->id, "tools/call", result, call->modern));
   else
     cJSON_Delete (result);
 
@@ -484,7 +666,7 @@ cancel_locked (struct call *call)
 }
 
 static void
-start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
 {
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (m->params, "name");
   const cJSON *token = sr_rpc_progress_token (m);
@@ -515,6 +697,7 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   call->params = cJSON_Duplicate (m->params, 1);
   call->progress_token = token ? cJSON_Duplicate (token, 1) : NULL;
   call->nul_member = m->nul_member ? sr_xstrdup (m->nul_member) : NULL;
+  call->modern = modern;
   call->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (call->cancel_fd < 0)
     {
@@ -569,12 +752,62 @@ cancel_request (struct sr_mcp_conn *c, const cJSON *params)
 
 /* --- methods --- */
 
+/* What the server offers, to a client of either era.  A modern one gets
+ * no subscriptions (resources/subscribe is gone, and subscriptions/listen
+ * is not served), and the empty list of prompts it may ask for.  */
+static cJSON *
+capabilities (bool modern)
+{
+  cJSON *caps = cJSON_CreateObject ();
+
+  cJSON_AddBoolToObject (cJSON_AddObjectToObject (caps, "tools"), "listChanged", false);
+  cJSON_AddObjectToObject (caps, "logging");
+  if (modern)
+    {
+      cJSON_AddObjectToObject (caps, "resources");
+      cJSON_AddObjectToObject (caps, "prompts");
+    }
+  else
+    cJSON_AddItemToObject (caps, "resources", sr_mcp_resources_capability ());
+  return caps;
+}
+
+static cJSON *
+server_info (void)
+{
+  cJSON *info = cJSON_CreateObject ();
+
+  cJSON_AddStringToObject (info, "name", "sandbox-runner");
+  cJSON_AddStringToObject (info, "title", "sandbox-runner");
+  cJSON_AddStringToObject (info, "version", PACKAGE_VERSION);
+  return info;
+}
+
+/* server/discover: every version we speak, modern first, and what a
+ * modern client gets.  */
+static cJSON *
+discover_result (void)
+{
+  cJSON *result = cJSON_CreateObject ();
+  cJSON *versions = cJSON_AddArrayToObject (result, "supportedVersions");
+
+  for (const char *const *v = modern_versions; *v; v++)
+    cJSON_AddItemToArray (versions, cJSON_CreateString (*v));
+  for (const char *const *v = sr_mcp_protocol_versions; *v; v++)
+    cJSON_AddItemToArray (versions, cJSON_CreateString (*v));
+  cJSON_AddItemToObject (result, "capabilities", capabilities (true));
+  cJSON_AddStringToObject (result, "instructions", instructions);
+  cJSON_AddItemToObject (cJSON_AddObjectToObject (result, "_meta"), META_SERVER_INFO,
+                         server_info ());
+  return result;
+}
+
 static void
 do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 {
   const cJSON *version = cJSON_GetObjectItemCaseSensitive (m->params, "protocolVersion");
   const char *chosen = SR_MCP_PROTOCOL_LATEST;
-  cJSON *result, *caps, *info;
+  cJSON *result;
 
   if (!cJSON_IsString (version))
     return send_error (c, m->id, SR_RPC_INVALID_PARAMS,
@@ -587,21 +820,9 @@ do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 
   result = cJSON_CreateObject ();
   cJSON_AddStringToObject (result, "protocolVersion", chosen);
-  caps = cJSON_AddObjectToObject (result, "capabilities");
-  cJSON_AddBoolToObject (cJSON_AddObjectToObject (caps, "tools"), "listChanged", false);
-  cJSON_AddObjectToObject (caps, "logging");
-  cJSON_AddItemToObject (caps, "resources", sr_mcp_resources_capability ());
-  info = cJSON_AddObjectToObject (result, "serverInfo");
-  cJSON_AddStringToObject (info, "name", "sandbox-runner");
-  cJSON_AddStringToObject (info, "title", "sandbox-runner");
-  cJSON_AddStringToObject (info, "version", PACKAGE_VERSION);
-  cJSON_AddStringToObject (result, "instructions",
-                           "Runs code snippets in disposable sandboxes without network access. "
-                           "Call list_supported_languages for the languages, run_code to run "
-                           "one snippet; each run starts from a clean filesystem. For work over "
-                           "several steps on the same files, create_session (or upload_file) "
-                           "gives a session whose /mnt/data persists; pass its session_id to "
-                           "run_code and the file tools, and close_session when done.");
+  cJSON_AddItemToObject (result, "capabilities", capabilities (false));
+  cJSON_AddItemToObject (result, "serverInfo", server_info ());
+  cJSON_AddStringToObject (result, "instructions", instructions);
   pthread_mutex_lock (&c->lock);
   c->initialized = true;
   snprintf (c->protocol, sizeof c->protocol, "%s", chosen);
@@ -632,36 +853,79 @@ do_set_level (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 }
 
 static void
-do_resources (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+do_resources (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
 {
   struct sr_mcp_tool_ctx ctx = conn_ctx (c, -1, c->files_url, NULL);
   char *reply = sr_mcp_resources_handle (c->resources, &ctx, m->method, m->id, m->params);
 
   if (reply == NULL)
     return send_error (c, m->id, SR_RPC_METHOD_NOT_FOUND, "Method not found: %s", m->method);
-  send_text (c, m->id, reply);
+  send_text (c, m->id, modern ? modernize_reply (reply, m->method) : reply);
+}
+
+static void
+do_tools_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
+{
+  if (m->params == NULL)
+    send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: tools/call needs params");
+  else
+    start_call (c, m, modern);
+}
+
+/* A request of 2026-07-28: its _meta says all the server needs to know
+ * of the client, nothing of it is kept for the next.  */
+static void
+handle_modern (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+{
+  const cJSON *level = cJSON_GetObjectItemCaseSensitive (request_meta (m), META_LOG_LEVEL);
+  char *error;
+  int wanted;
+
+  if (sr_mcp_modern_check (m, &error) != 0)
+    return send_text (c, m->id, error);
+  if (!sr_mcp_modern_method (m->method))
+    return send_error (c, m->id, SR_RPC_METHOD_NOT_FOUND, "Method not found: %s", m->method);
+  wanted = cJSON_IsString (level) ? level_index (level->valuestring) : -1;
+  pthread_mutex_lock (&c->lock);
+  c->log_level = wanted >= 0 ? wanted : LOG_OFF;
+  pthread_mutex_unlock (&c->lock);
+
+  if (strcmp (m->method, "server/discover") == 0)
+    send_text (c, m->id, result_reply (m->id, m->method, discover_result (), true));
+  else if (strcmp (m->method, "tools/list") == 0)
+    send_text (c, m->id, result_reply (m->id, m->method, sr_mcp_tools_list (c->s->cfg), true));
+  else if (strcmp (m->method, "tools/call") == 0)
+    do_tools_call (c, m, true);
+  else if (strcmp (m->method, "prompts/list") == 0)
+    {
+      cJSON *result = cJSON_CreateObject ();
+
+      cJSON_AddArrayToObject (result, "prompts");
+      send_text (c, m->id, result_reply (m->id, m->method, result, true));
+    }
+  else if (strcmp (m->method, "prompts/get") == 0)
+    send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: this server has no prompts");
+  else
+    do_resources (c, m, true);
 }
 
 static void
 handle_request (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 {
-  if (strcmp (m->method, "initialize") == 0)
+  if (sr_mcp_request_modern (m, NULL))
+    handle_modern (c, m);
+  else if (strcmp (m->method, "initialize") == 0)
     do_initialize (c, m);
   else if (strcmp (m->method, "ping") == 0)
     send_text (c, m->id, sr_rpc_result (m->id, NULL));
   else if (strcmp (m->method, "tools/list") == 0)
     send_text (c, m->id, sr_rpc_result (m->id, sr_mcp_tools_list (c->s->cfg)));
   else if (strcmp (m->method, "tools/call") == 0)
-    {
-      if (m->params == NULL)
-        send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: tools/call needs params");
-      else
-        start_call (c, m);
-    }
+    do_tools_call (c, m, false);
   else if (strcmp (m->method, "logging/setLevel") == 0)
     do_set_level (c, m);
   else if (strncmp (m->method, "resources/", strlen ("resources/")) == 0)
-    do_resources (c, m);
+    do_resources (c, m, false);
   else
     send_error (c, m->id, SR_RPC_METHOD_NOT_FOUND, "Method not found: %s", m->method);
 }
