@@ -17,6 +17,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/resources.h"
 #include "mcp/rpc-id.h"
+#include "mcp/tasks.h"
 #include "mcp/tools.h"
 #include "sandbox/service.h"
 
@@ -73,6 +74,7 @@ struct sr_mcp_server
   pthread_mutex_t lock;
   pthread_cond_t slot_freed;
   uint64_t running;            /* runs holding a slot */
+  struct sr_mcp_tasks *tasks;
 };
 
 /* A tools/call in flight, on its own thread.  */
@@ -90,6 +92,7 @@ struct call
   struct pending *pending;     /* [2]: stdout (or a shell's output), stderr */
   uint64_t streamed;           /* output bytes the notifications carried */
   bool modern;                 /* a request of 2026-07-28 */
+  bool taskable;               /* of a client that takes tasks: may become one */
   struct call *next;
 };
 
@@ -127,6 +130,7 @@ sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, sr_e
     }
   pthread_mutex_init (&s->lock, NULL);
   pthread_cond_init (&s->slot_freed, NULL);
+  s->tasks = sr_mcp_tasks_new (cfg->task_keep_ms);
   *ret = s;
   return 0;
 }
@@ -136,6 +140,11 @@ sr_mcp_server_free (struct sr_mcp_server *s)
 {
   if (s == NULL)
     return;
+  /* A task's run may wait for a slot: wake it to see it is cancelled.  */
+  pthread_mutex_lock (&s->lock);
+  pthread_cond_broadcast (&s->slot_freed);
+  pthread_mutex_unlock (&s->lock);
+  sr_mcp_tasks_free (s->tasks);
   sr_service_close (s->service);
   explicit_bzero (&s->link_key, sizeof s->link_key);
   pthread_mutex_destroy (&s->lock);
@@ -216,6 +225,16 @@ sr_mcp_request_modern (const struct sr_rpc_message *m, const char *header_versio
   return header_version && strcmp (header_version, SR_MCP_PROTOCOL_MODERN) >= 0;
 }
 
+/* Whether the client of m declares the Tasks extension.  */
+static bool
+declares_tasks (const struct sr_rpc_message *m)
+{
+  const cJSON *caps = cJSON_GetObjectItemCaseSensitive (request_meta (m), META_CAPABILITIES);
+  const cJSON *ext = cJSON_GetObjectItemCaseSensitive (caps, "extensions");
+
+  return cJSON_IsObject (cJSON_GetObjectItemCaseSensitive (ext, SR_MCP_TASKS_EXTENSION));
+}
+
 int
 sr_mcp_modern_check (const struct sr_rpc_message *m, char **ret_error)
 {
@@ -238,7 +257,22 @@ sr_mcp_modern_check (const struct sr_rpc_message *m, char **ret_error)
       return SR_RPC_INVALID_PARAMS;
     }
   if (listed (modern_versions, version->valuestring))
-    return 0;
+    {
+      /* The task methods are the extension's, for a client that takes it.  */
+      if (strncmp (m->method, "tasks/", strlen ("tasks/")) != 0
+          || !sr_mcp_modern_method (m->method) || declares_tasks (m))
+        return 0;
+      data = cJSON_CreateObject ();
+      cJSON_AddObjectToObject (
+          cJSON_AddObjectToObject (cJSON_AddObjectToObject (data, "requiredCapabilities"),
+                                   "extensions"),
+          SR_MCP_TASKS_EXTENSION);
+      *ret_error = sr_rpc_error (m->id, SR_RPC_MISSING_CAPABILITY,
+                                 "Missing required client capability: the extension "
+                                 SR_MCP_TASKS_EXTENSION,
+                                 data);
+      return SR_RPC_MISSING_CAPABILITY;
+    }
   data = cJSON_CreateObject ();
   supported = cJSON_AddArrayToObject (data, "supported");
   for (const char *const *v = modern_versions; *v; v++)
@@ -269,6 +303,9 @@ static const struct
   { "resources/list", 0, "private" },
   { "resources/templates/list", 60000, "public" },
   { "resources/read", 0, "private" },
+  { "tasks/get", -1, NULL },
+  { "tasks/cancel", -1, NULL },
+  { "tasks/update", -1, NULL },
 };
 
 static int
@@ -514,8 +551,9 @@ on_progress (const char *stage, uint64_t output_bytes, const char *stream, const
 }
 
 static bool
-call_cancelled (struct call *call)
+call_cancelled (void *arg)
 {
+  struct call *call = arg;
   bool cancelled;
 
   pthread_mutex_lock (&call->conn->lock);
@@ -524,18 +562,17 @@ call_cancelled (struct call *call)
   return cancelled;
 }
 
-/* Waits for one of the max_concurrent run slots; false when the call was
- * cancelled while it queued.  */
+/* Waits for one of the max_concurrent run slots; false when the run was
+ * cancelled (cancelled (arg) says it) while it queued.  */
 static bool
-take_slot (struct call *call)
+take_slot (struct sr_mcp_server *s, bool (*cancelled) (void *), void *arg)
 {
-  struct sr_mcp_server *s = call->conn->s;
   bool got = false;
 
   pthread_mutex_lock (&s->lock);
   for (;;)
     {
-      if (call_cancelled (call))
+      if (cancelled (arg))
         break;
       if (s->running < s->cfg->max_concurrent)
         {
@@ -582,6 +619,162 @@ conn_ctx (struct sr_mcp_conn *c, int cancel_fd, const char *files_url, void *use
   };
 }
 
+/* Starts fn (arg) on a detached thread with a small stack, as a call's
+ * or a task's run; false when it could not start.  */
+static bool
+spawn (void *(*fn) (void *), void *arg)
+{
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started;
+
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize (&attr, 256u << 10);
+  started = pthread_create (&thread, &attr, fn, arg) == 0;
+  pthread_attr_destroy (&attr);
+  return started;
+}
+
+/* --- tasks --- */
+
+/* The run of a task, on its own thread: what it needs of its call, kept
+ * past the call and its connection.  */
+struct task_run
+{
+  struct sr_mcp_server *s;
+  struct sr_mcp_task *task;    /* a reference */
+  char *name, *owner, *client, *files_url, *nul_member;
+  cJSON *args;
+  int cancel_fd;
+};
+
+static void
+task_run_free (struct task_run *run)
+{
+  if (run->task)
+    sr_mcp_task_unref (run->task);
+  free (run->name);
+  free (run->owner);
+  free (run->client);
+  free (run->files_url);
+  free (run->nul_member);
+  cJSON_Delete (run->args);
+  if (run->cancel_fd >= 0)
+    close (run->cancel_fd);
+  free (run);
+}
+
+static bool
+task_cancelled (void *task)
+{
+  return sr_mcp_task_cancelled (task);
+}
+
+static void
+task_progress (const char *stage, uint64_t output_bytes, const char *stream, const char *chunk,
+               size_t len, void *userdata)
+{
+  (void) stream, (void) chunk, (void) len;
+  sr_mcp_task_progress (userdata, stage, output_bytes);
+}
+
+static void *
+task_main (void *arg)
+{
+  struct task_run *run = arg;
+  struct sr_mcp_server *s = run->s;
+  bool slot = sr_mcp_tool_runs_code (run->name), cancelled = false;
+  struct sr_mcp_tool_ctx ctx = {
+    .cfg = s->cfg, .service = s->service, .sessions = sr_service_sessions (s->service),
+    .owner = run->owner, .files_url = run->files_url, .link_key = &s->link_key,
+    .client = run->client, .cancel_fd = run->cancel_fd, .nul_argument = run->nul_member,
+    .on_progress = task_progress, .userdata = run->task,
+  };
+  cJSON *result = NULL;
+
+  if (!slot || take_slot (s, task_cancelled, run->task))
+    {
+      result = sr_mcp_tool_call (&ctx, run->name, run->args, &cancelled);
+      if (slot)
+        give_slot (s);
+    }
+  if (cancelled)
+    cJSON_Delete (TAKE_PTR (result));
+  else if (result)
+    add_modern_fields (result, "tools/call");
+  /* Before cancel_fd closes: nothing writes to it after this.  */
+  sr_mcp_task_end (run->task, result, "the run was cancelled before it started");
+  task_run_free (run);
+  return NULL;
+}
+
+/* A call of a client that takes tasks: the run goes on a task's thread,
+ * and the call waits task_after for it.  *ret_result is its result when
+ * it ended by then; else the task is announced (the response sent here)
+ * and lives on without the call, and *ret_result is NULL, as it is when
+ * the call was cancelled.  False when no task could be made: the call
+ * runs as any other.  */
+static bool
+task_call (struct call *call, const struct sr_mcp_tool_ctx *ctx, const char *name,
+           const cJSON *args, cJSON **ret_result)
+{
+  struct sr_mcp_conn *c = call->conn;
+  struct sr_mcp_server *s = c->s;
+  struct task_run *run = sr_xcalloc (1, sizeof *run);
+  uint64_t deadline = sr_now_ns () + s->cfg->task_after_ms * 1000000u;
+  struct sr_mcp_task *task;
+  sr_error_t err = NULL;
+  bool ended = false;
+
+  run->s = s;
+  run->name = sr_xstrdup (name);
+  run->owner = ctx->owner ? sr_xstrdup (ctx->owner) : NULL;
+  run->client = sr_xstrdup (ctx->client);
+  run->files_url = ctx->files_url ? sr_xstrdup (ctx->files_url) : NULL;
+  run->nul_member = call->nul_member ? sr_xstrdup (call->nul_member) : NULL;
+  run->args = args ? cJSON_Duplicate (args, 1) : NULL;
+  run->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  task = run->cancel_fd < 0 ? NULL : sr_mcp_task_new (s->tasks, c->owner, run->cancel_fd, &err);
+  if (task == NULL)
+    {
+      sr_error_free (&err);
+      task_run_free (run);
+      return false;
+    }
+  sr_mcp_task_ref (task);
+  run->task = task;
+  if (!spawn (task_main, run))
+    {
+      sr_mcp_task_end (task, NULL, "could not start a worker thread");
+      task_run_free (run);
+    }
+
+  while (!ended && sr_now_ns () < deadline)
+    {
+      if (call_cancelled (call))
+        {
+          sr_mcp_task_cancel (task);
+          pthread_mutex_lock (&s->lock);
+          pthread_cond_broadcast (&s->slot_freed);
+          pthread_mutex_unlock (&s->lock);
+          break;
+        }
+      /* A tenth of a second at a time, to see a cancelled call.  */
+      uint64_t until = sr_now_ns () + 100000000u;
+
+      ended = sr_mcp_task_wait (task, until < deadline ? until : deadline);
+    }
+  *ret_result = NULL;
+  if (ended || call_cancelled (call))
+    *ret_result = sr_mcp_task_forget (task);
+  else
+    send_text (c, call->id, result_reply (call->id, "tools/call", sr_mcp_task_created (task),
+                                          true));
+  sr_mcp_task_unref (task);
+  return true;
+}
+
 static void *
 call_main (void *arg)
 {
@@ -591,11 +784,12 @@ call_main (void *arg)
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (call->params, "name");
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (call->params, "arguments");
   struct sr_mcp_tool_ctx ctx = conn_ctx (c, call->cancel_fd, call->files_url, call);
-  bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
+  bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false, tasked;
   cJSON *result = NULL;
 
   ctx.nul_argument = call->nul_member;
-  if (!slot || take_slot (call))
+  tasked = call->taskable && task_call (call, &ctx, name->valuestring, args, &result);
+  if (!tasked && (!slot || take_slot (s, call_cancelled, call)))
     {
       uint64_t start = sr_now_ns ();
 
@@ -666,14 +860,12 @@ cancel_locked (struct call *call)
 }
 
 static void
-start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
+start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern, bool taskable)
 {
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (m->params, "name");
   const cJSON *token = sr_rpc_progress_token (m);
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (m->params, "arguments");
   struct call *call;
-  pthread_attr_t attr;
-  pthread_t thread;
   bool duplicate;
 
   if (!cJSON_IsString (name))
@@ -698,6 +890,7 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
   call->progress_token = token ? cJSON_Duplicate (token, 1) : NULL;
   call->nul_member = m->nul_member ? sr_xstrdup (m->nul_member) : NULL;
   call->modern = modern;
+  call->taskable = taskable;
   call->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (call->cancel_fd < 0)
     {
@@ -718,10 +911,7 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
   c->calls = call;
   pthread_mutex_unlock (&c->lock);
 
-  pthread_attr_init (&attr);
-  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize (&attr, 256u << 10);
-  if (pthread_create (&thread, &attr, call_main, call) != 0)
+  if (!spawn (call_main, call))
     {
       pthread_mutex_lock (&c->lock);
       c->calls = call->next;
@@ -729,7 +919,6 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
       send_error (c, m->id, SR_RPC_INTERNAL_ERROR, "could not start a worker thread");
       call_free (call);
     }
-  pthread_attr_destroy (&attr);
 }
 
 static void
@@ -754,7 +943,7 @@ cancel_request (struct sr_mcp_conn *c, const cJSON *params)
 
 /* What the server offers, to a client of either era.  A modern one gets
  * no subscriptions (resources/subscribe is gone, and subscriptions/listen
- * is not served), and the empty list of prompts it may ask for.  */
+ * is not served), the empty list of prompts it may ask for, and tasks.  */
 static cJSON *
 capabilities (bool modern)
 {
@@ -766,6 +955,8 @@ capabilities (bool modern)
     {
       cJSON_AddObjectToObject (caps, "resources");
       cJSON_AddObjectToObject (caps, "prompts");
+      cJSON_AddObjectToObject (cJSON_AddObjectToObject (caps, "extensions"),
+                               SR_MCP_TASKS_EXTENSION);
     }
   else
     cJSON_AddItemToObject (caps, "resources", sr_mcp_resources_capability ());
@@ -863,13 +1054,25 @@ do_resources (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern
   send_text (c, m->id, modern ? modernize_reply (reply, m->method) : reply);
 }
 
+/* Whether the call of m may become a task: a run (run_code, shell_exec)
+ * of a client whose capabilities name the Tasks extension.  */
+static bool
+takes_tasks (const struct sr_rpc_message *m)
+{
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive (m->params, "name");
+
+  return declares_tasks (m) && cJSON_IsString (name)
+         && (strcmp (name->valuestring, "run_code") == 0
+             || strcmp (name->valuestring, "shell_exec") == 0);
+}
+
 static void
 do_tools_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
 {
   if (m->params == NULL)
     send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: tools/call needs params");
   else
-    start_call (c, m, modern);
+    start_call (c, m, modern, modern && takes_tasks (m));
 }
 
 /* A request of 2026-07-28: its _meta says all the server needs to know
@@ -905,6 +1108,15 @@ handle_modern (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
     }
   else if (strcmp (m->method, "prompts/get") == 0)
     send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: this server has no prompts");
+  else if (strncmp (m->method, "tasks/", strlen ("tasks/")) == 0)
+    {
+      send_text (c, m->id, sr_mcp_tasks_handle (c->s->tasks, c->owner, m->method, m->id,
+                                                m->params));
+      /* A cancelled task may be queued for a slot: wake it to see.  */
+      pthread_mutex_lock (&c->s->lock);
+      pthread_cond_broadcast (&c->s->slot_freed);
+      pthread_mutex_unlock (&c->s->lock);
+    }
   else
     do_resources (c, m, true);
 }

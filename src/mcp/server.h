@@ -41,8 +41,9 @@ bool sr_mcp_protocol_known (const char *v);
 bool sr_mcp_request_modern (const struct sr_rpc_message *m, const char *header_version);
 /* The checks of a modern request's _meta before it is handled: 0 when
  * it may be, else the JSON-RPC error code (-32602: protocolVersion or
- * clientCapabilities missing; -32022: a version we do not speak) and
- * *ret_error the reply answering m's id.  */
+ * clientCapabilities missing; -32022: a version we do not speak; -32021:
+ * a task method from a client that does not declare the Tasks
+ * extension) and *ret_error the reply answering m's id.  */
 int sr_mcp_modern_check (const struct sr_rpc_message *m, char **ret_error);
 /* Whether a modern request of this method is served (initialize, ping,
  * logging/setLevel and resources/subscribe are gone from it).  */

@@ -18,6 +18,7 @@ integration_tests = \
 	tests/integration/mcp-resources.sh \
 	tests/integration/mcp-aisdk.sh \
 	tests/integration/mcp-eras.sh \
+	tests/integration/mcp-tasks.sh \
 	tests/integration/logging.sh \
 	tests/integration/notify.sh \
 	tests/integration/mcp-compat.sh \
