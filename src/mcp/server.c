@@ -107,6 +107,9 @@ struct sr_mcp_conn
   struct sr_mcp_resources *resources;
   bool initialized;
   bool closing;
+  /* It served a request of 2026-07-28, which has no notification but on
+   * a subscription (not served): no resource notification goes out.  */
+  bool modern;
   char *owner;                 /* of the sessions it makes; NULL: every session */
   char *files_url;             /* of the request being handled */
   char protocol[16];
@@ -1091,6 +1094,7 @@ handle_modern (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   wanted = cJSON_IsString (level) ? level_index (level->valuestring) : -1;
   pthread_mutex_lock (&c->lock);
   c->log_level = wanted >= 0 ? wanted : LOG_OFF;
+  c->modern = true;
   pthread_mutex_unlock (&c->lock);
 
   if (strcmp (m->method, "server/discover") == 0)
@@ -1157,7 +1161,16 @@ handle_notification (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 static void
 resources_notify (void *userdata, char *json)
 {
-  send_text (userdata, NULL, json);
+  struct sr_mcp_conn *c = userdata;
+  bool modern;
+
+  pthread_mutex_lock (&c->lock);
+  modern = c->modern;
+  pthread_mutex_unlock (&c->lock);
+  if (modern)
+    free (json);
+  else
+    send_text (c, NULL, json);
 }
 
 struct sr_mcp_conn *

@@ -34,6 +34,7 @@ struct sr_mcp_task
   char id[2 * TASK_ID_BYTES + 1];
   char *owner;
   int cancel_fd;             /* -1 once the run ended */
+  bool run_ended;
   enum status status;
   char *message;
   cJSON *result;
@@ -238,6 +239,7 @@ sr_mcp_task_end (struct sr_mcp_task *task, cJSON *result, const char *failure)
 {
   pthread_mutex_lock (&task->t->lock);
   task->cancel_fd = -1;
+  task->run_ended = true;
   if (task->status == WORKING)
     {
       task->status = result ? COMPLETED : FAILED;
@@ -281,12 +283,12 @@ sr_mcp_task_wait (struct sr_mcp_task *task, uint64_t until_ns)
   bool ended;
 
   pthread_mutex_lock (&task->t->lock);
-  if (task->cancel_fd >= 0 && now < until_ns)
+  if (!task->run_ended && now < until_ns)
     {
       sr_deadline_after (CLOCK_REALTIME, (until_ns - now) / 1000000u, &ts);
       pthread_cond_timedwait (&task->t->changed, &task->t->lock, &ts);
     }
-  ended = task->cancel_fd < 0;
+  ended = task->run_ended;
   pthread_mutex_unlock (&task->t->lock);
   return ended;
 }
