@@ -132,6 +132,8 @@ struct sr_config
   char *log_format;          /* text or json */
   uint64_t http_session_idle_ms;  /* an unused Mcp-Session-Id expires */
   uint64_t download_url_ttl_ms;   /* a signed download_url works this long */
+  uint64_t task_after_ms;         /* a run still going then becomes a task */
+  uint64_t task_keep_ms;          /* an ended task's result is kept this long */
   /* sessions and files */
   uint64_t max_sessions;
   uint64_t http_max_connections_per_ip; /* 0: no limit */

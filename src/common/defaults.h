@@ -79,6 +79,11 @@
 /* A download_url is a link for a person or a plain client to follow soon
  * after the tool result that holds it: a quarter of an hour.  */
 #define SR_DEFAULT_DOWNLOAD_URL_TTL_MS (15u * 60u * 1000u)
+/* A run of a client that takes tasks (2026-07-28) becomes one after 10 s:
+ * well within the 60 s request timeout of the common clients, long
+ * after a snippet that answers at once.  Its result waits an hour.  */
+#define SR_DEFAULT_TASK_AFTER_MS (10u * 1000u)
+#define SR_DEFAULT_TASK_KEEP_MS (60u * 60u * 1000u)
 #define SR_DEFAULT_MAX_SESSIONS     10u
 /* What one HTTP client may hold of them: no client takes them all.  */
 #define SR_DEFAULT_MAX_SESSIONS_PER_OWNER 5u

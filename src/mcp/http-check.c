@@ -160,15 +160,6 @@ sr_http_accepts (const char *accept, const char *type, bool *explicit)
   return ok;
 }
 
-static bool
-protocol_known (const char *v)
-{
-  for (const char *const *p = sr_mcp_protocol_versions; *p; p++)
-    if (strcmp (*p, v) == 0)
-      return true;
-  return false;
-}
-
 const char *
 sr_http_token_owner (const struct http *h, struct MHD_Connection *c)
 {
@@ -311,7 +302,8 @@ sr_http_mcp_headers_ok (const struct http *h, struct MHD_Connection *c, const ch
   const char *accept = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
   bool x;
 
-  if (version && !protocol_known (version))
+  /* A POST's is checked with its body, whose id its refusal answers.  */
+  if (version && strcmp (method, "POST") != 0 && !sr_mcp_protocol_known (version))
     {
       _cleanup_free_ char *msg = sr_xasprintf (
           "Bad Request: unsupported MCP-Protocol-Version %s (supported: %s, ...)", version,
@@ -329,6 +321,102 @@ sr_http_mcp_headers_ok (const struct http *h, struct MHD_Connection *c, const ch
   if (strcmp (method, "POST") == 0)
     return post_headers_ok (h, c, accept, ret);
   return true;
+}
+
+/* A header's value without the whitespace around it (RFC 9110 5.5):
+ * its start, and its length in *len.  */
+static const char *
+header_value (struct MHD_Connection *c, const char *name, size_t *len)
+{
+  const char *v = MHD_lookup_connection_value (c, MHD_HEADER_KIND, name);
+  size_t n;
+
+  if (v == NULL)
+    return NULL;
+  v += strspn (v, " \t");
+  n = strlen (v);
+  while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+    n--;
+  *len = n;
+  return v;
+}
+
+/* Whether header value v (len bytes) says what body does: as it is, or
+ * as =?base64?...?= of its bytes (SEP-2243's form for a value a header
+ * cannot carry).  */
+static bool
+header_says (const char *v, size_t len, const char *body)
+{
+  _cleanup_free_ char *decoded = NULL;
+  size_t dlen;
+
+  if (len >= 11 && strncmp (v, "=?base64?", 9) == 0 && strncmp (v + len - 2, "?=", 2) == 0)
+    {
+      if (sr_base64_decode (v + 9, len - 11, &decoded, &dlen) < 0)
+        return false;
+      v = decoded;
+      len = dlen;
+    }
+  return strlen (body) == len && memcmp (v, body, len) == 0;
+}
+
+/* The member of params the Mcp-Name header of a method repeats, or NULL
+ * when it has none.  */
+static const char *
+name_member (const char *method)
+{
+  static const char *const pairs[][2] = {
+    { "tools/call", "name" },  { "prompts/get", "name" },  { "resources/read", "uri" },
+    { "tasks/get", "taskId" }, { "tasks/update", "taskId" }, { "tasks/cancel", "taskId" },
+  };
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE (pairs); i++)
+    if (strcmp (pairs[i][0], method) == 0)
+      return pairs[i][1];
+  return NULL;
+}
+
+static int
+mismatch (const struct sr_rpc_message *m, char **ret_error, const char *why)
+{
+  _cleanup_free_ char *msg = sr_xasprintf ("Header mismatch: %s", why);
+
+  *ret_error = sr_rpc_error (m->id, SR_RPC_HEADER_MISMATCH, msg, NULL);
+  return SR_RPC_HEADER_MISMATCH;
+}
+
+int
+sr_http_modern_check (struct MHD_Connection *c, const struct sr_rpc_message *m, char **ret_error)
+{
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m->params, "_meta");
+  const cJSON *claimed = cJSON_GetObjectItemCaseSensitive (meta, SR_MCP_META_VERSION);
+  const char *member = m->kind == SR_RPC_REQUEST ? name_member (m->method) : NULL;
+  const cJSON *name = member ? cJSON_GetObjectItemCaseSensitive (m->params, member) : NULL;
+  size_t vlen = 0, mlen = 0, nlen = 0;
+  const char *version = header_value (c, "MCP-Protocol-Version", &vlen);
+  const char *method = header_value (c, "Mcp-Method", &mlen);
+  const char *name_h = header_value (c, "Mcp-Name", &nlen);
+  int code;
+
+  *ret_error = NULL;
+  if (version == NULL)
+    return mismatch (m, ret_error, "the MCP-Protocol-Version header is required");
+  if (cJSON_IsString (claimed) && !header_says (version, vlen, claimed->valuestring))
+    return mismatch (m, ret_error,
+                     "MCP-Protocol-Version differs from params._meta's protocolVersion");
+  code = sr_mcp_modern_check (m, ret_error);
+  if (code != 0 || m->kind != SR_RPC_REQUEST)
+    return code;
+  /* What a proxy routes by must be what the server acts on.  */
+  if (method == NULL)
+    return mismatch (m, ret_error, "the Mcp-Method header is required");
+  if (!header_says (method, mlen, m->method))
+    return mismatch (m, ret_error, "Mcp-Method differs from the body's method");
+  if (cJSON_IsString (name) && name_h == NULL)
+    return mismatch (m, ret_error, "the Mcp-Name header is required for this method");
+  if (name_h && (!cJSON_IsString (name) || !header_says (name_h, nlen, name->valuestring)))
+    return mismatch (m, ret_error, "Mcp-Name differs from the body's params");
+  return 0;
 }
 
 int

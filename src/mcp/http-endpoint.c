@@ -1,7 +1,7 @@
 /* The MCP endpoint, /mcp: POST carries one JSON-RPC message (initialize
- * opens a session), GET opens the session's own SSE stream, DELETE ends
- * the session; and the end of a request, which cancels a run whose client
- * went away.  */
+ * opens a session; a request of 2026-07-28 needs none), GET opens the
+ * session's own SSE stream, DELETE ends the session; and the end of a
+ * request, which cancels a run whose client went away.  */
 #include "config.h"
 
 #include <errno.h>
@@ -16,21 +16,67 @@
 /* initialize is answered at once; this only bounds a broken core.  */
 #define INITIALIZE_WAIT_S 10
 
+/* A refusal with a JSON-RPC error answering rpc_id (NULL: null).  */
 static enum MHD_Result
-check_session (struct http *h, struct MHD_Connection *c, struct session **ret)
+refuse (struct MHD_Connection *c, unsigned status, const cJSON *rpc_id, int code,
+        const char *message)
+{
+  return sr_http_reply_body (c, status, "application/json",
+                             sr_rpc_error (rpc_id, code, message, NULL), NULL, NULL);
+}
+
+/* The session the request names, or a refusal answering rpc_id.  */
+static enum MHD_Result
+check_session (struct http *h, struct MHD_Connection *c, const cJSON *rpc_id,
+               struct session **ret)
 {
   const char *id = MHD_lookup_connection_value (c, MHD_HEADER_KIND, "Mcp-Session-Id");
 
   *ret = NULL;
   if (id == NULL || *id == '\0')
-    return sr_http_reply_error (c, MHD_HTTP_BAD_REQUEST, -32000,
-                                "Bad Request: the Mcp-Session-Id header is required", NULL,
-                                NULL);
+    return refuse (c, MHD_HTTP_BAD_REQUEST, rpc_id, -32000,
+                   "Bad Request: the Mcp-Session-Id header is required (or send the "
+                   "request as protocol " SR_MCP_PROTOCOL_MODERN ", which needs no session)");
   *ret = sr_http_session_find (h, c, id);
   if (*ret == NULL)
-    return sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
-                                NULL);
+    return refuse (c, MHD_HTTP_NOT_FOUND, rpc_id, -32001, "Session not found");
   return MHD_YES;
+}
+
+/* A request of 2026-07-28: checked against its headers, then served by a
+ * session of its own that ends with it.  Whatever sandbox sessions it
+ * makes outlive it: they are its token's, or without tokens every
+ * stateless client's (their ids are the secret).  */
+static enum MHD_Result
+post_modern (struct http *h, struct MHD_Connection *c, struct request *rq,
+             const struct sr_rpc_message *m, bool sse)
+{
+  _cleanup_free_ char *files_url = sr_http_files_url (c);
+  sr_error_t err = NULL;
+  struct session *se;
+  char *error = NULL;
+  enum MHD_Result ret;
+
+  if (sr_http_modern_check (c, m, &error) != 0)
+    return sr_http_reply_body (c, MHD_HTTP_BAD_REQUEST, "application/json", error, NULL, NULL);
+  /* A notification has nothing to act on: cancelling is closing the
+   * request's connection.  */
+  if (m->kind != SR_RPC_REQUEST)
+    return sr_http_reply_body (c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
+  if (!sr_mcp_modern_method (m->method))
+    {
+      _cleanup_free_ char *msg = sr_xasprintf ("Method not found: %s", m->method);
+
+      return refuse (c, MHD_HTTP_NOT_FOUND, m->id, SR_RPC_METHOD_NOT_FOUND, msg);
+    }
+  se = sr_http_session_new (h, sr_http_token_owner (h, c), true, &err);
+  if (se == NULL)
+    return sr_http_reply_failure (c, &err);
+  rq->stream = sr_http_stream_attach (se, m->id, sse, c);
+  sr_http_session_handle (se, rq->stream, files_url, rq->body, rq->len);
+  ret = sr_http_reply_stream (c, rq->stream, NULL);
+  sr_http_session_unref (se); /* the stream holds its own */
+  return ret;
 }
 
 static enum MHD_Result
@@ -38,7 +84,7 @@ post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
                  const cJSON *id, bool sse)
 {
   sr_error_t err = NULL;
-  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), &err);
+  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), false, &err);
   _cleanup_free_ char *files_url = sr_http_files_url (c);
   struct stream *st;
   struct timespec ts;
@@ -87,6 +133,7 @@ enum MHD_Result
 sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
   const char *accept = MHD_lookup_connection_value (c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  const char *version = MHD_lookup_connection_value (c, MHD_HEADER_KIND, "MCP-Protocol-Version");
   _cleanup_free_ char *files_url = sr_http_files_url (c);
   struct sr_rpc_message m;
   struct session *se = NULL;
@@ -107,13 +154,20 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
         || (m.kind == SR_RPC_REQUEST && sr_rpc_progress_token (&m)
             && sr_http_accepts (accept, "text/event-stream", &sse_x));
 
-  if (m.kind == SR_RPC_REQUEST && strcmp (m.method, "initialize") == 0)
+  if (sr_mcp_request_modern (&m, version))
+    ret = post_modern (h, c, rq, &m, sse);
+  else if (version && !sr_mcp_protocol_known (version))
     {
-      ret = post_initialize (h, c, rq, m.id, sse);
-      sr_rpc_message_done (&m);
-      return ret;
+      _cleanup_free_ char *msg = sr_xasprintf (
+          "Bad Request: unsupported MCP-Protocol-Version %s (supported: %s, %s, ...)", version,
+          SR_MCP_PROTOCOL_MODERN, SR_MCP_PROTOCOL_LATEST);
+
+      ret = refuse (c, MHD_HTTP_BAD_REQUEST, m.id, SR_RPC_UNSUPPORTED_VERSION, msg);
     }
-  ret = check_session (h, c, &se);
+  else if (m.kind == SR_RPC_REQUEST && strcmp (m.method, "initialize") == 0)
+    ret = post_initialize (h, c, rq, m.id, sse);
+  else
+    ret = check_session (h, c, m.id, &se);
   if (se == NULL)
     {
       sr_rpc_message_done (&m);
@@ -124,8 +178,7 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
       if (sr_http_session_handle (se, NULL, files_url, rq->body, rq->len))
         ret = sr_http_reply_body (c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
       else
-        ret = sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
-                                   NULL);
+        ret = refuse (c, MHD_HTTP_NOT_FOUND, m.id, -32001, "Session not found");
     }
   else
     {
@@ -133,8 +186,7 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
       if (sr_http_session_handle (se, rq->stream, files_url, rq->body, rq->len))
         ret = sr_http_reply_stream (c, rq->stream, NULL);
       else
-        ret = sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL,
-                                   NULL);
+        ret = refuse (c, MHD_HTTP_NOT_FOUND, m.id, -32001, "Session not found");
     }
   sr_rpc_message_done (&m);
   sr_http_session_unref (se);
@@ -146,7 +198,7 @@ sr_http_open_get_stream (struct http *h, struct MHD_Connection *c, struct reques
 {
   const char *last_event_id = MHD_lookup_connection_value (c, MHD_HEADER_KIND, "Last-Event-ID");
   struct session *se;
-  enum MHD_Result ret = check_session (h, c, &se);
+  enum MHD_Result ret = check_session (h, c, NULL, &se);
   bool busy;
 
   if (se == NULL)
@@ -202,7 +254,7 @@ enum MHD_Result
 sr_http_delete_session (struct http *h, struct MHD_Connection *c)
 {
   struct session *se;
-  enum MHD_Result ret = check_session (h, c, &se);
+  enum MHD_Result ret = check_session (h, c, NULL, &se);
 
   if (se == NULL)
     return ret;
@@ -322,8 +374,11 @@ sr_http_request_done (struct stream *st, bool aborted)
   pthread_mutex_unlock (&se->h->lock);
   if (cut && sr_http_request_pending (st))
     send_cancelled (se, st->id);
-  /* An HTTP+SSE session lives as long as its stream.  */
+  /* An HTTP+SSE session lives as long as its stream, a stateless one as
+   * long as its request.  */
   if (se->sse && st->id == NULL)
     sr_http_session_end (se);
+  if (se->stateless)
+    sr_http_session_close (se);
   sr_http_stream_unref (st);
 }

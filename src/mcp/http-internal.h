@@ -47,6 +47,9 @@
 /* Seconds an idle connection (no stream open) is kept.  */
 #define HTTP_IDLE_TIMEOUT_S 60u
 #define HTTP_SESSION_ID_BYTES 16
+/* Without tokens, the owner of the sandbox sessions of stateless
+ * requests (2026-07-28): they have no identity but the sessions' ids.  */
+#define HTTP_STATELESS_OWNER "mcp:stateless"
 /* The HTTP+SSE transport's stream, and where its messages are POSTed.  */
 #define HTTP_SSE_STREAM "/sse"
 #define HTTP_SSE_MESSAGES "/messages"
@@ -126,6 +129,8 @@ struct session
   bool closed;
   bool sse;              /* of the HTTP+SSE transport: every message goes on
                           * get_stream, and the session ends with it */
+  bool stateless;        /* of one request of 2026-07-28, never in the table:
+                          * it ends with its request */
 };
 
 struct http
@@ -218,6 +223,15 @@ char *sr_http_files_url (struct MHD_Connection *c);
 bool sr_http_mcp_headers_ok (const struct http *h, struct MHD_Connection *c, const char *method,
                              enum MHD_Result *ret);
 
+/* The checks of a request of the modern era (2026-07-28) to /mcp, with
+ * its body m: the MCP-Protocol-Version header present and the same as
+ * params._meta's version, the _meta itself (sr_mcp_modern_check), and
+ * for a request Mcp-Method, and Mcp-Name where the method has a name,
+ * saying what the body does (SEP-2243).  0, or the JSON-RPC error code
+ * and *ret_error the reply answering m's id; HTTP 400 either way.  */
+int sr_http_modern_check (struct MHD_Connection *c, const struct sr_rpc_message *m,
+                          char **ret_error);
+
 /* The comma-separated allowed_origins as a vector without trailing
  * slashes, or NULL when it names none.  */
 char **sr_http_parse_origins (const char *list);
@@ -226,9 +240,10 @@ char **sr_http_parse_origins (const char *list);
 
 /* A new session with a random id and its conn, holding one reference (the
  * caller's); not in the table yet.  token_owner is the owner the bearer
- * token of its initialize stands for (NULL without tokens: the session
- * is then its own owner).  */
-struct session *sr_http_session_new (struct http *h, const char *token_owner, sr_error_t *err);
+ * token of its request stands for (NULL without tokens: the session is
+ * then its own owner, or a stateless one HTTP_STATELESS_OWNER).  */
+struct session *sr_http_session_new (struct http *h, const char *token_owner, bool stateless,
+                                     sr_error_t *err);
 void sr_http_session_ref (struct session *se);
 /* Drops a reference; the last one frees the session (closed before).  */
 void sr_http_session_unref (struct session *se);

@@ -15,7 +15,7 @@
 #define MAX_SESSIONS 64u
 
 struct session *
-sr_http_session_new (struct http *h, const char *token_owner, sr_error_t *err)
+sr_http_session_new (struct http *h, const char *token_owner, bool stateless, sr_error_t *err)
 {
   char id[2 * HTTP_SESSION_ID_BYTES + 1];
   struct session *se;
@@ -26,7 +26,10 @@ sr_http_session_new (struct http *h, const char *token_owner, sr_error_t *err)
   se->h = h;
   se->refs = 1;
   memcpy (se->id, id, sizeof id);
-  se->owner = token_owner ? sr_xstrdup (token_owner) : sr_xasprintf ("mcp:%s", id);
+  se->stateless = stateless;
+  se->owner = token_owner ? sr_xstrdup (token_owner)
+              : stateless ? sr_xstrdup (HTTP_STATELESS_OWNER)
+                          : sr_xasprintf ("mcp:%s", id);
   pthread_mutex_init (&se->conn_lock, NULL);
   pthread_mutex_init (&se->lock, NULL);
   se->conn = sr_mcp_conn_new (h->mcp, sr_http_on_send, se);
@@ -82,8 +85,9 @@ sr_http_session_close (struct session *se)
   sr_mcp_conn_close (conn);
   /* Without tokens the MCP session owns its sandbox sessions, and once
    * it is gone nobody can name them: they go now, not at their idle
-   * timeout.  A token's outlive it: the token may open another.  */
-  if (conn && !se->h->authenticated && sessions)
+   * timeout.  A token's outlive it: the token may open another, and so
+   * do those of stateless requests, which the next one may name.  */
+  if (conn && !se->h->authenticated && !se->stateless && sessions)
     sr_sessions_orphan (sessions, se->owner);
 
   pthread_mutex_lock (&se->lock);

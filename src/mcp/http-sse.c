@@ -17,7 +17,7 @@ enum MHD_Result
 sr_http_sse_open (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
   sr_error_t err = NULL;
-  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), &err);
+  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), false, &err);
   struct msg *m;
   enum MHD_Result ret;
 

@@ -15,6 +15,12 @@
 #define SR_RPC_INTERNAL_ERROR   (-32603)
 /* MCP's own: resources/read of a URI the server does not have.  */
 #define SR_RPC_RESOURCE_NOT_FOUND (-32002)
+/* Those of 2026-07-28: a header that contradicts the body (or is
+ * missing), a capability the client did not declare, a protocol version
+ * we do not speak.  */
+#define SR_RPC_HEADER_MISMATCH (-32020)
+#define SR_RPC_MISSING_CAPABILITY (-32021)
+#define SR_RPC_UNSUPPORTED_VERSION (-32022)
 
 enum sr_rpc_kind
 {

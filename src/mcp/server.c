@@ -17,6 +17,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/resources.h"
 #include "mcp/rpc-id.h"
+#include "mcp/tasks.h"
 #include "mcp/tools.h"
 #include "sandbox/service.h"
 
@@ -24,10 +25,27 @@ const char *const sr_mcp_protocol_versions[] = {
   SR_MCP_PROTOCOL_LATEST, "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
 
+static const char *const modern_versions[] = { SR_MCP_PROTOCOL_MODERN, NULL };
+
+/* The keys of a modern request's params._meta, and of a result's.  */
+#define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+
 static const char *const log_levels[] = {
   "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL,
 };
 #define LOG_DEFAULT 3 /* warning */
+/* A modern request that names no _meta logLevel gets no log message.  */
+#define LOG_OFF 8
+
+static const char instructions[]
+  = "Runs code snippets in disposable sandboxes without network access. "
+    "Call list_supported_languages for the languages, run_code to run "
+    "one snippet; each run starts from a clean filesystem. For work over "
+    "several steps on the same files, create_session (or upload_file) "
+    "gives a session whose /mnt/data persists; pass its session_id to "
+    "run_code and the file tools, and close_session when done.";
 
 /* Progress notifications of one call come at most this often (one per
  * stream with output), but every stage change is sent.  */
@@ -56,6 +74,7 @@ struct sr_mcp_server
   pthread_mutex_t lock;
   pthread_cond_t slot_freed;
   uint64_t running;            /* runs holding a slot */
+  struct sr_mcp_tasks *tasks;
 };
 
 /* A tools/call in flight, on its own thread.  */
@@ -72,6 +91,8 @@ struct call
   const char *last_stage;
   struct pending *pending;     /* [2]: stdout (or a shell's output), stderr */
   uint64_t streamed;           /* output bytes the notifications carried */
+  bool modern;                 /* a request of 2026-07-28 */
+  bool taskable;               /* of a client that takes tasks: may become one */
   struct call *next;
 };
 
@@ -86,6 +107,9 @@ struct sr_mcp_conn
   struct sr_mcp_resources *resources;
   bool initialized;
   bool closing;
+  /* It served a request of 2026-07-28, which has no notification but on
+   * a subscription (not served): no resource notification goes out.  */
+  bool modern;
   char *owner;                 /* of the sessions it makes; NULL: every session */
   char *files_url;             /* of the request being handled */
   char protocol[16];
@@ -109,6 +133,7 @@ sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, sr_e
     }
   pthread_mutex_init (&s->lock, NULL);
   pthread_cond_init (&s->slot_freed, NULL);
+  s->tasks = sr_mcp_tasks_new (cfg->task_keep_ms);
   *ret = s;
   return 0;
 }
@@ -118,6 +143,11 @@ sr_mcp_server_free (struct sr_mcp_server *s)
 {
   if (s == NULL)
     return;
+  /* A task's run may wait for a slot: wake it to see it is cancelled.  */
+  pthread_mutex_lock (&s->lock);
+  pthread_cond_broadcast (&s->slot_freed);
+  pthread_mutex_unlock (&s->lock);
+  sr_mcp_tasks_free (s->tasks);
   sr_service_close (s->service);
   explicit_bzero (&s->link_key, sizeof s->link_key);
   pthread_mutex_destroy (&s->lock);
@@ -157,6 +187,198 @@ sr_mcp_oversized_reply (const char *json, size_t len, size_t limit)
   _cleanup_json_ cJSON *id = sr_rpc_find_id (json, keep, json + len - keep, keep);
 
   return sr_mcp_oversized_error (id, len, limit);
+}
+
+/* --- the eras --- */
+
+static bool
+listed (const char *const *list, const char *v)
+{
+  for (const char *const *p = list; *p; p++)
+    if (strcmp (*p, v) == 0)
+      return true;
+  return false;
+}
+
+bool
+sr_mcp_protocol_known (const char *v)
+{
+  return listed (modern_versions, v) || listed (sr_mcp_protocol_versions, v);
+}
+
+static const cJSON *
+request_meta (const struct sr_rpc_message *m)
+{
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m->params, "_meta");
+
+  return cJSON_IsObject (meta) ? meta : NULL;
+}
+
+bool
+sr_mcp_request_modern (const struct sr_rpc_message *m, const char *header_version)
+{
+  if (m->kind == SR_RPC_RESPONSE)
+    return false;
+  if (cJSON_GetObjectItemCaseSensitive (request_meta (m), SR_MCP_META_VERSION))
+    return true;
+  if (strcmp (m->method, "server/discover") == 0)
+    return true;
+  /* A version of the modern era, or one newer than we know: dates sort
+   * as strings.  */
+  return header_version && strcmp (header_version, SR_MCP_PROTOCOL_MODERN) >= 0;
+}
+
+/* Whether the client of m declares the Tasks extension.  */
+static bool
+declares_tasks (const struct sr_rpc_message *m)
+{
+  const cJSON *caps = cJSON_GetObjectItemCaseSensitive (request_meta (m), META_CAPABILITIES);
+  const cJSON *ext = cJSON_GetObjectItemCaseSensitive (caps, "extensions");
+
+  return cJSON_IsObject (cJSON_GetObjectItemCaseSensitive (ext, SR_MCP_TASKS_EXTENSION));
+}
+
+int
+sr_mcp_modern_check (const struct sr_rpc_message *m, char **ret_error)
+{
+  const cJSON *meta = request_meta (m);
+  const cJSON *version = cJSON_GetObjectItemCaseSensitive (meta, SR_MCP_META_VERSION);
+  const cJSON *caps = cJSON_GetObjectItemCaseSensitive (meta, META_CAPABILITIES);
+  _cleanup_free_ char *msg = NULL;
+  cJSON *data, *supported;
+
+  *ret_error = NULL;
+  if (m->kind != SR_RPC_REQUEST)
+    return 0;
+  if (!cJSON_IsString (version) || !cJSON_IsObject (caps))
+    {
+      msg = sr_xasprintf ("Invalid params: params._meta must carry %s%s%s",
+                          cJSON_IsString (version) ? "" : SR_MCP_META_VERSION " (a string)",
+                          !cJSON_IsString (version) && !cJSON_IsObject (caps) ? " and " : "",
+                          cJSON_IsObject (caps) ? "" : META_CAPABILITIES " (an object)");
+      *ret_error = sr_rpc_error (m->id, SR_RPC_INVALID_PARAMS, msg, NULL);
+      return SR_RPC_INVALID_PARAMS;
+    }
+  if (listed (modern_versions, version->valuestring))
+    {
+      /* The task methods are the extension's, for a client that takes it.  */
+      if (strncmp (m->method, "tasks/", strlen ("tasks/")) != 0
+          || !sr_mcp_modern_method (m->method) || declares_tasks (m))
+        return 0;
+      data = cJSON_CreateObject ();
+      cJSON_AddObjectToObject (
+          cJSON_AddObjectToObject (cJSON_AddObjectToObject (data, "requiredCapabilities"),
+                                   "extensions"),
+          SR_MCP_TASKS_EXTENSION);
+      *ret_error = sr_rpc_error (m->id, SR_RPC_MISSING_CAPABILITY,
+                                 "Missing required client capability: the extension "
+                                 SR_MCP_TASKS_EXTENSION,
+                                 data);
+      return SR_RPC_MISSING_CAPABILITY;
+    }
+  data = cJSON_CreateObject ();
+  supported = cJSON_AddArrayToObject (data, "supported");
+  for (const char *const *v = modern_versions; *v; v++)
+    cJSON_AddItemToArray (supported, cJSON_CreateString (*v));
+  sr_utf8_add_text (data, "requested", version->valuestring);
+  msg = sr_xasprintf ("Unsupported protocol version: this server speaks %s per request "
+                      "(and %s and older with initialize)",
+                      SR_MCP_PROTOCOL_MODERN, SR_MCP_PROTOCOL_LATEST);
+  *ret_error = sr_rpc_error (m->id, SR_RPC_UNSUPPORTED_VERSION, msg, data);
+  return SR_RPC_UNSUPPORTED_VERSION;
+}
+
+/* The modern methods, and how long a client may keep their results
+ * (ttlMs; -1: not cacheable) and for whom (cacheScope).  What every
+ * caller sees alike (the tools, the template of resource URIs) is public
+ * for a minute; a caller's files are private and change any time.  */
+static const struct
+{
+  const char *method;
+  int ttl_ms;
+  const char *scope;
+} modern_methods[] = {
+  { "server/discover", 60000, "public" },
+  { "tools/list", 60000, "public" },
+  { "tools/call", -1, NULL },
+  { "prompts/list", 60000, "public" },
+  { "prompts/get", -1, NULL },
+  { "resources/list", 0, "private" },
+  { "resources/templates/list", 60000, "public" },
+  { "resources/read", 0, "private" },
+  { "tasks/get", -1, NULL },
+  { "tasks/cancel", -1, NULL },
+  { "tasks/update", -1, NULL },
+};
+
+static int
+modern_index (const char *method)
+{
+  for (size_t i = 0; i < SR_ARRAY_SIZE (modern_methods); i++)
+    if (strcmp (modern_methods[i].method, method) == 0)
+      return (int) i;
+  return -1;
+}
+
+bool
+sr_mcp_modern_method (const char *method)
+{
+  return modern_index (method) >= 0;
+}
+
+/* What a modern result carries besides the legacy one: resultType, and
+ * the caching hints of a cacheable method.  */
+static void
+add_modern_fields (cJSON *result, const char *method)
+{
+  int i = modern_index (method);
+
+  if (cJSON_GetObjectItemCaseSensitive (result, "resultType") == NULL)
+    cJSON_AddStringToObject (result, "resultType", "complete");
+  if (i >= 0 && modern_methods[i].ttl_ms >= 0)
+    {
+      cJSON_AddNumberToObject (result, "ttlMs", modern_methods[i].ttl_ms);
+      cJSON_AddStringToObject (result, "cacheScope", modern_methods[i].scope);
+    }
+}
+
+/* The response to a request of method: the result (taken over), with
+ * the modern fields when the request was modern.  */
+static char *
+result_reply (const cJSON *id, const char *method, cJSON *result, bool modern)
+{
+  if (modern)
+    {
+      if (result == NULL)
+        result = cJSON_CreateObject ();
+      add_modern_fields (result, method);
+    }
+  return sr_rpc_result (id, result);
+}
+
+/* A serialised response (taken over) made for a legacy request, as a
+ * modern one gets it: the modern fields on a result, and a resource not
+ * found as invalid params (-32602, data.uri naming it; SEP-2164).  */
+static char *
+modernize_reply (char *reply, const char *method)
+{
+  _cleanup_json_ cJSON *root = cJSON_Parse (reply);
+  cJSON *result = cJSON_GetObjectItemCaseSensitive (root, "result");
+  cJSON *code = cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (root, "error"),
+                                                  "code");
+  char *out;
+
+  if (cJSON_IsObject (result))
+    add_modern_fields (result, method);
+  else if (cJSON_IsNumber (code) && code->valueint == SR_RPC_RESOURCE_NOT_FOUND)
+    cJSON_SetNumberValue (code, SR_RPC_INVALID_PARAMS);
+  else
+    return reply;
+  out = cJSON_PrintUnformatted (root);
+  if (out == NULL)
+    sr_oom ();
+  free (reply);
+  return out;
 }
 
 /* --- sending --- */
@@ -332,8 +554,9 @@ on_progress (const char *stage, uint64_t output_bytes, const char *stream, const
 }
 
 static bool
-call_cancelled (struct call *call)
+call_cancelled (void *arg)
 {
+  struct call *call = arg;
   bool cancelled;
 
   pthread_mutex_lock (&call->conn->lock);
@@ -342,18 +565,17 @@ call_cancelled (struct call *call)
   return cancelled;
 }
 
-/* Waits for one of the max_concurrent run slots; false when the call was
- * cancelled while it queued.  */
+/* Waits for one of the max_concurrent run slots; false when the run was
+ * cancelled (cancelled (arg) says it) while it queued.  */
 static bool
-take_slot (struct call *call)
+take_slot (struct sr_mcp_server *s, bool (*cancelled) (void *), void *arg)
 {
-  struct sr_mcp_server *s = call->conn->s;
   bool got = false;
 
   pthread_mutex_lock (&s->lock);
   for (;;)
     {
-      if (call_cancelled (call))
+      if (cancelled (arg))
         break;
       if (s->running < s->cfg->max_concurrent)
         {
@@ -400,6 +622,162 @@ conn_ctx (struct sr_mcp_conn *c, int cancel_fd, const char *files_url, void *use
   };
 }
 
+/* Starts fn (arg) on a detached thread with a small stack, as a call's
+ * or a task's run; false when it could not start.  */
+static bool
+spawn (void *(*fn) (void *), void *arg)
+{
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started;
+
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize (&attr, 256u << 10);
+  started = pthread_create (&thread, &attr, fn, arg) == 0;
+  pthread_attr_destroy (&attr);
+  return started;
+}
+
+/* --- tasks --- */
+
+/* The run of a task, on its own thread: what it needs of its call, kept
+ * past the call and its connection.  */
+struct task_run
+{
+  struct sr_mcp_server *s;
+  struct sr_mcp_task *task;    /* a reference */
+  char *name, *owner, *client, *files_url, *nul_member;
+  cJSON *args;
+  int cancel_fd;
+};
+
+static void
+task_run_free (struct task_run *run)
+{
+  if (run->task)
+    sr_mcp_task_unref (run->task);
+  free (run->name);
+  free (run->owner);
+  free (run->client);
+  free (run->files_url);
+  free (run->nul_member);
+  cJSON_Delete (run->args);
+  if (run->cancel_fd >= 0)
+    close (run->cancel_fd);
+  free (run);
+}
+
+static bool
+task_cancelled (void *task)
+{
+  return sr_mcp_task_cancelled (task);
+}
+
+static void
+task_progress (const char *stage, uint64_t output_bytes, const char *stream, const char *chunk,
+               size_t len, void *userdata)
+{
+  (void) stream, (void) chunk, (void) len;
+  sr_mcp_task_progress (userdata, stage, output_bytes);
+}
+
+static void *
+task_main (void *arg)
+{
+  struct task_run *run = arg;
+  struct sr_mcp_server *s = run->s;
+  bool slot = sr_mcp_tool_runs_code (run->name), cancelled = false;
+  struct sr_mcp_tool_ctx ctx = {
+    .cfg = s->cfg, .service = s->service, .sessions = sr_service_sessions (s->service),
+    .owner = run->owner, .files_url = run->files_url, .link_key = &s->link_key,
+    .client = run->client, .cancel_fd = run->cancel_fd, .nul_argument = run->nul_member,
+    .on_progress = task_progress, .userdata = run->task,
+  };
+  cJSON *result = NULL;
+
+  if (!slot || take_slot (s, task_cancelled, run->task))
+    {
+      result = sr_mcp_tool_call (&ctx, run->name, run->args, &cancelled);
+      if (slot)
+        give_slot (s);
+    }
+  if (cancelled)
+    cJSON_Delete (TAKE_PTR (result));
+  else if (result)
+    add_modern_fields (result, "tools/call");
+  /* Before cancel_fd closes: nothing writes to it after this.  */
+  sr_mcp_task_end (run->task, result, "the run was cancelled before it started");
+  task_run_free (run);
+  return NULL;
+}
+
+/* A call of a client that takes tasks: the run goes on a task's thread,
+ * and the call waits task_after for it.  *ret_result is its result when
+ * it ended by then; else the task is announced (the response sent here)
+ * and lives on without the call, and *ret_result is NULL, as it is when
+ * the call was cancelled.  False when no task could be made: the call
+ * runs as any other.  */
+static bool
+task_call (struct call *call, const struct sr_mcp_tool_ctx *ctx, const char *name,
+           const cJSON *args, cJSON **ret_result)
+{
+  struct sr_mcp_conn *c = call->conn;
+  struct sr_mcp_server *s = c->s;
+  struct task_run *run = sr_xcalloc (1, sizeof *run);
+  uint64_t deadline = sr_now_ns () + s->cfg->task_after_ms * 1000000u;
+  struct sr_mcp_task *task;
+  sr_error_t err = NULL;
+  bool ended = false;
+
+  run->s = s;
+  run->name = sr_xstrdup (name);
+  run->owner = ctx->owner ? sr_xstrdup (ctx->owner) : NULL;
+  run->client = sr_xstrdup (ctx->client);
+  run->files_url = ctx->files_url ? sr_xstrdup (ctx->files_url) : NULL;
+  run->nul_member = call->nul_member ? sr_xstrdup (call->nul_member) : NULL;
+  run->args = args ? cJSON_Duplicate (args, 1) : NULL;
+  run->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  task = run->cancel_fd < 0 ? NULL : sr_mcp_task_new (s->tasks, c->owner, run->cancel_fd, &err);
+  if (task == NULL)
+    {
+      sr_error_free (&err);
+      task_run_free (run);
+      return false;
+    }
+  sr_mcp_task_ref (task);
+  run->task = task;
+  if (!spawn (task_main, run))
+    {
+      sr_mcp_task_end (task, NULL, "could not start a worker thread");
+      task_run_free (run);
+    }
+
+  while (!ended && sr_now_ns () < deadline)
+    {
+      if (call_cancelled (call))
+        {
+          sr_mcp_task_cancel (task);
+          pthread_mutex_lock (&s->lock);
+          pthread_cond_broadcast (&s->slot_freed);
+          pthread_mutex_unlock (&s->lock);
+          break;
+        }
+      /* A tenth of a second at a time, to see a cancelled call.  */
+      uint64_t until = sr_now_ns () + 100000000u;
+
+      ended = sr_mcp_task_wait (task, until < deadline ? until : deadline);
+    }
+  *ret_result = NULL;
+  if (ended || call_cancelled (call))
+    *ret_result = sr_mcp_task_forget (task);
+  else
+    send_text (c, call->id, result_reply (call->id, "tools/call", sr_mcp_task_created (task),
+                                          true));
+  sr_mcp_task_unref (task);
+  return true;
+}
+
 static void *
 call_main (void *arg)
 {
@@ -409,11 +787,12 @@ call_main (void *arg)
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (call->params, "name");
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (call->params, "arguments");
   struct sr_mcp_tool_ctx ctx = conn_ctx (c, call->cancel_fd, call->files_url, call);
-  bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false;
+  bool slot = sr_mcp_tool_runs_code (name->valuestring), cancelled = false, tasked;
   cJSON *result = NULL;
 
   ctx.nul_argument = call->nul_member;
-  if (!slot || take_slot (call))
+  tasked = call->taskable && task_call (call, &ctx, name->valuestring, args, &result);
+  if (!tasked && (!slot || take_slot (s, call_cancelled, call)))
     {
       uint64_t start = sr_now_ns ();
 
@@ -432,7 +811,7 @@ call_main (void *arg)
     }
   /* A cancelled request gets no response, as the protocol asks.  */
   if (result && !cancelled && !call_cancelled (call))
-    send_text (c, call->id, sr_rpc_result (call->id, result));
+    send_text (c, call->id, result_reply (call->id, "tools/call", result, call->modern));
   else
     cJSON_Delete (result);
 
@@ -484,14 +863,12 @@ cancel_locked (struct call *call)
 }
 
 static void
-start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern, bool taskable)
 {
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (m->params, "name");
   const cJSON *token = sr_rpc_progress_token (m);
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (m->params, "arguments");
   struct call *call;
-  pthread_attr_t attr;
-  pthread_t thread;
   bool duplicate;
 
   if (!cJSON_IsString (name))
@@ -515,6 +892,8 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   call->params = cJSON_Duplicate (m->params, 1);
   call->progress_token = token ? cJSON_Duplicate (token, 1) : NULL;
   call->nul_member = m->nul_member ? sr_xstrdup (m->nul_member) : NULL;
+  call->modern = modern;
+  call->taskable = taskable;
   call->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (call->cancel_fd < 0)
     {
@@ -535,10 +914,7 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   c->calls = call;
   pthread_mutex_unlock (&c->lock);
 
-  pthread_attr_init (&attr);
-  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize (&attr, 256u << 10);
-  if (pthread_create (&thread, &attr, call_main, call) != 0)
+  if (!spawn (call_main, call))
     {
       pthread_mutex_lock (&c->lock);
       c->calls = call->next;
@@ -546,7 +922,6 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
       send_error (c, m->id, SR_RPC_INTERNAL_ERROR, "could not start a worker thread");
       call_free (call);
     }
-  pthread_attr_destroy (&attr);
 }
 
 static void
@@ -569,12 +944,64 @@ cancel_request (struct sr_mcp_conn *c, const cJSON *params)
 
 /* --- methods --- */
 
+/* What the server offers, to a client of either era.  A modern one gets
+ * no subscriptions (resources/subscribe is gone, and subscriptions/listen
+ * is not served), the empty list of prompts it may ask for, and tasks.  */
+static cJSON *
+capabilities (bool modern)
+{
+  cJSON *caps = cJSON_CreateObject ();
+
+  cJSON_AddBoolToObject (cJSON_AddObjectToObject (caps, "tools"), "listChanged", false);
+  cJSON_AddObjectToObject (caps, "logging");
+  if (modern)
+    {
+      cJSON_AddObjectToObject (caps, "resources");
+      cJSON_AddObjectToObject (caps, "prompts");
+      cJSON_AddObjectToObject (cJSON_AddObjectToObject (caps, "extensions"),
+                               SR_MCP_TASKS_EXTENSION);
+    }
+  else
+    cJSON_AddItemToObject (caps, "resources", sr_mcp_resources_capability ());
+  return caps;
+}
+
+static cJSON *
+server_info (void)
+{
+  cJSON *info = cJSON_CreateObject ();
+
+  cJSON_AddStringToObject (info, "name", "sandbox-runner");
+  cJSON_AddStringToObject (info, "title", "sandbox-runner");
+  cJSON_AddStringToObject (info, "version", PACKAGE_VERSION);
+  return info;
+}
+
+/* server/discover: every version we speak, modern first, and what a
+ * modern client gets.  */
+static cJSON *
+discover_result (void)
+{
+  cJSON *result = cJSON_CreateObject ();
+  cJSON *versions = cJSON_AddArrayToObject (result, "supportedVersions");
+
+  for (const char *const *v = modern_versions; *v; v++)
+    cJSON_AddItemToArray (versions, cJSON_CreateString (*v));
+  for (const char *const *v = sr_mcp_protocol_versions; *v; v++)
+    cJSON_AddItemToArray (versions, cJSON_CreateString (*v));
+  cJSON_AddItemToObject (result, "capabilities", capabilities (true));
+  cJSON_AddStringToObject (result, "instructions", instructions);
+  cJSON_AddItemToObject (cJSON_AddObjectToObject (result, "_meta"), META_SERVER_INFO,
+                         server_info ());
+  return result;
+}
+
 static void
 do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 {
   const cJSON *version = cJSON_GetObjectItemCaseSensitive (m->params, "protocolVersion");
   const char *chosen = SR_MCP_PROTOCOL_LATEST;
-  cJSON *result, *caps, *info;
+  cJSON *result;
 
   if (!cJSON_IsString (version))
     return send_error (c, m->id, SR_RPC_INVALID_PARAMS,
@@ -587,21 +1014,9 @@ do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 
   result = cJSON_CreateObject ();
   cJSON_AddStringToObject (result, "protocolVersion", chosen);
-  caps = cJSON_AddObjectToObject (result, "capabilities");
-  cJSON_AddBoolToObject (cJSON_AddObjectToObject (caps, "tools"), "listChanged", false);
-  cJSON_AddObjectToObject (caps, "logging");
-  cJSON_AddItemToObject (caps, "resources", sr_mcp_resources_capability ());
-  info = cJSON_AddObjectToObject (result, "serverInfo");
-  cJSON_AddStringToObject (info, "name", "sandbox-runner");
-  cJSON_AddStringToObject (info, "title", "sandbox-runner");
-  cJSON_AddStringToObject (info, "version", PACKAGE_VERSION);
-  cJSON_AddStringToObject (result, "instructions",
-                           "Runs code snippets in disposable sandboxes without network access. "
-                           "Call list_supported_languages for the languages, run_code to run "
-                           "one snippet; each run starts from a clean filesystem. For work over "
-                           "several steps on the same files, create_session (or upload_file) "
-                           "gives a session whose /mnt/data persists; pass its session_id to "
-                           "run_code and the file tools, and close_session when done.");
+  cJSON_AddItemToObject (result, "capabilities", capabilities (false));
+  cJSON_AddItemToObject (result, "serverInfo", server_info ());
+  cJSON_AddStringToObject (result, "instructions", instructions);
   pthread_mutex_lock (&c->lock);
   c->initialized = true;
   snprintf (c->protocol, sizeof c->protocol, "%s", chosen);
@@ -632,36 +1047,101 @@ do_set_level (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 }
 
 static void
-do_resources (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+do_resources (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
 {
   struct sr_mcp_tool_ctx ctx = conn_ctx (c, -1, c->files_url, NULL);
   char *reply = sr_mcp_resources_handle (c->resources, &ctx, m->method, m->id, m->params);
 
   if (reply == NULL)
     return send_error (c, m->id, SR_RPC_METHOD_NOT_FOUND, "Method not found: %s", m->method);
-  send_text (c, m->id, reply);
+  send_text (c, m->id, modern ? modernize_reply (reply, m->method) : reply);
+}
+
+/* Whether the call of m may become a task: a run (run_code, shell_exec)
+ * of a client whose capabilities name the Tasks extension.  */
+static bool
+takes_tasks (const struct sr_rpc_message *m)
+{
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive (m->params, "name");
+
+  return declares_tasks (m) && cJSON_IsString (name)
+         && (strcmp (name->valuestring, "run_code") == 0
+             || strcmp (name->valuestring, "shell_exec") == 0);
+}
+
+static void
+do_tools_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern)
+{
+  if (m->params == NULL)
+    send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: tools/call needs params");
+  else
+    start_call (c, m, modern, modern && takes_tasks (m));
+}
+
+/* A request of 2026-07-28: its _meta says all the server needs to know
+ * of the client, nothing of it is kept for the next.  */
+static void
+handle_modern (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+{
+  const cJSON *level = cJSON_GetObjectItemCaseSensitive (request_meta (m), META_LOG_LEVEL);
+  char *error;
+  int wanted;
+
+  if (sr_mcp_modern_check (m, &error) != 0)
+    return send_text (c, m->id, error);
+  if (!sr_mcp_modern_method (m->method))
+    return send_error (c, m->id, SR_RPC_METHOD_NOT_FOUND, "Method not found: %s", m->method);
+  wanted = cJSON_IsString (level) ? level_index (level->valuestring) : -1;
+  pthread_mutex_lock (&c->lock);
+  c->log_level = wanted >= 0 ? wanted : LOG_OFF;
+  c->modern = true;
+  pthread_mutex_unlock (&c->lock);
+
+  if (strcmp (m->method, "server/discover") == 0)
+    send_text (c, m->id, result_reply (m->id, m->method, discover_result (), true));
+  else if (strcmp (m->method, "tools/list") == 0)
+    send_text (c, m->id, result_reply (m->id, m->method, sr_mcp_tools_list (c->s->cfg), true));
+  else if (strcmp (m->method, "tools/call") == 0)
+    do_tools_call (c, m, true);
+  else if (strcmp (m->method, "prompts/list") == 0)
+    {
+      cJSON *result = cJSON_CreateObject ();
+
+      cJSON_AddArrayToObject (result, "prompts");
+      send_text (c, m->id, result_reply (m->id, m->method, result, true));
+    }
+  else if (strcmp (m->method, "prompts/get") == 0)
+    send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: this server has no prompts");
+  else if (strncmp (m->method, "tasks/", strlen ("tasks/")) == 0)
+    {
+      send_text (c, m->id, sr_mcp_tasks_handle (c->s->tasks, c->owner, m->method, m->id,
+                                                m->params));
+      /* A cancelled task may be queued for a slot: wake it to see.  */
+      pthread_mutex_lock (&c->s->lock);
+      pthread_cond_broadcast (&c->s->slot_freed);
+      pthread_mutex_unlock (&c->s->lock);
+    }
+  else
+    do_resources (c, m, true);
 }
 
 static void
 handle_request (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 {
-  if (strcmp (m->method, "initialize") == 0)
+  if (sr_mcp_request_modern (m, NULL))
+    handle_modern (c, m);
+  else if (strcmp (m->method, "initialize") == 0)
     do_initialize (c, m);
   else if (strcmp (m->method, "ping") == 0)
     send_text (c, m->id, sr_rpc_result (m->id, NULL));
   else if (strcmp (m->method, "tools/list") == 0)
     send_text (c, m->id, sr_rpc_result (m->id, sr_mcp_tools_list (c->s->cfg)));
   else if (strcmp (m->method, "tools/call") == 0)
-    {
-      if (m->params == NULL)
-        send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: tools/call needs params");
-      else
-        start_call (c, m);
-    }
+    do_tools_call (c, m, false);
   else if (strcmp (m->method, "logging/setLevel") == 0)
     do_set_level (c, m);
   else if (strncmp (m->method, "resources/", strlen ("resources/")) == 0)
-    do_resources (c, m);
+    do_resources (c, m, false);
   else
     send_error (c, m->id, SR_RPC_METHOD_NOT_FOUND, "Method not found: %s", m->method);
 }
@@ -681,7 +1161,16 @@ handle_notification (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 static void
 resources_notify (void *userdata, char *json)
 {
-  send_text (userdata, NULL, json);
+  struct sr_mcp_conn *c = userdata;
+  bool modern;
+
+  pthread_mutex_lock (&c->lock);
+  modern = c->modern;
+  pthread_mutex_unlock (&c->lock);
+  if (modern)
+    free (json);
+  else
+    send_text (c, NULL, json);
 }
 
 struct sr_mcp_conn *

@@ -18,10 +18,36 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "mcp/jsonrpc.h"
 
-/* The protocol versions we speak, newest first.  */
+/* The protocol versions initialize negotiates (the legacy era, one
+ * session per client), newest first.  */
 #define SR_MCP_PROTOCOL_LATEST "2025-11-25"
 extern const char *const sr_mcp_protocol_versions[];
+/* The modern era (2026-07-28): no initialize and no session; every
+ * request carries its protocol version and the client's capabilities in
+ * params._meta, and server/discover tells what the server speaks.  Both
+ * eras are served side by side, chosen per request.  */
+#define SR_MCP_PROTOCOL_MODERN "2026-07-28"
+/* The key of a modern request's params._meta that names its version.  */
+#define SR_MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+
+/* Whether we speak protocol version v, of either era.  */
+bool sr_mcp_protocol_known (const char *v);
+/* Whether request (or notification) m is of the modern era: its _meta
+ * names a protocol version, its method exists only there
+ * (server/discover), or the transport's header_version (NULL: none) is
+ * a modern one.  */
+bool sr_mcp_request_modern (const struct sr_rpc_message *m, const char *header_version);
+/* The checks of a modern request's _meta before it is handled: 0 when
+ * it may be, else the JSON-RPC error code (-32602: protocolVersion or
+ * clientCapabilities missing; -32022: a version we do not speak; -32021:
+ * a task method from a client that does not declare the Tasks
+ * extension) and *ret_error the reply answering m's id.  */
+int sr_mcp_modern_check (const struct sr_rpc_message *m, char **ret_error);
+/* Whether a modern request of this method is served (initialize, ping,
+ * logging/setLevel and resources/subscribe are gone from it).  */
+bool sr_mcp_modern_method (const char *method);
 
 struct sr_mcp_server;
 struct sr_mcp_conn;

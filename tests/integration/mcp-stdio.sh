@@ -44,6 +44,29 @@ out=$(rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVers
 like "$out" '"protocolVersion":"2025-11-25"' "an unknown version is answered with ours"
 out=$(rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}')
 like "$out" '"protocolVersion":"2024-11-05"' "an older version we speak is kept"
+out=$(rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}')
+like "$out" '"protocolVersion":"2025-11-25"' "initialize never negotiates 2026-07-28, which has none"
+
+# 2026-07-28 over stdio: no initialize; each request carries its _meta.
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+out=$(rpc "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{$meta}}" \
+  "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{$meta}}" \
+  '{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}' \
+  '{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{}}' \
+  '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+  "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{$meta}}" \
+  "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"run_code\",\"arguments\":{\"language\":\"python\",\"code\":\"print(5)\"},$meta}}")
+line_of () { printf '%s\n' "$out" | grep "\"id\":$1,"; }
+like "$(line_of 1)" '"result":\{"supportedVersions":\["2026-07-28","2025-11-25".*"resultType":"complete"' \
+  "server/discover with no initialize lists 2026-07-28 first"
+like "$(line_of 2)" '"result":\{"tools":\[.*"resultType":"complete","ttlMs":[0-9]+,"cacheScope":"public"' \
+  "a tools/list of 2026-07-28 has resultType and caching hints"
+like "$(line_of 3)" '"code":-32602,"message":"[^"]*clientCapabilities' "a _meta without clientCapabilities is -32602"
+like "$(line_of 4)" '"code":-32602' "server/discover without _meta is -32602"
+like "$(line_of 5)" '"code":-32022,.*"supported":\["2026-07-28"\],"requested":"2099-01-01"' \
+  "an unknown modern version is -32022 with the supported ones"
+like "$(line_of 6)" '"code":-32601' "ping is not of 2026-07-28: -32601"
+like "$(line_of 7)" '"stdout":"5\\n".*"resultType":"complete"' "run_code over 2026-07-28 with no initialize"
 
 python3 -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"x"*70000}}))' > "$sr_tmp/big.json"
 out=$(printf '%s\n' "$(cat "$sr_tmp/big.json")" '{"jsonrpc":"2.0","id":10,"method":"ping"}' |

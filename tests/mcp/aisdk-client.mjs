@@ -20,7 +20,12 @@ const check = (cond, name, detail) => {
 const transport = http
   ? { type: "http", url: argv[1], headers: { Authorization: `Bearer ${argv[2]}` } }
   : new Experimental_StdioMCPTransport({ command: argv[0], args: ["serve"], env: process.env });
-const client = await createMCPClient({ transport });
+// It asks server/discover first (2026-07-28) and falls back to initialize
+// only when that fails: an error it reports on the way is a failed connect.
+const errors = [];
+const client = await createMCPClient({ transport, onUncaughtError: (e) => errors.push(String(e)) });
+check(client.protocolVersion === "2026-07-28", "the AI SDK client speaks 2026-07-28",
+  client.protocolVersion);
 const tools = await client.tools();
 let calls = 0;
 // What the agent loop does with a tool: execute it, then turn its result
@@ -86,3 +91,4 @@ check(!output.isError, "close_session closes it", output);
 check(output.isError && JSON.stringify(output).includes("session_not_found"),
   "and its files are gone with it", output);
 await client.close();
+check(errors.length === 0, "the AI SDK client reported no error", errors);

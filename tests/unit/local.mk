@@ -21,6 +21,7 @@ unit_tests = \
 	tests/unit/test-jsonrpc \
 	tests/unit/test-rpc-id \
 	tests/unit/test-download-link \
+	tests/unit/test-tasks \
 	tests/unit/test-state-reclaim
 
 check_PROGRAMS += $(unit_tests)
@@ -48,6 +49,7 @@ tests_unit_test_resource_uri_LDADD = $(UNIT_LDADD)
 tests_unit_test_capture_LDADD = $(UNIT_LDADD)
 tests_unit_test_rpc_id_LDADD = $(UNIT_LDADD)
 tests_unit_test_download_link_LDADD = $(UNIT_LDADD)
+tests_unit_test_tasks_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_reclaim_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk
 

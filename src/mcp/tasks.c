@@ -1,0 +1,391 @@
+#include "config.h"
+
+#include "mcp/tasks.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "mcp/jsonrpc.h"
+
+/* How often a client is asked to poll tasks/get.  */
+#define POLL_INTERVAL_MS 1000
+#define TASK_ID_BYTES 16
+
+enum status
+{
+  WORKING,
+  COMPLETED,
+  FAILED,
+  CANCELLED,
+};
+
+static const char *const status_names[] = { "working", "completed", "failed", "cancelled" };
+
+struct sr_mcp_task
+{
+  struct sr_mcp_tasks *t;
+  struct sr_mcp_task *next;  /* in t->tasks */
+  unsigned refs;             /* under t->lock, as everything below */
+  bool in_table;
+  char id[2 * TASK_ID_BYTES + 1];
+  char *owner;
+  int cancel_fd;             /* -1 once the run ended */
+  bool run_ended;
+  enum status status;
+  char *message;
+  cJSON *result;
+  char *failure;
+  uint64_t created_ms, updated_ms; /* wall clock */
+  uint64_t ended_ns;         /* monotonic */
+};
+
+struct sr_mcp_tasks
+{
+  uint64_t keep_ms;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;    /* a task ended, or a run let go of one */
+  struct sr_mcp_task *tasks;
+};
+
+static uint64_t
+wall_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+}
+
+static void
+add_time (cJSON *o, const char *key, uint64_t ms)
+{
+  time_t secs = (time_t) (ms / 1000u);
+  struct tm tm;
+  char buf[40];
+
+  gmtime_r (&secs, &tm);
+  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (buf + strlen (buf), sizeof buf - strlen (buf), ".%03uZ", (unsigned) (ms % 1000u));
+  cJSON_AddStringToObject (o, key, buf);
+}
+
+struct sr_mcp_tasks *
+sr_mcp_tasks_new (uint64_t keep_ms)
+{
+  struct sr_mcp_tasks *t = sr_xcalloc (1, sizeof *t);
+
+  t->keep_ms = keep_ms;
+  pthread_mutex_init (&t->lock, NULL);
+  pthread_cond_init (&t->changed, NULL);
+  return t;
+}
+
+static void
+task_free (struct sr_mcp_task *task)
+{
+  free (task->owner);
+  free (task->message);
+  free (task->failure);
+  cJSON_Delete (task->result);
+  free (task);
+}
+
+/* t->lock held.  Drops a reference; the last frees the task (which is
+ * out of the table by then).  */
+static void
+unref_locked (struct sr_mcp_task *task)
+{
+  if (--task->refs == 0)
+    task_free (task);
+  else
+    pthread_cond_broadcast (&task->t->changed);
+}
+
+/* t->lock held.  */
+static void
+unlink_locked (struct sr_mcp_task *task)
+{
+  for (struct sr_mcp_task **p = &task->t->tasks; *p; p = &(*p)->next)
+    if (*p == task)
+      {
+        *p = task->next;
+        task->in_table = false;
+        unref_locked (task); /* the table's */
+        return;
+      }
+}
+
+/* t->lock held.  Forgets the tasks that ended more than keep_ms ago.  */
+static void
+sweep_locked (struct sr_mcp_tasks *t)
+{
+  uint64_t now = sr_now_ns ();
+  struct sr_mcp_task *task = t->tasks, *next;
+
+  for (; task; task = next)
+    {
+      next = task->next;
+      if (task->status != WORKING && now - task->ended_ns > t->keep_ms * 1000000u)
+        unlink_locked (task);
+    }
+}
+
+/* t->lock held.  */
+static void
+cancel_locked (struct sr_mcp_task *task)
+{
+  uint64_t one = 1;
+
+  if (task->status != WORKING)
+    return;
+  task->status = CANCELLED;
+  free (TAKE_PTR (task->message));
+  task->updated_ms = wall_ms ();
+  task->ended_ns = sr_now_ns ();
+  if (task->cancel_fd >= 0)
+    (void) !write (task->cancel_fd, &one, sizeof one);
+  pthread_cond_broadcast (&task->t->changed);
+}
+
+void
+sr_mcp_tasks_free (struct sr_mcp_tasks *t)
+{
+  bool busy = true;
+
+  if (t == NULL)
+    return;
+  pthread_mutex_lock (&t->lock);
+  for (struct sr_mcp_task *task = t->tasks; task; task = task->next)
+    cancel_locked (task);
+  while (busy)
+    {
+      busy = false;
+      for (struct sr_mcp_task *task = t->tasks; task; task = task->next)
+        busy |= task->refs > 1;
+      if (busy)
+        pthread_cond_wait (&t->changed, &t->lock);
+    }
+  while (t->tasks)
+    unlink_locked (t->tasks);
+  pthread_mutex_unlock (&t->lock);
+  pthread_mutex_destroy (&t->lock);
+  pthread_cond_destroy (&t->changed);
+  free (t);
+}
+
+struct sr_mcp_task *
+sr_mcp_task_new (struct sr_mcp_tasks *t, const char *owner, int cancel_fd, sr_error_t *err)
+{
+  struct sr_mcp_task *task = sr_xcalloc (1, sizeof *task);
+
+  if (sr_random_hex (task->id, TASK_ID_BYTES, err) < 0)
+    {
+      free (task);
+      return NULL;
+    }
+  task->t = t;
+  task->refs = 2; /* the table's and the caller's */
+  task->in_table = true;
+  task->owner = owner ? sr_xstrdup (owner) : NULL;
+  task->cancel_fd = cancel_fd;
+  task->status = WORKING;
+  task->created_ms = task->updated_ms = wall_ms ();
+  pthread_mutex_lock (&t->lock);
+  sweep_locked (t);
+  task->next = t->tasks;
+  t->tasks = task;
+  pthread_mutex_unlock (&t->lock);
+  return task;
+}
+
+void
+sr_mcp_task_ref (struct sr_mcp_task *task)
+{
+  pthread_mutex_lock (&task->t->lock);
+  task->refs++;
+  pthread_mutex_unlock (&task->t->lock);
+}
+
+void
+sr_mcp_task_unref (struct sr_mcp_task *task)
+{
+  struct sr_mcp_tasks *t = task->t;
+
+  pthread_mutex_lock (&t->lock);
+  unref_locked (task);
+  pthread_mutex_unlock (&t->lock);
+}
+
+void
+sr_mcp_task_progress (struct sr_mcp_task *task, const char *stage, uint64_t output_bytes)
+{
+  char *message = sr_xasprintf ("%s: %llu bytes of output so far", stage,
+                                (unsigned long long) output_bytes);
+
+  pthread_mutex_lock (&task->t->lock);
+  if (task->message == NULL || strcmp (task->message, message) != 0)
+    task->updated_ms = wall_ms ();
+  free (task->message);
+  task->message = message;
+  pthread_mutex_unlock (&task->t->lock);
+}
+
+void
+sr_mcp_task_end (struct sr_mcp_task *task, cJSON *result, const char *failure)
+{
+  pthread_mutex_lock (&task->t->lock);
+  task->cancel_fd = -1;
+  task->run_ended = true;
+  if (task->status == WORKING)
+    {
+      task->status = result ? COMPLETED : FAILED;
+      task->result = result;
+      task->failure = result ? NULL : sr_xstrdup (failure);
+      result = NULL;
+      task->updated_ms = wall_ms ();
+      task->ended_ns = sr_now_ns ();
+      free (task->message);
+      task->message = NULL;
+    }
+  pthread_cond_broadcast (&task->t->changed);
+  pthread_mutex_unlock (&task->t->lock);
+  cJSON_Delete (result);
+}
+
+bool
+sr_mcp_task_cancelled (struct sr_mcp_task *task)
+{
+  bool cancelled;
+
+  pthread_mutex_lock (&task->t->lock);
+  cancelled = task->status == CANCELLED;
+  pthread_mutex_unlock (&task->t->lock);
+  return cancelled;
+}
+
+void
+sr_mcp_task_cancel (struct sr_mcp_task *task)
+{
+  pthread_mutex_lock (&task->t->lock);
+  cancel_locked (task);
+  pthread_mutex_unlock (&task->t->lock);
+}
+
+bool
+sr_mcp_task_wait (struct sr_mcp_task *task, uint64_t until_ns)
+{
+  struct timespec ts;
+  uint64_t now = sr_now_ns ();
+  bool ended;
+
+  pthread_mutex_lock (&task->t->lock);
+  if (!task->run_ended && now < until_ns)
+    {
+      sr_deadline_after (CLOCK_REALTIME, (until_ns - now) / 1000000u, &ts);
+      pthread_cond_timedwait (&task->t->changed, &task->t->lock, &ts);
+    }
+  ended = task->run_ended;
+  pthread_mutex_unlock (&task->t->lock);
+  return ended;
+}
+
+cJSON *
+sr_mcp_task_forget (struct sr_mcp_task *task)
+{
+  cJSON *result;
+
+  pthread_mutex_lock (&task->t->lock);
+  result = task->status == COMPLETED ? TAKE_PTR (task->result) : NULL;
+  if (task->in_table)
+    unlink_locked (task);
+  pthread_mutex_unlock (&task->t->lock);
+  return result;
+}
+
+/* t->lock held.  What every answer about the task says.  */
+static void
+add_task_locked (cJSON *o, const struct sr_mcp_task *task)
+{
+  cJSON_AddStringToObject (o, "taskId", task->id);
+  cJSON_AddStringToObject (o, "status", status_names[task->status]);
+  if (task->message)
+    cJSON_AddStringToObject (o, "statusMessage", task->message);
+  add_time (o, "createdAt", task->created_ms);
+  add_time (o, "lastUpdatedAt", task->updated_ms);
+  cJSON_AddNumberToObject (o, "ttlMs", (double) task->t->keep_ms);
+  cJSON_AddNumberToObject (o, "pollIntervalMs", POLL_INTERVAL_MS);
+}
+
+cJSON *
+sr_mcp_task_created (struct sr_mcp_task *task)
+{
+  cJSON *result = cJSON_CreateObject ();
+
+  cJSON_AddStringToObject (result, "resultType", "task");
+  pthread_mutex_lock (&task->t->lock);
+  add_task_locked (result, task);
+  pthread_mutex_unlock (&task->t->lock);
+  return result;
+}
+
+/* t->lock held.  The task id names, if owner may see it.  */
+static struct sr_mcp_task *
+find_locked (struct sr_mcp_tasks *t, const char *owner, const char *id)
+{
+  for (struct sr_mcp_task *task = t->tasks; task; task = task->next)
+    if (strcmp (task->id, id) == 0)
+      return owner == NULL || (task->owner && strcmp (task->owner, owner) == 0) ? task : NULL;
+  return NULL;
+}
+
+char *
+sr_mcp_tasks_handle (struct sr_mcp_tasks *t, const char *owner, const char *method,
+                     const cJSON *id, const cJSON *params)
+{
+  const cJSON *task_id = cJSON_GetObjectItemCaseSensitive (params, "taskId");
+  _cleanup_free_ char *msg = NULL;
+  struct sr_mcp_task *task;
+  cJSON *result = NULL;
+
+  if (!cJSON_IsString (task_id))
+    return sr_rpc_error (id, SR_RPC_INVALID_PARAMS, "Invalid params: taskId must be a string",
+                         NULL);
+  pthread_mutex_lock (&t->lock);
+  sweep_locked (t);
+  task = find_locked (t, owner, task_id->valuestring);
+  if (task && strcmp (method, "tasks/get") == 0)
+    {
+      result = cJSON_CreateObject ();
+      cJSON_AddStringToObject (result, "resultType", "complete");
+      add_task_locked (result, task);
+      if (task->status == COMPLETED)
+        cJSON_AddItemToObject (result, "result", cJSON_Duplicate (task->result, 1));
+      else if (task->status == FAILED)
+        {
+          cJSON *error = cJSON_AddObjectToObject (result, "error");
+
+          cJSON_AddNumberToObject (error, "code", SR_RPC_INTERNAL_ERROR);
+          cJSON_AddStringToObject (error, "message", task->failure);
+        }
+    }
+  else if (task && strcmp (method, "tasks/cancel") == 0)
+    {
+      cancel_locked (task);
+      result = cJSON_CreateObject ();
+      cJSON_AddStringToObject (result, "resultType", "complete");
+    }
+  pthread_mutex_unlock (&t->lock);
+  if (result)
+    return sr_rpc_result (id, result);
+  if (task)
+    return sr_rpc_error (id, SR_RPC_INVALID_PARAMS,
+                         "Invalid params: this task waits for no input", NULL);
+  msg = sr_xasprintf ("Invalid params: no task %s (it never was, it is another caller's, or it "
+                      "ended longer ago than task_keep)",
+                      task_id->valuestring);
+  return sr_rpc_error (id, SR_RPC_INVALID_PARAMS, msg, NULL);
+}

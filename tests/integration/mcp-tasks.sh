@@ -1,0 +1,108 @@
+#!/bin/sh
+# The Tasks extension (io.modelcontextprotocol/tasks) over Streamable HTTP,
+# with curl, for clients of 2026-07-28 that declare it: a C++ build and run
+# that outlives task_after comes back as a task, is polled to its result
+# with tasks/get, is found by its owner's token only; a second one is
+# cancelled with tasks/cancel and leaves nothing running; a quick run, and
+# a client that does not declare the extension, get the result directly.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
+require_image python cpp
+command -v curl >/dev/null || skip_all "curl is not installed"
+containers=$SANDBOX_RUNTIME_DIR/containers
+
+printf 'token-a\ntoken-b\n' > "$sr_tmp/tokens"
+SANDBOX_TASK_AFTER=1 SANDBOX_TASK_KEEP=60 start_server --token-file "$sr_tmp/tokens" ||
+  echo "Bail out! the HTTP server did not start"
+
+# call TOKEN METHOD NAME PARAMS [EXTENSIONS]: a request of 2026-07-28 with
+# the Mcp-Name NAME (none when empty); $body is the answer.  EXTENSIONS
+# (default: the Tasks extension) are the client's.
+tasks_ext='{"io.modelcontextprotocol/tasks":{}}'
+call () {
+  local meta="\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":${5:-$tasks_ext}}}"
+  set -- -H "Authorization: Bearer $1" -H "Mcp-Method: $2" ${3:+-H "Mcp-Name: $3"} \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"$2\",\"params\":{$4${4:+,}$meta}}"
+  body=$(curl -s --max-time 60 -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' "$@" "$url")
+}
+field () { printf '%s' "$body" | python3 -c "import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1" 2>/dev/null; }
+run_code () { call "$1" tools/call run_code "\"name\":\"run_code\",\"arguments\":$2" "${3-}"; }
+
+call token-a server/discover "" ""
+like "$body" '"extensions":\{"io.modelcontextprotocol/tasks":\{\}\}' "server/discover offers the Tasks extension"
+
+run_code token-a '{"language":"python","code":"print(1)"}'
+like "$body" '"result":\{"content".*"stdout":"1\\n".*"resultType":"complete"' "a quick run answers at once, no task"
+
+cpp='#include <iostream>\n#include <regex>\n#include <map>\n#include <thread>\n#include <chrono>\nint main() { std::this_thread::sleep_for(std::chrono::seconds(2)); std::map<int, std::string> m{{1, \"built\"}}; std::cout << std::regex_replace(m[1], std::regex(\"b\"), \"B\") << std::endl; }'
+start=$(date +%s)
+run_code token-a "{\"language\":\"cpp\",\"code\":\"$cpp\"}"
+task=$(field 'r["result"]["taskId"]')
+like "$(field 'r["result"]["resultType"]') $(field 'r["result"]["status"]')" '^task working$' \
+  "a C++ build and run longer than task_after comes back as a task"
+like "$task" '^[0-9a-f]{32}$' "whose id is 128 random bits"
+like "$body" '"createdAt":"[0-9-]+T[0-9:.]+Z","lastUpdatedAt":"[^"]+","ttlMs":60000,"pollIntervalMs":[0-9]+' \
+  "with its times, ttlMs (task_keep) and pollIntervalMs"
+is "$(( $(date +%s) - start < 5 ))" 1 "before the run ends"
+call token-b tasks/get "$task" "\"taskId\":\"$task\""
+like "$body" '"error":\{"code":-32602' "another token does not find it"
+polls=0
+while :; do
+  call token-a tasks/get "$task" "\"taskId\":\"$task\""
+  status=$(field 'r["result"]["status"]')
+  [ "$status" = working ] && [ "$polls" -lt 60 ] || break
+  [ "$polls" -gt 0 ] || like "$body" '"statusMessage":"[a-z]+: [0-9]+ bytes of output so far"' \
+    "tasks/get of a working task says its stage and output so far"
+  polls=$((polls + 1))
+  sleep 0.5
+done
+is "$status" completed "tasks/get polls it to its end ($polls polls)"
+like "$(field 'r["result"]["result"]["structuredContent"]["stdout"]')" '^Built$' \
+  "with the same CallToolResult a direct call gives, inline"
+call token-a tasks/cancel "$task" "\"taskId\":\"$task\""
+is "$body" '{"jsonrpc":"2.0","id":9,"result":{"resultType":"complete"}}' "tasks/cancel of an ended task is a plain ack"
+call token-a tasks/get "$task" "\"taskId\":\"$task\""
+is "$(field 'r["result"]["status"]')" completed "and leaves it completed"
+
+run_code token-a "{\"language\":\"cpp\",\"code\":\"#include <unistd.h>\\nint main() { sleep(60); }\"}"
+task2=$(field 'r["result"]["taskId"]')
+like "$task2" '^[0-9a-f]{32}$' "a second long run becomes a task"
+run_running () { [ -n "$(running_containers "$containers")" ]; }
+wait_until 30 run_running
+ok $? "its container runs"
+call token-b tasks/cancel "$task2" "\"taskId\":\"$task2\""
+like "$body" '"code":-32602' "another token cannot cancel it"
+call token-a tasks/cancel "$task2" "\"taskId\":\"$task2\""
+is "$body" '{"jsonrpc":"2.0","id":9,"result":{"resultType":"complete"}}' "tasks/cancel acknowledges"
+call token-a tasks/get "$task2" "\"taskId\":\"$task2\""
+is "$(field 'r["result"]["status"]')" cancelled "the task is cancelled"
+run_gone () { [ -z "$(running_containers "$containers")" ]; }
+wait_until 10 run_gone
+ok $? "and its run's container is gone"
+
+start=$(date +%s)
+run_code token-a '{"language":"python","code":"import time; time.sleep(2); print(2)"}' '{}'
+like "$body" '"result":\{"content".*"stdout":"2\\n"' "a client that does not declare the extension gets the result directly"
+call token-a tasks/get "$task" "\"taskId\":\"$task\"" '{}'
+like "$body" '"code":-32021,.*"requiredCapabilities":\{"extensions":\{"io.modelcontextprotocol/tasks":\{\}\}\}' \
+  "tasks/get from a client that does not declare the extension is -32021"
+call token-a tasks/get "0123456789abcdef0123456789abcdef" '"taskId":"0123456789abcdef0123456789abcdef"'
+like "$body" '"code":-32602,"message":"Invalid params: no task' "an unknown task id is -32602"
+for method in tasks/list tasks/result; do
+  curl -s -o "$sr_tmp/body" -w '%{http_code}' -H 'Content-Type: application/json' -H 'Accept: application/json' \
+    -H 'Authorization: Bearer token-a' -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $method" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"$method\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}" \
+    "$url" > "$sr_tmp/status"
+  like "$(cat "$sr_tmp/status") $(cat "$sr_tmp/body")" '^404 .*-32601' "$method, gone from the extension, is 404 -32601"
+done
+
+# A task still running when the server stops is cancelled with it.
+run_code token-a '{"language":"python","code":"import time; time.sleep(60)"}'
+like "$(field 'r["result"]["resultType"]')" task "a run left running as a task"
+wait_until 30 run_running
+stop_server
+ok $? "SIGTERM stops the server with a task running"
+wait_until 10 run_gone
+ok $? "and no container is left"
+done_testing
