@@ -37,7 +37,7 @@ if [ -f "$out/index.json" ]; then
   exit 0
 fi
 
-description="" packages="" cmd='["sh"]' env_extra=""
+description="" packages="" cmd='["sh"]' env_extra="" setup=""
 # shellcheck disable=SC1090
 . "$recipe"
 
@@ -45,6 +45,15 @@ mkdir -p "$cache"
 chmod 755 "$cache"
 tmp=$(mktemp -d "$cache/.$name-$key.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
+
+# update-alternatives fails where a package's man page link has no
+# directory (openjdk's postinst: /usr/share/man/man1, whose pages are
+# excluded); the essential hook makes it before the recipe's packages.
+# The recipe's setup, a shell script run as root inside the image once its
+# packages are in (before the cleanup below), reaches the hook through the
+# environment.
+SR_RECIPE_SETUP=$setup
+export SR_RECIPE_SETUP
 
 # Reproducible timestamps: the newest of recipe and script.
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(stat -c %Y "$recipe" "$0" | sort -n | tail -1)}
@@ -59,7 +68,9 @@ mmdebstrap --mode="$mode" --variant=essential --format=tar \
   --dpkgopt='path-exclude=/usr/share/doc/*' \
   --dpkgopt='path-include=/usr/share/doc/*/copyright' \
   --dpkgopt='path-exclude=/usr/share/locale/*' \
+  --essential-hook='mkdir -p "$1/usr/share/man/man1"' \
   --customize-hook='mkdir -p "$1/work" "$1/scratch" "$1/mnt/data"' \
+  --customize-hook='[ -z "$SR_RECIPE_SETUP" ] || chroot "$1" sh -ec "$SR_RECIPE_SETUP"' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/log/*' \
   --quiet \
   "$suite" "$tmp/layer.tar" "$mirror"

@@ -373,8 +373,9 @@ static char *
 image_fix (const char *image)
 {
   return sr_xasprintf ("as root (every user reads root's images) " SR_DATADIR
-                       "/rootfs/build-all.sh --import, or sandbox-runner image import --name %s "
-                       "PATH", image ? image : "NAME");
+                       "/rootfs/build-all.sh --import%s%s, or sandbox-runner image import "
+                       "--name %s PATH", image ? " " : "", image ? image : "",
+                       image ? image : "NAME");
 }
 
 /* Each language's image, and the session image: there, and a container

@@ -126,14 +126,46 @@
  * request's order, after what the command names itself (which names the
  * entry point).  A language whose compiler finds the other files by
  * itself (go build, tsc, rustc's mod) or that has no compile stage leaves
- * it out.  The run command gets the request's args after its own.
+ * it out.  The run command gets the request's args after its own.  One
+ * row per language.
  *
  * python-data is Python with the data stack, for one-shot runs as for
  * sessions (whose default image it is, so a Docker session gets its
  * docker_image too).  On Docker it is Jupyter's scipy-notebook, the
  * public image with that stack, whose python3 is in /opt/conda/bin (see
- * SR_DEFAULT_PATH).  */
+ * SR_DEFAULT_PATH).
+ *
+ * A language's fit to the default limits (SR_DEFAULT_MEMORY 256 MiB,
+ * SR_DEFAULT_PIDS 64, which counts threads) lives in its commands, the one
+ * place a runtime is told about them, as flags or through env(1):
+ *   SR_JVM_FLAGS   (javac too, run as java -m jdk.compiler) the serial GC,
+ *                  one CPU's worth of JIT and GC threads (about 15
+ *                  threads), the heap as large as a 256 MiB machine
+ *                  (MaxRAM, 100%), so a program that outgrows it meets the
+ *                  memory limit (status oom) as in the other languages,
+ *                  not the JVM's own OutOfMemoryError;
+ *   go             GOMAXPROCS=2, one package compiled at a time, its build
+ *                  cache and HOME in /tmp (the image is read-only), never
+ *                  a toolchain download or the module proxy; sr-go-build
+ *                  is rootfs/go.recipe's go build over the standard
+ *                  library it compiled at build (so go has no public
+ *                  Docker image: import that one and set docker_image);
+ *   node           V8's old space held to 256 MiB (it collects before it
+ *                  grows past the memory limit), the V8 worker pool to 2;
+ *   rustc          one codegen unit (one LLVM thread);
+ *   tsc            Node's own types (Debian's node-types-node), not the
+ *                  DOM's, and no check of the .d.ts files: a quarter of
+ *                  the compile time.
+ * An operator who raises memory or pids raises these with
+ * language.NAME.compile and language.NAME.run.  */
 #define SR_CODE_DIR                 "/scratch"
+#define SR_JVM_FLAGS                                                                  \
+  "-XX:+UseSerialGC -XX:ActiveProcessorCount=1 -XX:TieredStopAtLevel=1 "            \
+  "-XX:MaxRAM=256m -XX:MaxRAMPercentage=100 -Xss1m"
+#define SR_GO_ENV                                                                     \
+  "env GOMAXPROCS=2 GOFLAGS=-p=1 CGO_ENABLED=0 HOME=/tmp GOCACHE=/tmp/go-cache "     \
+  "GOPATH=/tmp/go GOTOOLCHAIN=local GOPROXY=off "
+#define SR_NODE_FLAGS               "--max-old-space-size=256 --v8-pool-size=2"
 #define SR_DEFAULT_LANGUAGES                                                          \
   { "python", "python", "main.py", "", "python3 " SR_CODE_DIR "/main.py",             \
     "Python 3 (CPython, standard library only): the fastest to start",               \
@@ -145,7 +177,38 @@
     "quay.io/jupyter/scipy-notebook", "" },                                               \
   { "cpp", "cpp", "main.cpp",                                                         \
     "g++ -std=c++17 -O2 -o " SR_CODE_DIR "/main " SR_CODE_DIR "/main.cpp",            \
-    SR_CODE_DIR "/main", "C++17, compiled with g++ -O2", "gcc:14", "*.cpp *.cc *.cxx" }
+    SR_CODE_DIR "/main", "C++17, compiled with g++ -O2", "gcc:14", "*.cpp *.cc *.cxx" }, \
+  { "c", "c", "main.c",                                                               \
+    "gcc -std=c17 -O2 -o " SR_CODE_DIR "/main " SR_CODE_DIR "/main.c -lm",            \
+    SR_CODE_DIR "/main", "C17, compiled with gcc -O2 (libm linked)", "gcc:14",       \
+    "*.c" },                                                                          \
+  { "javascript", "javascript", "main.js", "",                                        \
+    "node " SR_NODE_FLAGS " " SR_CODE_DIR "/main.js",                                 \
+    "JavaScript on Node.js (CommonJS, no npm packages)", "node:20-slim", "" },        \
+  { "typescript", "typescript", "main.ts",                                            \
+    "tsc --pretty false --noEmitOnError --skipLibCheck --target es2022 --lib es2022 "  \
+    "--module commonjs --types node --typeRoots /usr/share/nodejs/@types --outDir "    \
+    SR_CODE_DIR " " SR_CODE_DIR "/main.ts",                                           \
+    "node " SR_NODE_FLAGS " " SR_CODE_DIR "/main.js",                                 \
+    "TypeScript, checked and compiled with tsc, run on Node.js", "", "" },            \
+  { "go", "go", "main.go", SR_GO_ENV "sr-go-build -o " SR_CODE_DIR "/main "           \
+    SR_CODE_DIR "/main.go", "env GOMAXPROCS=2 " SR_CODE_DIR "/main",                 \
+    "Go, compiled with go build (package main, standard library only)", "", "*.go" }, \
+  { "rust", "rust", "main.rs",                                                        \
+    "rustc --edition 2021 -O -C codegen-units=1 -o " SR_CODE_DIR "/main "             \
+    SR_CODE_DIR "/main.rs",                                                           \
+    SR_CODE_DIR "/main", "Rust (edition 2021), compiled with rustc -O (std only)",    \
+    "rust:slim", "" },                                                                \
+  { "java", "java", "Main.java",                                                      \
+    "java " SR_JVM_FLAGS " -m jdk.compiler/com.sun.tools.javac.Main -d " SR_CODE_DIR   \
+    " " SR_CODE_DIR "/Main.java",                                                     \
+    "java " SR_JVM_FLAGS " -cp " SR_CODE_DIR " Main",                                 \
+    "Java 21 on OpenJDK, compiled with javac (class Main)", "eclipse-temurin:21",     \
+    "*.java" },                                                                       \
+  { "bash", "bash", "main.sh", "", "bash " SR_CODE_DIR "/main.sh",                    \
+    "Bash with the coreutils, grep, sed and gawk", "debian:trixie-slim", "" },        \
+  { "ruby", "ruby", "main.rb", "", "ruby " SR_CODE_DIR "/main.rb", "Ruby 3",          \
+    "ruby:3.3-slim", "" }
 
 /* The largest image manifest, index or config we read.  */
 #define SR_MAX_IMAGE_DOCUMENT       (4u << 20)

@@ -299,8 +299,11 @@ wants_cgroup (const struct sr_cgroup_limits *l)
 }
 
 /* What a cgroup could not take, rlimits take where they mean the same:
- * address space for memory, processes for pids.  A CPU share has no rlimit
- * equivalent and stays unenforced (and reported so).  */
+ * the data segment for memory, processes for pids.  A CPU share has no
+ * rlimit equivalent and stays unenforced (and reported so).  RLIMIT_DATA
+ * (Linux 4.7 on) counts the writable private memory a process maps, not
+ * the address space it only reserves: V8, the JVM and Go reserve
+ * gigabytes inaccessible at start, which RLIMIT_AS refused.  */
 static int
 plan_limits (struct sr_container *c, const struct sr_container_config *cfg, const char *name,
              sr_error_t *err)
@@ -318,7 +321,7 @@ plan_limits (struct sr_container *c, const struct sr_container_config *cfg, cons
   add_rlimit (&c->child, RLIMIT_CORE, 0);
   if (l->memory && rep->memory == SR_LIMIT_NONE)
     {
-      add_rlimit (&c->child, RLIMIT_AS, l->memory);
+      add_rlimit (&c->child, RLIMIT_DATA, l->memory);
       rep->memory = SR_LIMIT_RLIMIT;
     }
   if (l->pids && rep->pids == SR_LIMIT_NONE)

@@ -527,9 +527,9 @@ sr_code_use_image (struct sr_store *store, const struct sr_language *l,
   sr_error_free (&e);
   return sr_error_set_plain (err, "image_missing", ENOENT,
                              "language %s needs image '%s', which is not in the store %s; build "
-                             "the default images with rootfs/build-all.sh --import, or import "
-                             "one with `sandbox-runner image import --name %s PATH`",
-                             l->name, l->image, sr_store_dir (store), l->image);
+                             "it with rootfs/build-all.sh --import %s, or import one with "
+                             "`sandbox-runner image import --name %s PATH`",
+                             l->name, l->image, sr_store_dir (store), l->image, l->image);
 }
 
 /* What run_stage needs of a backend's run.  */

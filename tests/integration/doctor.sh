@@ -11,7 +11,7 @@ like "$out" "^ok +seccomp" "and seccomp"
 like "$out" "^ok +openat2" "and openat2"
 like "$out" "^ok +image python +language python: python \([0-9a-f]{12}\)" "and the python image"
 like "$out" "^warning +image cpp .*not in" "and says the cpp image is missing"
-like "$out" "fix: as root \\(every user reads root's images\\) /.*/rootfs/build-all.sh --import, or sandbox-runner image import --name cpp PATH" \
+like "$out" "fix: as root \\(every user reads root's images\\) /.*/rootfs/build-all.sh --import cpp, or sandbox-runner image import --name cpp PATH" \
   "with the fix"
 like "$out" "^ok +run python +a native container of python ran true in [0-9]+ ms" \
   "it starts a real container of each image there is, as runs would"

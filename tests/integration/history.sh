@@ -104,7 +104,7 @@ like "$(echo "$out" | sed -n 3p)" 'print\("multi"\)$' "a multi-line snippet show
 hist --limit 1000
 before=$(jq 'len(h)')
 printf 'print(1)\n' > "$sr_tmp/one.py"
-run_sr run-code -l ruby "$sr_tmp/one.py"
+run_sr run-code -l cobol "$sr_tmp/one.py"
 is "$rc" 125 "an unknown language is refused"
 : > "$sr_tmp/empty"
 run_sr run-code -l python "$sr_tmp/empty"

@@ -151,6 +151,19 @@ for p in k.split("."): v=v[p]
 print(json.dumps(v) if not isinstance(v,str) else v)' "$2"
 }
 
+# code LANG CODE [ARGS...]: run-code --json with CODE on stdin; sets $rc,
+# $out (the JSON result) and $err.  field KEY: a field of $out.
+code () {
+  lang=$1 src=$2
+  shift 2
+  printf '%s\n' "$src" > "$sr_tmp/code"
+  "$SR_BIN" run-code --json -l "$lang" "$@" < "$sr_tmp/code" > "$sr_tmp/out" 2>"$sr_tmp/err"
+  rc=$?
+  out=$(cat "$sr_tmp/out")
+  err=$(cat "$sr_tmp/err")
+}
+field () { json_field "$out" "$1"; }
+
 # require_image NAME...: imports the default images NAME (built by
 # rootfs/build-all.sh into the image cache) into this test's store, or
 # skips the whole test when one was never built.

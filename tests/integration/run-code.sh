@@ -6,18 +6,6 @@ export SANDBOX_RUNTIME_DIR=$sr_tmp/run
 require_image python cpp
 scratch=$SANDBOX_RUNTIME_DIR/scratch
 
-code () {
-  # code LANG CODE [ARGS...]: run-code with CODE on stdin, --json
-  lang=$1 src=$2
-  shift 2
-  printf '%s\n' "$src" > "$sr_tmp/code"
-  "$SR_BIN" run-code --json -l "$lang" "$@" < "$sr_tmp/code" > "$sr_tmp/out" 2>"$sr_tmp/err"
-  rc=$?
-  out=$(cat "$sr_tmp/out")
-  err=$(cat "$sr_tmp/err")
-}
-field () { json_field "$out" "$1"; }
-
 code python 'import sys; print("hello", sys.version_info[0]); print("to stderr", file=sys.stderr)'
 is "$rc" 0 "python: a snippet that succeeds exits 0"
 is "$(field status)" success "python: status success"
@@ -79,9 +67,9 @@ code cpp '#include <thread>
 int main() { for (;;) {} }' --timeout 1
 is "$(field status)" timeout "cpp: the timeout covers the run stage"
 
-code ruby 'puts 1'
+code cobol 'DISPLAY 1'
 is "$rc" 125 "an unknown language is refused"
-like "$(field error)" "unknown language 'ruby' \(supported: python, python-data, cpp\)" "naming the supported ones"
+like "$(field error)" "unknown language 'cobol' \(supported: python, python-data, cpp, c, javascript, typescript, go, rust, java, bash, ruby\)" "naming the supported ones"
 is "$(field invalid_request)" true "as an invalid request"
 : > "$sr_tmp/empty"
 run_sr run-code -l python "$sr_tmp/empty"

@@ -67,8 +67,8 @@ r = await run("python", "import time; time.sleep(0.3); print('p')", {}, { onprog
 check(progress >= 1 && r.structuredContent?.stdout === "p\n",
   "a call with a progressToken gets progress notifications on its SSE stream", { progress, r });
 
-r = await run("ruby", "puts 1");
-check(r.isError === true, "an unknown language (ruby) is a tool error (isError)", r);
+r = await run("cobol", "DISPLAY 1");
+check(r.isError === true, "an unknown language (cobol) is a tool error (isError)", r);
 
 // Concurrent, not two at a time nor one after another: three 5 s runs
 // that way take 10 s or more; the rest of the 9.5 s is room for starting

@@ -93,7 +93,7 @@ r = await run("python", "while True: pass", { timeout_seconds: 1 });
 check(r.structuredContent?.status === "timeout", "a run past its timeout is status timeout", r.structuredContent);
 
 for (const [args, code, name] of [
-  [{ language: "ruby", code: "puts 1" }, "unknown_language", "an unknown language"],
+  [{ language: "cobol", code: "DISPLAY 1" }, "unknown_language", "an unknown language"],
   [{ language: "python", code: "" }, "empty_code", "empty code"],
   [{ language: "python", code: "#".repeat(60000) }, "code_too_large", "code over 50 KiB"],
   [{ language: "python", code: "print(1)", timeout_seconds: 999 }, "timeout_too_large", "a timeout over the ceiling"],
@@ -152,7 +152,7 @@ check(runs.length === 3 && runs[0].code_preview === "print('still serving')"
   && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(runs[0].timestamp),
   "get_execution_history returns the newest runs first with ISO timestamps", runs);
 const all = await client.callTool({ name: "get_execution_history", arguments: { limit: 100 } });
-check(!all.structuredContent.runs.some((x) => x.language === "ruby" || x.code_preview === ""),
+check(!all.structuredContent.runs.some((x) => x.language === "cobol" || x.code_preview === ""),
   "invalid requests were not recorded as runs", all.structuredContent.runs.map((x) => x.code_preview));
 
 const logs = [];

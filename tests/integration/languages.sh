@@ -1,0 +1,150 @@
+#!/bin/sh
+# Every language of the built-in table beyond python and cpp (run-code.sh
+# has those) on its real Debian image: hello world; a runtime error
+# (status error, the runtime's exit code, its message on stderr); for the
+# compiled ones a compile error (status compile_error, the compiler's
+# message); an endless loop (timeout, nothing left behind); a memory
+# balloon (oom, or under the data rlimit of a host without cgroups, an
+# error).  A language whose image is not built is skipped, unless
+# tools/run-tests.sh built it for this run (named in $SR_IMAGES).
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+export SANDBOX_RUNTIME_DIR=$sr_tmp/run
+export SANDBOX_IMAGE_STORE=$sr_tmp/store
+cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
+scratch=$SANDBOX_RUNTIME_DIR/scratch
+
+# have_language NAME N: imports NAME's image, or skips its N checks
+# with the reason; an image tools/run-tests.sh promised is a failure.
+have_language () {
+  local name=$1 n=$2
+  if [ ! -f "$cache/$name/index.json" ]; then
+    case " ${SR_IMAGES:-} " in
+      *" $name "*)
+        ok 1 "$name: image built for this run (SR_IMAGES) is in $cache" ;;
+      *)
+        for _ in $(seq 1 "$n"); do
+          skip "$name: image $name is not built in $cache (rootfs/build-all.sh $name)"
+        done ;;
+    esac
+    return 1
+  fi
+  "$SR_BIN" image import --quiet --name "$name" "$cache/$name" >/dev/null 2>"$sr_tmp/import.err" ||
+    { cat "$sr_tmp/import.err"; echo "Bail out! import of image $name failed"; exit 1; }
+}
+
+# check LANG HELLO ERROR EXIT STDERR_RE LOOP BALLOON [COMPILE_ERROR MESSAGE_RE]
+check () {
+  local lang=$1 hello=$2 error=$3 exit=$4 stderr_re=$5 loop=$6 balloon=$7
+  local n=10
+  [ $# -lt 9 ] || n=13
+  have_language "$lang" "$n" || return 0
+
+  code "$lang" "$hello"
+  is "$(field status) $rc" "success 0" "$lang: hello world succeeds"
+  is "$(field stdout)" "hello $lang" "$lang: and prints to stdout"
+
+  code "$lang" "$error"
+  is "$(field status)" error "$lang: a runtime error is status error"
+  is "$(field exit_code)" "$exit" "$lang: with the runtime's exit code"
+  like "$(field stderr)" "$stderr_re" "$lang: and its message on stderr"
+
+  if [ $# -ge 9 ]; then
+    code "$lang" "$8"
+    is "$(field status) $rc" "compile_error 123" "$lang: a compile error is status compile_error"
+    # tsc writes its diagnostics to stdout, the others to stderr.
+    like "$(field stdout) $(field stderr)" "$9" "$lang: with the compiler's message"
+    like "$(field compile_ms)" '^[0-9]+' "$lang: the result times the compile stage"
+  fi
+
+  code "$lang" "$loop" --timeout 1
+  is "$(field status) $rc" "timeout 124" "$lang: an endless loop times out"
+  [ -z "$(ls "$SANDBOX_RUNTIME_DIR/containers" 2>/dev/null)" ]
+  ok $? "$lang: no container is left after the timeout"
+  [ -z "$(ls "$scratch" 2>/dev/null)" ]
+  ok $? "$lang: nor a scratch directory"
+
+  code "$lang" "$balloon"
+  case $(field limits.memory) in
+    cgroup*) is "$(field status)" oom "$lang: a memory balloon is status oom" ;;
+    *) is "$(field status)" error "$lang: a memory balloon fails under the data rlimit (no cgroup here)" ;;
+  esac
+  like "$(field memory_limit_bytes)" '^268435456$' "$lang: under the default 256 MiB"
+}
+
+check c \
+  '#include <stdio.h>
+int main(void) { puts("hello c"); return 0; }' \
+  '#include <stdio.h>
+int main(void) { fprintf(stderr, "boom\n"); return 3; }' 3 '^boom$' \
+  'int main(void) { for (;;) {} }' \
+  '#include <stdlib.h>
+#include <string.h>
+int main(void) { for (;;) { char *p = malloc(1 << 20); if (!p) return 1; memset(p, 1, 1 << 20); } }' \
+  'int main(void) { return undeclared; }' "main\.c:1:.*undeclared"
+
+check javascript \
+  'console.log("hello javascript")' \
+  'throw new Error("boom")' 1 'Error: boom' \
+  'for (;;) {}' \
+  'const a = []; for (;;) a.push(new Array(1 << 20).fill(1));'
+
+check typescript \
+  'const s: string = "hello typescript"; console.log(s);' \
+  'const f = (m: string): never => { throw new Error(m); }; f("boom");' 1 'Error: boom' \
+  'for (;;) {}' \
+  'const a: number[][] = []; for (;;) a.push(new Array(1 << 20).fill(1));' \
+  'const n: number = "text"; process.exit(n);' \
+  "main\.ts\(1,7\): error TS2322: Type 'string' is not assignable to type 'number'"
+
+check go \
+  'package main
+import "fmt"
+func main() { fmt.Println("hello go") }' \
+  'package main
+func main() { panic("boom") }' 2 'panic: boom' \
+  'package main
+func main() { for {} }' \
+  'package main
+func main() {
+	var a [][]byte
+	for {
+		b := make([]byte, 1<<20)
+		for i := range b { b[i] = 1 }
+		a = append(a, b)
+	}
+}' \
+  'package main
+func main() { x := 1 }' "main\.go:2:15: declared and not used: x"
+
+check rust \
+  'fn main() { println!("hello rust"); }' \
+  'fn main() { panic!("boom"); }' 101 "panicked at /scratch/main\.rs:1:" \
+  'fn main() { loop { std::hint::spin_loop(); } }' \
+  'fn main() { let mut v: Vec<Vec<u8>> = Vec::new(); loop { v.push(vec![1u8; 1 << 20]); } }' \
+  'fn main() { let x: i32 = "text"; }' "error\[E0308\]: mismatched types"
+
+check java \
+  'public class Main { public static void main(String[] args) { System.out.println("hello java"); } }' \
+  'public class Main { public static void main(String[] args) { throw new IllegalStateException("boom"); } }' \
+  1 'Exception in thread "main" java.lang.IllegalStateException: boom' \
+  'public class Main { public static void main(String[] args) { for (;;) {} } }' \
+  'import java.util.*;
+public class Main { public static void main(String[] args) {
+  List<byte[]> a = new ArrayList<>();
+  for (;;) { byte[] b = new byte[1 << 20]; Arrays.fill(b, (byte) 1); a.add(b); } } }' \
+  'public class Main { public static void main(String[] args) { int x = "text"; } }' \
+  "Main\.java:1: error: incompatible types: String cannot be converted to int"
+
+check bash \
+  'echo "hello bash"' \
+  'echo boom >&2; exit 3' 3 '^boom$' \
+  'while :; do :; done' \
+  'x=a; while :; do x=$x$x; done'
+
+check ruby \
+  'puts "hello ruby"' \
+  'raise "boom"' 1 'boom \(RuntimeError\)' \
+  'loop {}' \
+  'a = []; loop { a << "x" * (1 << 20) }'
+
+done_testing
