@@ -37,7 +37,7 @@ fi
 # A memory balloon: dd's 96 MiB buffer, filled from /dev/zero.
 run_sr run --json --memory 32M --rootfs "$ROOTFS" -- dd if=/dev/zero of=/dev/null bs=96M count=1
 if [ "$expect" = rlimit ]; then
-  is "$(json_field "$out" status)" error "past the address-space rlimit the allocation fails"
+  is "$(json_field "$out" status)" error "past the data rlimit the allocation fails"
   like "$(json_field "$out" stderr)" "memory|Cannot allocate" "and the program says so"
 else
   is "$(json_field "$out" status)" oom "a balloon past the memory limit is reported as oom"
