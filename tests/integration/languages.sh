@@ -5,7 +5,8 @@
 # compiled ones a compile error (status compile_error, the compiler's
 # message); an endless loop (timeout, nothing left behind); a memory
 # balloon (oom, or under the data rlimit of a host without cgroups, an
-# error); and run_code of each through the official MCP client over stdio
+# error); stdin, args and a second file (compiled too where the compiler
+# needs it named: c, go, java); and run_code of each through the official MCP client over stdio
 # (tests/mcp/languages-client.mjs), on the same store, since importing
 # the images is most of this test's time.  A language whose image is not
 # built is skipped, unless tools/run-tests.sh built it for this run (named
@@ -73,6 +74,26 @@ check () {
     *) is "$(field status)" error "$lang: a memory balloon fails under the data rlimit (no cgroup here)" ;;
   esac
   like "$(field memory_limit_bytes)" '^268435456$' "$lang: under the default 256 MiB"
+}
+
+
+# inputs LANG MAIN MAIN_CODE OTHER OTHER_CODE: MAIN, reading a line of
+# stdin and calling twice() of OTHER, beside it, prints "LINE|ARGS|42".
+inputs () {
+  local lang=$1 d=$sr_tmp/in/$1
+  case " $imported " in
+    *" $lang "*) ;;
+    *) skip "$lang: image $lang is not built in $cache (rootfs/build-all.sh $lang)"; return 0 ;;
+  esac
+  mkdir -p "$d"
+  printf '%s\n' "$3" > "$d/$2"
+  printf '%s\n' "$5" > "$d/$4"
+  printf 'hello from stdin\nnot this\n' > "$d/stdin"
+  "$SR_BIN" run-code --json -l "$lang" --stdin "$d/stdin" --arg "a b" --arg c "$d/$2" "$d/$4" \
+    > "$sr_tmp/out" 2>"$sr_tmp/err" </dev/null
+  out=$(cat "$sr_tmp/out")
+  is "$(field status) $(field stdout)" "success hello from stdin|a b,c|42" \
+    "$lang: reads stdin, gets its args and calls a second file"
 }
 
 imported=""
@@ -151,6 +172,70 @@ check ruby \
   'raise "boom"' 1 'boom \(RuntimeError\)' \
   'loop {}' \
   'a = []; loop { a << "x" * (1 << 20) }'
+
+inputs c main.c '#include <stdio.h>
+#include <string.h>
+int twice(int);
+int main(int argc, char **argv) {
+  char line[64] = "";
+  if (argc != 3 || !fgets(line, sizeof line, stdin)) return 1;
+  line[strcspn(line, "\n")] = 0;
+  printf("%s|%s,%s|%d\n", line, argv[1], argv[2], twice(21));
+}' util.c 'int twice(int x) { return 2 * x; }'
+
+inputs javascript main.js 'const { twice } = require("./util.js");
+const line = require("fs").readFileSync(0, "utf8").split("\n")[0];
+console.log(`${line}|${process.argv.slice(2).join(",")}|${twice(21)}`);' \
+  util.js 'exports.twice = (x) => 2 * x;'
+
+inputs typescript main.ts 'import { readFileSync } from "fs";
+import { twice } from "./util";
+const line: string = readFileSync(0, "utf8").split("\n")[0];
+console.log(`${line}|${process.argv.slice(2).join(",")}|${twice(21)}`);' \
+  util.ts 'export function twice(x: number): number { return 2 * x; }'
+
+inputs go main.go 'package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+)
+
+func main() {
+	line, _ := bufio.NewReader(os.Stdin).ReadString(10)
+	fmt.Printf("%s|%s|%d\n", strings.TrimSpace(line), strings.Join(os.Args[1:], ","), twice(21))
+}' util.go 'package main
+
+func twice(x int) int { return 2 * x }'
+
+inputs rust main.rs 'mod util;
+use std::io::BufRead;
+fn main() {
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).unwrap();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    println!("{}|{}|{}", line.trim_end(), args.join(","), util::twice(21));
+}' util.rs 'pub fn twice(x: i32) -> i32 { 2 * x }'
+
+inputs java Main.java 'import java.io.*;
+public class Main {
+  public static void main(String[] args) throws IOException {
+    String line = new BufferedReader(new InputStreamReader(System.in)).readLine();
+    System.out.println(line + "|" + String.join(",", args) + "|" + Util.twice(21));
+  }
+}' Util.java 'public class Util { static int twice(int x) { return 2 * x; } }'
+
+inputs bash main.sh '. "$(dirname "$0")/util.sh"
+read -r line
+(IFS=,; echo "$line|$*|$(twice 21)")' util.sh 'twice () { echo $((2 * $1)); }'
+
+inputs ruby main.rb 'require_relative "util"
+line = $stdin.gets.to_s.chomp
+puts "#{line}|#{ARGV.join(",")}|#{twice(21)}"' util.rb 'def twice(x)
+  2 * x
+end'
 
 if [ -z "$imported" ]; then
   skip "no language image to run through MCP"
