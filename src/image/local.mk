@@ -2,6 +2,7 @@ libsandbox_a_SOURCES += \
 	src/image/digest.c src/image/digest.h \
 	src/image/oci.c src/image/oci.h \
 	src/image/layer.c src/image/layer.h \
+	src/image/layer-modes.c \
 	src/image/store.c src/image/store.h src/image/store-internal.h \
 	src/image/store-install.c \
 	src/image/import.c src/image/import.h \
