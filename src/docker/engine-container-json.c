@@ -57,9 +57,13 @@ sr_docker_add_env_ (cJSON *obj, char *const *env)
   sr_docker_add_strv_ (obj, "Env", env ? env : default_env);
 }
 
-/* HostConfig's limits and security options.  */
+/* What a held container's init writes is kept for env(action="logs"),
+ * in one file of the daemon's local driver of at most this size.  */
+#define HELD_LOG_MAX "1m"
+
+/* HostConfig's limits and security options; held: a session's.  */
 static void
-add_host_policy (cJSON *hc, const struct sr_docker_config *cfg)
+add_host_policy (cJSON *hc, const struct sr_docker_config *cfg, bool held)
 {
   cJSON *sec, *log;
 
@@ -83,10 +87,21 @@ add_host_policy (cJSON *hc, const struct sr_docker_config *cfg)
   cJSON_AddBoolToObject (hc, "Init", true);
   cJSON_AddBoolToObject (hc, "AutoRemove", false);
   cJSON_AddStringToObject (hc, "IpcMode", "private");
-  /* Output comes through attach; a log driver would keep a copy on the
-   * daemon's disk, without our cap.  */
+  /* A command's output comes through attach; a log driver would keep a
+   * copy on the daemon's disk, without our cap.  A held container's init
+   * writes little, kept capped.  */
   log = cJSON_AddObjectToObject (hc, "LogConfig");
-  cJSON_AddStringToObject (log, "Type", "none");
+  cJSON_AddStringToObject (log, "Type", held ? "local" : "none");
+  if (held)
+    {
+      cJSON *lc = cJSON_AddObjectToObject (log, "Config");
+
+      cJSON_AddStringToObject (lc, "max-size", HELD_LOG_MAX);
+      cJSON_AddStringToObject (lc, "max-file", "1");
+      /* The local driver compresses rotated files only, and there are
+       * none; it refuses compression with one file.  */
+      cJSON_AddStringToObject (lc, "compress", "false");
+    }
   cJSON_AddItemToObject (hc, "CapDrop", cJSON_CreateStringArray ((const char *[]){ "ALL" }, 1));
   if (cfg->cap_add && cfg->cap_add[0])
     sr_docker_add_strv_ (hc, "CapAdd", cfg->cap_add);
@@ -211,7 +226,7 @@ sr_docker_container_json_ (const struct sr_docker *d, const struct sr_docker_con
   cJSON_AddStringToObject (labels, SR_DOCKER_LABEL_RUNNER, d->runner);
 
   hc = cJSON_AddObjectToObject (c, "HostConfig");
-  add_host_policy (hc, cfg);
+  add_host_policy (hc, cfg, held);
   if (add_mounts (hc, cfg, err) < 0)
     return -1;
   add_ulimits (hc, cfg);

@@ -17,6 +17,8 @@
  *                            (sr_docker_exec), and killing what it leaves
  *   engine-hijack.c          an exec or a run with stdin, over the
  *                            connection the daemon hijacks
+ *   engine-manage.c          a held container's stop, start, restart,
+ *                            inspect, logs and stats
  *
  * Every file is named engine-*.c so that no object of libsandbox.a shares
  * a name with another area's (runtime/container.o, mcp/http.o).  */

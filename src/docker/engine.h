@@ -173,6 +173,49 @@ int sr_docker_container_pid (const struct sr_docker_container *c);
  * asked.  */
 bool sr_docker_container_alive (struct sr_docker_container *c);
 
+/* --- a held container's lifecycle (engine-manage.c) ---
+ * Each acts on a container we hold, never on an id a caller names.  A
+ * stopped container keeps its binds (the session's code directory) and
+ * loses its tmpfs mounts and every process, execs included; start and
+ * restart give it a new init (sr_docker_container_pid).  Stopping a
+ * stopped container or starting a running one succeeds.  */
+int sr_docker_container_stop (struct sr_docker_container *c, sr_error_t *err);
+int sr_docker_container_start (struct sr_docker_container *c, sr_error_t *err);
+int sr_docker_container_restart (struct sr_docker_container *c, sr_error_t *err);
+
+/* What inspect tells of a container, curated: no host paths, mounts,
+ * environment or daemon internals.  */
+struct sr_docker_inspect
+{
+  char *id, *name, *image;
+  char *state;              /* "running", "exited", ... */
+  char *created, *started_at;  /* RFC 3339, as the daemon gives them */
+  bool running;
+  uint64_t memory;          /* bytes; 0: unlimited */
+  uint64_t nano_cpus;       /* 0: unlimited */
+  uint64_t pids_limit;      /* 0: unlimited */
+};
+int sr_docker_container_inspect (struct sr_docker_container *c, struct sr_docker_inspect *ret,
+                                 sr_error_t *err);
+void sr_docker_inspect_done (struct sr_docker_inspect *i);
+
+/* The last tail lines of what the container's init wrote (not what execs
+ * wrote: those return their own output), demultiplexed, each stream cut
+ * at max bytes (*ret_truncated then true).  */
+int sr_docker_container_logs (struct sr_docker_container *c, unsigned tail, size_t max,
+                              char **ret_stdout, char **ret_stderr, bool *ret_truncated,
+                              sr_error_t *err);
+
+/* One sample of the container's usage (0: the daemon did not say).  */
+struct sr_docker_stats
+{
+  uint64_t memory_usage, memory_limit;
+  uint64_t cpu_total_ns;    /* CPU time used since it started */
+  uint64_t pids, pids_limit;
+};
+int sr_docker_container_stats (struct sr_docker_container *c, struct sr_docker_stats *ret,
+                               sr_error_t *err);
+
 /* Removes the containers with our label whose runner is dead: made on this
  * host by a process that no longer exists.  Containers of live runners and
  * of other hosts are left alone.  *ret_removed (when not NULL) gets how

@@ -8,4 +8,5 @@ libsandbox_a_SOURCES += \
 	src/docker/engine-stream.c \
 	src/docker/engine-supervise.c \
 	src/docker/engine-exec.c \
-	src/docker/engine-hijack.c
+	src/docker/engine-hijack.c \
+	src/docker/engine-manage.c
