@@ -44,6 +44,7 @@
 #include "sandbox/files.h"
 
 struct sr_store;
+struct cJSON;
 struct sr_code_stage;           /* sandbox/code-internal.h */
 
 /* One run_code's image, as a backend keeps it between its stages.  */
@@ -52,6 +53,18 @@ struct sr_backend_run;
 struct sr_backend_warm;
 /* One held container (a session's), as a backend keeps it.  */
 struct sr_backend_box;
+
+/* What env's Docker actions do to a box (the control op).  */
+enum sr_box_action
+{
+  SR_BOX_STATE,     /* out: state ("running", "exited", ...) */
+  SR_BOX_STOP,      /* out: state; commands are refused until start */
+  SR_BOX_START,
+  SR_BOX_RESTART,
+  SR_BOX_INSPECT,   /* out: a curated description, no host paths */
+  SR_BOX_LOGS,      /* out: stdout, stderr, truncated of its init's last tail lines */
+  SR_BOX_STATS,     /* out: one sample of memory, cpu, pids */
+};
 
 /* What a manager opens a backend for: its state differs (a session's
  * container has a data directory and the longest timeout as its CPU
@@ -135,6 +148,13 @@ struct sr_backend
   /* One command, as sr_container_exec: cwd set, env set.  */
   int (*exec) (struct sr_backend_box *b, const struct sr_exec_spec *spec,
                const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err);
+  /* The container's lifecycle (enum sr_box_action), its report added to
+   * out (a JSON object); tail and max_output bound SR_BOX_LOGS.  NULL: the
+   * backend has none (the manager says docker_unavailable).  A stopped
+   * box stays alive for the manager and refuses exec (code
+   * machine_stopped) until started.  */
+  int (*control) (struct sr_backend_box *b, enum sr_box_action a, unsigned tail,
+                  size_t max_output, struct cJSON *out, sr_error_t *err);
 };
 
 /* The backends of this binary.  main registers them before dispatching a

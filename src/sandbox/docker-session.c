@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "common/defaults.h"
 #include "common/util.h"
 #include "docker/engine.h"
@@ -51,6 +53,7 @@ struct sr_backend_box
   struct sr_docker_container *c;
   char *image;
   uint64_t alive_at;   /* when the daemon last said it runs; 0: never */
+  bool stopped;        /* by env(action="stop"): alive for the manager, no commands */
   struct sr_fs_script fs;  /* its files, through run_script */
 };
 
@@ -71,6 +74,9 @@ docker_alive (struct sr_backend_box *b)
 {
   uint64_t now = sr_now_ns ();
 
+  /* Stopped on purpose: the session stays, to be started again.  */
+  if (b->stopped)
+    return true;
   if (b->alive_at && now - b->alive_at < ALIVE_CACHE_NS)
     return true;
   if (!sr_docker_container_alive (b->c))
@@ -102,6 +108,10 @@ static int
 docker_exec (struct sr_backend_box *b, const struct sr_exec_spec *spec,
              const struct sr_run_options *opts, struct sr_run_result *res, sr_error_t *err)
 {
+  if (b->stopped)
+    return sr_error_set_code (err, "machine_stopped", 0,
+                              "the machine is stopped; env(action=\"start\", name=...) "
+                              "starts it again");
   return sr_docker_exec (b->c, spec, opts, res, err);
 }
 
@@ -118,7 +128,114 @@ run_script (void *ctx, char *const *argv, uint64_t timeout_ms, size_t max_out, i
   };
   struct sr_exec_spec spec = { .argv = argv, .env = env, .cwd = "/" };
 
-  return sr_docker_exec (b->c, &spec, &opts, res, err);
+  return docker_exec (b, &spec, &opts, res, err);
+}
+
+/* --- env's Docker actions (the control op) --- */
+
+static int
+add_inspect (struct sr_backend_box *b, cJSON *out, sr_error_t *err)
+{
+  struct sr_docker_inspect i;
+  cJSON *limits;
+
+  if (sr_docker_container_inspect (b->c, &i, err) < 0)
+    return -1;
+  cJSON_AddStringToObject (out, "container_id", i.id);
+  cJSON_AddStringToObject (out, "container_name", i.name);
+  /* The image as the session was asked for it, which is what the daemon
+   * knows it by too.  */
+  cJSON_AddStringToObject (out, "image", i.image);
+  cJSON_AddStringToObject (out, "state", i.state);
+  cJSON_AddStringToObject (out, "created", i.created);
+  cJSON_AddStringToObject (out, "started_at", i.started_at);
+  limits = cJSON_AddObjectToObject (out, "limits");
+  cJSON_AddNumberToObject (limits, "memory_bytes", (double) i.memory);
+  cJSON_AddNumberToObject (limits, "cpus", (double) i.nano_cpus / 1e9);
+  cJSON_AddNumberToObject (limits, "pids", (double) i.pids_limit);
+  sr_docker_inspect_done (&i);
+  return 0;
+}
+
+static int
+add_state (struct sr_backend_box *b, cJSON *out, sr_error_t *err)
+{
+  struct sr_docker_inspect i;
+
+  if (sr_docker_container_inspect (b->c, &i, err) < 0)
+    return -1;
+  cJSON_AddStringToObject (out, "state", i.state);
+  sr_docker_inspect_done (&i);
+  return 0;
+}
+
+static int
+add_logs (struct sr_backend_box *b, unsigned tail, size_t max, cJSON *out, sr_error_t *err)
+{
+  _cleanup_free_ char *o = NULL, *e = NULL;
+  bool truncated;
+
+  if (sr_docker_container_logs (b->c, tail, max, &o, &e, &truncated, err) < 0)
+    return -1;
+  cJSON_AddStringToObject (out, "stdout", o);
+  cJSON_AddStringToObject (out, "stderr", e);
+  cJSON_AddBoolToObject (out, "truncated", truncated);
+  return 0;
+}
+
+static int
+add_stats (struct sr_backend_box *b, cJSON *out, sr_error_t *err)
+{
+  struct sr_docker_stats st;
+
+  if (b->stopped)
+    return sr_error_set_code (err, "machine_stopped", 0,
+                              "a stopped machine uses nothing; env(action=\"start\") first");
+  if (sr_docker_container_stats (b->c, &st, err) < 0)
+    return -1;
+  cJSON_AddNumberToObject (out, "memory_bytes", (double) st.memory_usage);
+  cJSON_AddNumberToObject (out, "memory_limit_bytes", (double) st.memory_limit);
+  cJSON_AddNumberToObject (out, "cpu_seconds", (double) st.cpu_total_ns / 1e9);
+  cJSON_AddNumberToObject (out, "pids", (double) st.pids);
+  cJSON_AddNumberToObject (out, "pids_limit", (double) st.pids_limit);
+  return 0;
+}
+
+static int
+docker_control (struct sr_backend_box *b, enum sr_box_action a, unsigned tail,
+                size_t max_output, cJSON *out, sr_error_t *err)
+{
+  int r = 0;
+
+  switch (a)
+    {
+    case SR_BOX_STATE:
+      return add_state (b, out, err);
+    case SR_BOX_STOP:
+      r = sr_docker_container_stop (b->c, err);
+      b->stopped |= r == 0;
+      break;
+    case SR_BOX_START:
+      r = sr_docker_container_start (b->c, err);
+      break;
+    case SR_BOX_RESTART:
+      r = sr_docker_container_restart (b->c, err);
+      break;
+    case SR_BOX_INSPECT:
+      return add_inspect (b, out, err);
+    case SR_BOX_LOGS:
+      return add_logs (b, tail, max_output, out, err);
+    case SR_BOX_STATS:
+      return add_stats (b, out, err);
+    }
+  if (r < 0)
+    return -1;
+  if (a != SR_BOX_STOP)
+    {
+      b->stopped = false;
+      b->alive_at = 0;
+    }
+  return add_state (b, out, err);
 }
 
 static int
@@ -187,4 +304,5 @@ const struct sr_backend sr_docker_backend = {
   .image = docker_image,
   .env = docker_env,
   .exec = docker_exec,
+  .control = docker_control,
 };

@@ -103,6 +103,14 @@ static const char walk_script[] =
   " -o -type f -printf 'f %s %T@ %D %i %P\\0' -o -type d -printf 'd 0 0 0 0 %P\\0'"
   " 2>/dev/null\n";
 
+/* A script that could not run is an io_error, unless the box said why
+ * in a code of its own (machine_stopped: the file tools pass it on).  */
+static int
+run_failed (sr_error_t *err)
+{
+  return sr_error_code (err ? *err : NULL) ? -1 : sr_error_recode (err, "io_error");
+}
+
 /* Runs script with args where the box's files are; its stdout kept up
  * to max_out bytes.  cancel_fd (-1: none) readable stops it.  */
 static int
@@ -189,7 +197,7 @@ fs_read (void *ctx, const char *abs, unsigned flags, uint64_t max, char **ret, s
   if (run_script (fsx, read_script, args, max + 1, -1, &res, err) < 0)
     {
       sr_run_result_done (&res);
-      return sr_error_recode (err, "io_error");
+      return run_failed (err);
     }
   r = script_result (&res, "read", abs, err);
   if (r == 0 && res.exit_code == 0 && res.status == SR_RUN_SUCCESS && res.out.truncated)
@@ -250,7 +258,7 @@ fs_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t le
       if (run_script (fsx, write_script, args, 4096, -1, &res, err) < 0)
         {
           sr_run_result_done (&res);
-          return sr_error_recode (err, "io_error");
+          return run_failed (err);
         }
       r = script_result (&res, "write", abs, err);
       if (r == 0 && tmp == NULL)
@@ -297,7 +305,7 @@ fs_walk (void *ctx, const char *abs, unsigned flags, unsigned max_depth, int can
   if (run_script (fsx, walk_script, args, WALK_MAX_OUTPUT, cancel_fd, &res, err) < 0)
     {
       sr_run_result_done (&res);
-      return sr_error_recode (err, "io_error");
+      return run_failed (err);
     }
   if (script_result (&res, "list", abs, err) < 0)
     {

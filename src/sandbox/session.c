@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "common/defaults.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -1309,4 +1311,65 @@ sr_sessions_default_get (struct sr_sessions *m, const char *owner, char **ret_ma
         *ret_shell_id = sr_xstrdup ((*pp)->shell_id);
     }
   pthread_mutex_unlock (&m->lock);
+}
+
+/* --- env's Docker actions --- */
+
+/* Ends s's shells before its container stops: their execs die with it.
+ * Refuses while a call uses one.  */
+static int
+end_shells (struct sr_session *s, size_t *ret_n, sr_error_t *err)
+{
+  struct sr_sessions *m = s->m;
+  struct shell_slot *shells;
+  size_t n;
+
+  pthread_mutex_lock (&m->lock);
+  for (size_t i = 0; i < s->n_shells; i++)
+    if (s->shells[i].refs)
+      {
+        pthread_mutex_unlock (&m->lock);
+        return sr_error_set_code (err, "shell_busy", 0,
+                                  "a shell of machine %s is in use by another call; "
+                                  "try again when it ends",
+                                  s->id);
+      }
+  shells = s->shells;
+  n = s->n_shells;
+  s->shells = NULL;
+  s->n_shells = 0;
+  pthread_mutex_unlock (&m->lock);
+
+  for (size_t i = 0; i < n; i++)
+    stop_shell (s, shells[i].sh);
+  free (shells);
+  *ret_n = n;
+  return 0;
+}
+
+int
+sr_sessions_control (struct sr_sessions *m, const char *owner, const char *id,
+                     enum sr_box_action a, unsigned tail, size_t max_output, cJSON *out,
+                     sr_error_t *err)
+{
+  struct sr_session *s;
+  size_t ended = 0;
+  int r = -1;
+
+  if (id == NULL || *id == '\0')
+    return sr_error_set_code (err, "invalid_arguments", 0, "no machine named");
+  if (sr_sessions_acquire (m, owner, id, NULL, -1, &s, err) < 0)
+    return -1;
+  if (s->be->control == NULL)
+    sr_error_set_code (err, "docker_unavailable", 0,
+                       "machine %s is %s, not a container of the Docker backend",
+                       id, s->home ? "an SSH host" : "a native sandbox session");
+  else if ((a == SR_BOX_STOP || a == SR_BOX_RESTART) && end_shells (s, &ended, err) < 0)
+    ;
+  else
+    r = s->be->control (s->box, a, tail, max_output, out, err);
+  if (r == 0 && (a == SR_BOX_STOP || a == SR_BOX_RESTART))
+    cJSON_AddNumberToObject (out, "shells_ended", (double) ended);
+  sr_session_release (s);
+  return r;
 }

@@ -40,6 +40,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "image/store.h"
+#include "sandbox/backend.h"
 #include "sandbox/code.h"
 #include "sandbox/files.h"
 #include "sandbox/shell.h"
@@ -174,5 +175,16 @@ struct sr_shell_info
 void sr_sessions_shell_list (struct sr_sessions *m, const char *owner,
                              struct sr_shell_info **ret, size_t *ret_n);
 void sr_shell_infos_free (struct sr_shell_info *v, size_t n);
+
+/* env's Docker actions on sandbox session id of owner: acquires it (so
+ * not while a call uses it: session_busy), runs the backend's control op
+ * (sandbox/backend.h), its report added to out.  stop and restart first
+ * end the session's shells (shell_busy while one is in use; out gets
+ * shells_ended).  A session of a backend without the op (native, an SSH
+ * host) is docker_unavailable.  */
+struct cJSON;
+int sr_sessions_control (struct sr_sessions *m, const char *owner, const char *id,
+                         enum sr_box_action a, unsigned tail, size_t max_output,
+                         struct cJSON *out, sr_error_t *err);
 
 #endif
