@@ -361,6 +361,27 @@ sr_mcp_text_env (FILE *f, const cJSON *o)
              "OpenSSH configuration may be named too]\n", f);
       return;
     }
+  if (cJSON_GetObjectItemCaseSensitive (o, "containers"))
+    {
+      cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive (o, "containers"))
+        fprintf (f, "%s [%s, %s, %.0f shells]\n", str (e, "machine"), str (e, "image"),
+                 str (e, "state"), number (e, "shells"));
+      if (cJSON_GetArraySize (cJSON_GetObjectItemCaseSensitive (o, "containers")) == 0)
+        fputs ("[no Docker machines: env(action=\"run\", image=...) starts one]\n", f);
+      return;
+    }
+  if (cJSON_GetObjectItemCaseSensitive (o, "stdout"))
+    {
+      put_text (f, str (o, "stdout"), strlen (str (o, "stdout")));
+      if (*str (o, "stderr"))
+        {
+          fputs ("\n[stderr]\n", f);
+          put_text (f, str (o, "stderr"), strlen (str (o, "stderr")));
+        }
+      fprintf (f, "\n[logs of %s%s]\n", str (o, "machine"),
+               flag (o, "truncated") ? ", truncated at max_output" : "");
+      return;
+    }
   sr_mcp_text_summary (f, o);
 }
 

@@ -52,7 +52,8 @@ enum
   TOOL (file_search, SESSIONS, sr_mcp_call_file_search, sr_mcp_text_file_search)      \
   TOOL (machine_list, SESSIONS, sr_mcp_call_machine_list, sr_mcp_text_machines)        \
   TOOL (default_set, SESSIONS, sr_mcp_call_default_set, sr_mcp_text_summary)           \
-  TOOL (env, SESSIONS, sr_mcp_call_env, sr_mcp_text_env)                               \
+  /* env checks for sessions itself: help needs none, Docker says why. */                  \
+  TOOL (env, 0, sr_mcp_call_env, sr_mcp_text_env)                                      \
   TOOL (sandbox_run_python, RUNS_CODE | SESSIONS | CODE_SANDBOX, sr_mcp_call_run_code,  \
         sr_mcp_text_run)                                                                 \
   TOOL (sandbox_upload_file, SESSIONS | CODE_SANDBOX, sr_mcp_call_upload_file,          \
