@@ -8,7 +8,11 @@
  *   docker-driver [OPTIONS] session CMD... holds a container, runs each `sh -c CMD`
  *                                          in it and prints "container ID", then per
  *                                          command "<status> <code> <stdout, | for newline>";
- *                                          "timeout:CMD" runs CMD with a 1 s timeout
+ *                                          "timeout:CMD" runs CMD with a 1 s timeout;
+ *                                          "@stop", "@start", "@restart", "@inspect",
+ *                                          "@stats" and "@logs:TAIL:MAX" act on the
+ *                                          container instead (engine-manage.c) and
+ *                                          print one line each (see lifecycle)
  *   docker-driver [OPTIONS] hold           holds a container, prints its id, and
  *                                          waits to be killed (an orphan maker)
  *   docker-driver [OPTIONS] reap           "removed N"
@@ -22,6 +26,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +77,70 @@ cancel_timer (uint64_t ms)
   its.it_value.tv_nsec = (long) (ms % 1000) * 1000000;
   timerfd_settime (fd, 0, &its, NULL);
   return fd;
+}
+
+/* One "@ACTION" line of a session: what the lifecycle calls report, a
+ * line each.  */
+static void
+lifecycle (struct sr_docker_container *c, const char *line)
+{
+  sr_error_t err = NULL;
+  int r = 0;
+
+  if (strcmp (line, "@stop") == 0)
+    r = sr_docker_container_stop (c, &err);
+  else if (strcmp (line, "@start") == 0)
+    r = sr_docker_container_start (c, &err);
+  else if (strcmp (line, "@restart") == 0)
+    r = sr_docker_container_restart (c, &err);
+  else if (strcmp (line, "@inspect") == 0)
+    {
+      struct sr_docker_inspect i;
+
+      if ((r = sr_docker_container_inspect (c, &i, &err)) == 0)
+        {
+          printf ("inspect %s %d %s %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", i.state,
+                  i.running, i.image, strcmp (i.id, sr_docker_container_id (c)) == 0 ? "id" : "?",
+                  i.memory, i.nano_cpus, i.pids_limit, *i.created ? "created" : "-");
+          sr_docker_inspect_done (&i);
+        }
+    }
+  else if (strcmp (line, "@stats") == 0)
+    {
+      struct sr_docker_stats st;
+
+      if ((r = sr_docker_container_stats (c, &st, &err)) == 0)
+        printf ("stats %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+                st.memory_usage > 0 ? "memory" : "none", st.memory_limit, st.pids,
+                st.pids_limit);
+    }
+  else if (strncmp (line, "@logs:", 6) == 0)
+    {
+      unsigned tail = (unsigned) strtoul (line + 6, NULL, 10);
+      const char *max_s = strchr (line + 6, ':');
+      _cleanup_free_ char *o = NULL, *e = NULL;
+      bool truncated;
+
+      if ((r = sr_docker_container_logs (c, tail, max_s ? strtoul (max_s + 1, NULL, 10) : 1024,
+                                         &o, &e, &truncated, &err)) == 0)
+        {
+          for (char *p = o; *p; p++)
+            *p = *p == '\n' ? '|' : *p;
+          for (char *p = e; *p; p++)
+            *p = *p == '\n' ? '|' : *p;
+          printf ("logs out=%s err=%s%s\n", o, e, truncated ? " truncated" : "");
+        }
+    }
+  else
+    r = sr_error_set (&err, EINVAL, "no such action");
+  if (r < 0)
+    {
+      printf ("failed %s\n", err->msg);
+      sr_error_free (&err);
+    }
+  else if (strcmp (line, "@stop") == 0 || strcmp (line, "@start") == 0
+           || strcmp (line, "@restart") == 0)
+    printf ("%s ok %s\n", line + 1, sr_docker_container_alive (c) ? "running" : "stopped");
 }
 
 int
@@ -238,6 +307,12 @@ main (int argc, char **argv)
           struct sr_exec_spec spec = { .argv = sh_argv };
           struct sr_run_result res;
 
+          if (line[0] == '@')
+            {
+              lifecycle (c, line);
+              fflush (stdout);
+              continue;
+            }
           if (strncmp (line, "timeout:", 8) == 0)
             {
               o.timeout_ms = 1000;

@@ -148,6 +148,34 @@ is "$(line 8)" "success 0 0|" "and the job dies with it"
 like "$(line 9)" "Read-only file system" "the session's root is read-only"
 is "$(left_behind)" 0 "destroying the session removes its container"
 
+# --- a held container's lifecycle (engine-manage.c) ---
+mkdir -p "$sr_tmp/keep" && chmod 777 "$sr_tmp/keep"
+drv --memory 268435456 --pids 64 --bind "$sr_tmp/keep:/keep" session \
+  'echo kept > /keep/f; echo in-tmpfs > /work/g; echo to-out >/proc/1/fd/1; echo to-err >/proc/1/fd/2; echo ran' \
+  '@inspect' '@stats' '@logs:10:1024' '@logs:1:1024' '@logs:10:3' \
+  '@stop' '@inspect' 'true' '@stop' '@start' \
+  'cat /keep/f; cat /work/g 2>&1 | grep -c "No such"' \
+  '@restart' 'echo after'
+printf '%s\n' "$out" >"$sr_tmp/life.out"
+lline () { sed -n "$(( $1 + 1 ))p" "$sr_tmp/life.out"; }
+is "$rc" 0 "the driver ran every lifecycle line"
+is "$(lline 1)" "success 0 ran|" "a command writes to the init's stdout and stderr"
+like "$(lline 2)" "^inspect running 1 $DOCKER_IMAGE id 268435456 [0-9]+ 64 created$" \
+  "inspect: state, image, id, memory and pids limits, created"
+like "$(lline 3)" "^stats memory 268435456 [1-9][0-9]* 64$" "stats: memory in use, its limit, pids"
+is "$(lline 4)" "logs out=to-out| err=to-err|" "logs: the multiplexed streams come apart"
+is "$(lline 5)" "logs out= err=to-err|" "logs: tail counts the last lines"
+is "$(lline 6)" "logs out=to- err=to- truncated" "logs: each stream is cut at max, and says so"
+is "$(lline 7)" "stop ok stopped" "stop stops it"
+like "$(lline 8)" "^inspect exited 0 " "inspect says exited"
+like "$(lline 9)" "^failed " "an exec in a stopped container fails"
+is "$(lline 10)" "stop ok stopped" "stopping a stopped container succeeds"
+is "$(lline 11)" "start ok running" "start runs it again"
+is "$(lline 12)" "success 0 kept|1|" "a bind keeps its files across stop, a tmpfs starts empty"
+is "$(lline 13)" "restart ok running" "restart"
+is "$(lline 14)" "success 0 after|" "commands run after restart"
+is "$(left_behind)" 0 "destroying it removes the container"
+
 # --- orphans ---
 "$driver" --label "org.sandbox-runner.test=$tag" hold >"$sr_tmp/hold1" 2>&1 &
 live=$!

@@ -323,3 +323,23 @@ relay_results () {
     esac
   done
 }
+
+# start_dockerd_python: a Docker daemon that answers
+# (tests/docker/start-dockerd.sh; stopped at exit when started here), with
+# the python image of the store imported as python:3.12-slim.  Returns 77
+# when no daemon can run here, the reason in $sr_tmp/dockerd.err.
+start_dockerd_python () {
+  local ctl="$SR_SRCDIR/tests/docker/start-dockerd.sh" state
+  state=$(sh "$ctl" start 2>"$sr_tmp/dockerd.err")
+  case $? in
+    0) ;;
+    77) return 77 ;;
+    *) cat "$sr_tmp/dockerd.err"; echo "Bail out! tests/docker/start-dockerd.sh start failed"; exit 1 ;;
+  esac
+  case $state in started*) at_exit "sh '$ctl' stop >/dev/null" ;; esac
+  if ! docker image inspect python:3.12-slim >/dev/null 2>&1; then
+    sh "$ctl" import-oci python:3.12-slim "${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}/python" \
+      >/dev/null 2>"$sr_tmp/import.err" || { cat "$sr_tmp/import.err"; echo "Bail out! docker import failed"; exit 1; }
+    at_exit "docker rmi -f python:3.12-slim >/dev/null 2>&1"
+  fi
+}

@@ -62,6 +62,9 @@ TESTS += tests/integration/ssh.sh tests/integration/mcp-machines.sh \
 EXTRA_DIST += tests/integration/ssh.sh tests/integration/sshd.sh \
 	tests/integration/mcp-machines.sh tests/integration/mcp-machines-docker.sh \
 	tests/mcp/machines-client.mjs
+# env's Docker lifecycle, on a real dockerd and refused on native.
+TESTS += tests/integration/mcp-env-docker.sh
+EXTRA_DIST += tests/integration/mcp-env-docker.sh tests/mcp/env-docker-client.mjs
 
 # The Docker Engine client, driven against a real dockerd.
 check_PROGRAMS += tests/helpers/docker-driver

@@ -1,0 +1,140 @@
+// env's Docker lifecycle through the official MCP TypeScript SDK client
+// over stdio (tests/integration/mcp-env-docker.sh starts dockerd and a
+// container of its own, FOREIGN, that the server did not make): run, ps,
+// the machine's shells and files, stop, start, restart, logs, stats,
+// inspect and remove; FOREIGN stays out of reach.  Prints "RESULT 0|1
+// name" lines and "# ..." diagnostics.
+//   node env-docker-client.mjs SR_BIN            (SANDBOX_BACKEND=docker)
+//   node env-docker-client.mjs SR_BIN --native   (every Docker action refused)
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const check = (cond, name, detail) => {
+  console.log(`RESULT ${cond ? 0 : 1} ${name}`);
+  if (!cond && detail !== undefined) console.log(`# ${JSON.stringify(detail).slice(0, 800)}`);
+};
+const error = (r) => {
+  try {
+    return r.isError ? JSON.parse(r.content?.[0]?.text ?? "{}").error ?? {} : {};
+  } catch {
+    return {};
+  }
+};
+const sc = (r) => r.structuredContent ?? {};
+const docker = ["run", "ps", "stop", "start", "restart", "remove", "inspect", "logs", "stats"];
+
+const client = new Client({ name: "sandbox-runner-env-docker-test", version: "1.0.0" });
+await client.connect(new StdioClientTransport({ command: process.argv[2], args: ["serve"],
+  env: process.env, stderr: "inherit" }));
+const env = (args) => client.callTool({ name: "env", arguments: args });
+const call = (name, args) => client.callTool({ name, arguments: args });
+
+const tool = (await client.listTools()).tools.find((t) => t.name === "env");
+check(docker.every((a) => tool.inputSchema.properties.action.enum.includes(a)),
+  "env's schema offers the Docker actions", tool.inputSchema.properties.action.enum);
+let r = await env({ action: "help" });
+check(docker.every((a) => (sc(r).actions ?? []).some((e) => e.action === a)),
+  "help lists each Docker action", sc(r));
+check((await Promise.all(docker.map((a) => env({ action: "help", topic: a }))))
+  .every((h) => /docker_unavailable/.test(sc(h).text ?? "")),
+  "each Docker action has a help topic that names docker_unavailable");
+
+if (process.argv[3] === "--native") {
+  for (const a of docker) {
+    r = await env({ action: a, name: "whatever" });
+    check(r.isError && error(r).code === "docker_unavailable" && /SANDBOX_BACKEND=docker/.test(error(r).message),
+      `native backend: ${a} is refused with docker_unavailable, saying how to enable it`, r);
+  }
+  await client.close();
+  process.exit(0);
+}
+
+const foreign = process.env.FOREIGN;
+r = await env({ action: "run", image: "debian:12" });
+check(r.isError && error(r).code === "image_not_allowed", "run refuses an image that is not the server's", r);
+r = await env({ action: "run", image: "python", name: "mine" });
+check(r.isError && error(r).code === "invalid_arguments", "run refuses a name (the server names machines)", r);
+r = await env({ action: "run", image: "python" });
+const m = sc(r).machine;
+check(!r.isError && typeof m === "string" && sc(r).state === "running" && sc(r).sandbox === true,
+  "run makes a running sandbox machine", r);
+
+r = await env({ action: "ps" });
+let mine = (sc(r).containers ?? []).find((c) => c.machine === m);
+check(mine?.state === "running" && mine?.image === "python:3.12-slim", "ps lists it running", sc(r));
+check(!JSON.stringify(sc(r)).includes(foreign), "ps does not list a container the server did not make", sc(r));
+r = await call("machine_list", {});
+check((sc(r).machines ?? []).some((x) => x.name === m && x.backend === "docker"), "it is a machine", sc(r));
+
+r = await call("file_write", { machine: m, path: "/scratch/keep.txt", content: "kept\n" });
+check(!r.isError, "file_write on it", r);
+r = await call("shell_new", { machine: m });
+const shell = sc(r).shell_id;
+r = await call("shell_exec", { shell_id: shell, command: "cat /scratch/keep.txt; id -u" });
+check(/^kept\n65534/.test(sc(r).output ?? ""), "a shell on it runs, as nobody", sc(r));
+
+r = await env({ action: "stop", name: m });
+check(!r.isError && sc(r).state === "exited" && sc(r).shells_ended === 1 && /shells ended/.test(sc(r).note),
+  "stop stops it and says its shells ended", r);
+r = await call("shell_exec", { shell_id: shell, command: "true" });
+check(error(r).code === "shell_not_found", "its shell is gone", r);
+r = await call("file_read", { machine: m, path: "/scratch/keep.txt" });
+check(error(r).code === "machine_stopped", "file tools are refused while it is stopped", r);
+r = await env({ action: "stats", name: m });
+check(error(r).code === "machine_stopped", "stats is refused while it is stopped", r);
+r = await env({ action: "ps" });
+mine = (sc(r).containers ?? []).find((c) => c.machine === m);
+check(mine?.state === "exited", "ps shows it exited", sc(r));
+r = await env({ action: "stop", name: m });
+check(!r.isError && sc(r).state === "exited", "stopping it again is harmless", r);
+
+r = await env({ action: "start", name: m });
+check(!r.isError && sc(r).state === "running", "start runs it again", r);
+r = await call("file_read", { machine: m, path: "/scratch/keep.txt" });
+check(/kept/.test(sc(r).content ?? ""), "the file of /scratch is still there", r);
+r = await env({ action: "restart", name: m });
+check(!r.isError && sc(r).state === "running" && sc(r).shells_ended === 0, "restart", r);
+r = await call("shell_new", { machine: m });
+r = await call("shell_exec", { shell_id: sc(r).shell_id, command: "cat /scratch/keep.txt" });
+check(sc(r).output === "kept\n", "a new shell works after restart, the file is there", sc(r));
+
+// What the container's init writes is its log: a command may write there
+// through the init's own descriptors.
+r = await call("shell_new", { machine: m });
+await call("shell_exec", { shell_id: sc(r).shell_id,
+  command: "echo to-out >/proc/1/fd/1; echo to-err >/proc/1/fd/2; (head -c 3000 /dev/zero | tr '\\0' x; echo) >/proc/1/fd/1" });
+r = await env({ action: "logs", name: m, tail: 10 });
+check(!r.isError && /^to-out\n/.test(sc(r).stdout) && sc(r).stderr === "to-err\n" && sc(r).truncated === false,
+  "logs gives the init's stdout and stderr apart", sc(r));
+r = await env({ action: "logs", name: m, tail: 10, max_output: 100 });
+check(!r.isError && sc(r).stdout.length === 100 && sc(r).truncated === true, "logs is capped by max_output", sc(r));
+r = await env({ action: "logs", name: m, tail: 1 });
+check(!r.isError && sc(r).stdout === "x".repeat(3000) + "\n" && sc(r).stderr === "", "logs' tail gives the last lines", sc(r));
+r = await env({ action: "stats", name: m });
+check(!r.isError && sc(r).memory_bytes > 0 && sc(r).memory_limit_bytes > 0 && sc(r).pids >= 1
+  && sc(r).pids_limit > 0, "stats gives memory, its limit and pids", sc(r));
+r = await env({ action: "inspect", name: m });
+const text = JSON.stringify(sc(r));
+check(/^[0-9a-f]{64}$/.test(sc(r).container_id ?? "") && sc(r).image === "python:3.12-slim"
+  && sc(r).state === "running" && sc(r).limits?.memory_bytes > 0 && sc(r).limits?.pids > 0,
+  "inspect gives id, image, state and limits", sc(r));
+check(!/\/var\/lib|\/run\/|\/tmp\//.test(text) && !text.includes(process.env.SANDBOX_RUNTIME_DIR),
+  "inspect shows no host path", sc(r));
+
+for (const a of ["stop", "remove", "inspect", "logs"]) {
+  r = await env({ action: a, name: foreign });
+  check(error(r).code === "session_not_found", `${a} refuses a container the server did not make`, r);
+}
+
+r = await env({ action: "remove", name: m });
+check(!r.isError && sc(r).removed === true, "remove", r);
+r = await env({ action: "ps" });
+check((sc(r).containers ?? []).length === 0, "ps lists nothing after remove", sc(r));
+r = await call("file_read", { machine: m, path: "/scratch/keep.txt" });
+check(error(r).code === "session_not_found", "the machine is gone", r);
+
+r = await call("audit_query", { tool: "env" });
+const st = (sc(r).calls ?? []).map((c) => c.status);
+check(st.includes("image_not_allowed") && st.includes("machine_stopped") && st.includes("ok"),
+  "the audit trail records env's Docker calls and their refusals", st);
+await client.close();
