@@ -592,8 +592,10 @@ sr_sessions_acquire (struct sr_sessions *m, const char *owner, const char *id, c
   return r;
 }
 
-void
-sr_session_release (struct sr_session *s)
+/* used: the call counts as use, which restarts the idle timeout; a look
+ * (env's ps, inspect, logs, stats) does not.  */
+static void
+release (struct sr_session *s, bool used)
 {
   struct sr_sessions *m;
 
@@ -602,9 +604,16 @@ sr_session_release (struct sr_session *s)
   m = s->m;
   pthread_mutex_lock (&m->lock);
   s->busy = false;
-  s->last_used_ns = sr_now_ns ();
+  if (used)
+    s->last_used_ns = sr_now_ns ();
   pthread_cond_broadcast (&m->changed);
   pthread_mutex_unlock (&m->lock);
+}
+
+void
+sr_session_release (struct sr_session *s)
+{
+  release (s, true);
 }
 
 int
@@ -1370,6 +1379,6 @@ sr_sessions_control (struct sr_sessions *m, const char *owner, const char *id,
     r = s->be->control (s->box, a, tail, max_output, out, err);
   if (r == 0 && (a == SR_BOX_STOP || a == SR_BOX_RESTART))
     cJSON_AddNumberToObject (out, "shells_ended", (double) ended);
-  sr_session_release (s);
+  release (s, a == SR_BOX_STOP || a == SR_BOX_START || a == SR_BOX_RESTART);
   return r;
 }

@@ -181,7 +181,8 @@ void sr_shell_infos_free (struct sr_shell_info *v, size_t n);
  * (sandbox/backend.h), its report added to out.  stop and restart first
  * end the session's shells (shell_busy while one is in use; out gets
  * shells_ended).  A session of a backend without the op (native, an SSH
- * host) is docker_unavailable.  */
+ * host) is docker_unavailable.  Only stop, start and restart count as use
+ * of the session (session_idle_timeout): looking at it does not.  */
 struct cJSON;
 int sr_sessions_control (struct sr_sessions *m, const char *owner, const char *id,
                          enum sr_box_action a, unsigned tail, size_t max_output,

@@ -2,8 +2,9 @@
 # env's Docker lifecycle (run, ps, stop, start, restart, logs, stats,
 # inspect, remove) through the official MCP client, on a real dockerd
 # (tests/docker/start-dockerd.sh) beside a container the test starts
-# itself, which the server must neither list nor touch; and on the native
-# backend, every Docker action refused with docker_unavailable.
+# itself, which the server must neither list nor touch, nor one HTTP
+# client another's; and on the native backend, every Docker action
+# refused with docker_unavailable.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 require_image python
 require_node_modules
@@ -33,6 +34,15 @@ docker run -d --network none --name "$FOREIGN" python:3.12-slim sleep 600 >/dev/
 at_exit "docker rm -f $FOREIGN >/dev/null 2>&1"
 
 SANDBOX_BACKEND=docker run_client
+# Over HTTP, each MCP session an owner of its own.
+SANDBOX_BACKEND=docker start_server || echo "Bail out! the HTTP server did not start"
+(cd "$NODE_DIR" && timeout 120 "$NODE" env-docker-client.mjs --owners "$url") \
+  > "$sr_tmp/owners.out" 2>"$sr_tmp/owners.err"
+is "$?" 0 "the SDK clients of two owners end cleanly"
+relay_results < "$sr_tmp/owners.out"
+grep -v '^RESULT' "$sr_tmp/owners.err" | head -5 | sed 's/^/# stderr: /'
+stop_server
+is "$?" 0 "the HTTP server exits cleanly"
 is "$(docker inspect -f '{{.State.Running}}' "$FOREIGN")" true "the foreign container still runs"
 is "$(ours)" "$ours_before" "no container of ours is left"
 done_testing

@@ -6,8 +6,10 @@
 // name" lines and "# ..." diagnostics.
 //   node env-docker-client.mjs SR_BIN            (SANDBOX_BACKEND=docker)
 //   node env-docker-client.mjs SR_BIN --native   (every Docker action refused)
+//   node env-docker-client.mjs --owners URL      (two HTTP clients, two owners)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const check = (cond, name, detail) => {
   console.log(`RESULT ${cond ? 0 : 1} ${name}`);
@@ -22,6 +24,35 @@ const error = (r) => {
 };
 const sc = (r) => r.structuredContent ?? {};
 const docker = ["run", "ps", "stop", "start", "restart", "remove", "inspect", "logs", "stats"];
+
+// Over HTTP without tokens each MCP session is an owner: B neither sees
+// nor touches A's machine.
+if (process.argv[2] === "--owners") {
+  const connect = async () => {
+    const c = new Client({ name: "sandbox-runner-env-docker-test", version: "1.0.0" });
+    await c.connect(new StreamableHTTPClientTransport(new URL(process.argv[3])));
+    return c;
+  };
+  const [a, b] = [await connect(), await connect()];
+  const envOf = (c, args) => c.callTool({ name: "env", arguments: args });
+  let r = await envOf(a, { action: "run", image: "python" });
+  const m = sc(r).machine;
+  check(sc(r).state === "running", "owner A runs a machine", r);
+  r = await envOf(b, { action: "ps" });
+  check((sc(r).containers ?? []).length === 0, "owner B's ps does not list it", sc(r));
+  for (const action of ["stop", "restart", "inspect", "logs", "stats", "remove"]) {
+    r = await envOf(b, { action, name: m });
+    check(error(r).code === "session_not_found", `owner B cannot ${action} it`, r);
+  }
+  r = await envOf(a, { action: "ps" });
+  check((sc(r).containers ?? []).some((c) => c.machine === m && c.state === "running"),
+    "it still runs for A", sc(r));
+  r = await envOf(a, { action: "remove", name: m });
+  check(sc(r).removed === true, "A removes it", r);
+  await a.close();
+  await b.close();
+  process.exit(0);
+}
 
 const client = new Client({ name: "sandbox-runner-env-docker-test", version: "1.0.0" });
 await client.connect(new StdioClientTransport({ command: process.argv[2], args: ["serve"],
