@@ -343,3 +343,17 @@ start_dockerd_python () {
     at_exit "docker rmi -f python:3.12-slim >/dev/null 2>&1"
   fi
 }
+
+# run_owners_client SCRIPT: a server over HTTP without tokens, where each
+# MCP session is an owner of its own, for SCRIPT --owners URL; relays its
+# results, then stops the server.
+run_owners_client () {
+  start_server || echo "Bail out! the HTTP server did not start"
+  (cd "$NODE_DIR" && timeout 120 "$NODE" "$1" --owners "$url") \
+    > "$sr_tmp/owners.out" 2>"$sr_tmp/owners.err"
+  is "$?" 0 "the SDK clients of two owners end cleanly"
+  relay_results < "$sr_tmp/owners.out"
+  grep -v '^RESULT' "$sr_tmp/owners.err" | head -5 | sed 's/^/# stderr: /'
+  stop_server
+  is "$?" 0 "the HTTP server exits cleanly"
+}

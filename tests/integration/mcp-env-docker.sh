@@ -18,7 +18,8 @@ run_client () {
   grep -v '^RESULT' "$sr_tmp/client.err" | tail -5 | sed 's/^/# stderr: /'
 }
 
-SANDBOX_BACKEND=native run_client --native
+export SANDBOX_BACKEND=native
+run_client --native
 
 if ! start_dockerd_python; then
   echo "# skip the Docker part: $(cat "$sr_tmp/dockerd.err")"
@@ -33,16 +34,10 @@ docker run -d --network none --name "$FOREIGN" python:3.12-slim sleep 600 >/dev/
   echo "Bail out! could not start the foreign container"
 at_exit "docker rm -f $FOREIGN >/dev/null 2>&1"
 
-SANDBOX_BACKEND=docker run_client
+export SANDBOX_BACKEND=docker
+run_client
 # Over HTTP, each MCP session an owner of its own.
-SANDBOX_BACKEND=docker start_server || echo "Bail out! the HTTP server did not start"
-(cd "$NODE_DIR" && timeout 120 "$NODE" env-docker-client.mjs --owners "$url") \
-  > "$sr_tmp/owners.out" 2>"$sr_tmp/owners.err"
-is "$?" 0 "the SDK clients of two owners end cleanly"
-relay_results < "$sr_tmp/owners.out"
-grep -v '^RESULT' "$sr_tmp/owners.err" | head -5 | sed 's/^/# stderr: /'
-stop_server
-is "$?" 0 "the HTTP server exits cleanly"
+run_owners_client env-docker-client.mjs
 is "$(docker inspect -f '{{.State.Running}}' "$FOREIGN")" true "the foreign container still runs"
 is "$(ours)" "$ours_before" "no container of ours is left"
 done_testing

@@ -54,13 +54,6 @@ is "$(pgrep -f "$d/run/ssh" | wc -l) $(ls -A "$d/run/ssh" 2>/dev/null | wc -l)" 
 is "$(containers)" "$containers_before" "no container is left after the server exits"
 if [ "$backend" = docker ]; then done_testing; exit $?; fi
 # Over HTTP without tokens, each MCP session is an owner of its own.
-start_server || echo "Bail out! the HTTP server did not start"
-(cd "$NODE_DIR" && timeout 120 "$NODE" machines-client.mjs --owners "$url") \
-  > "$sr_tmp/owners.out" 2>"$sr_tmp/owners.err"
-is "$?" 0 "the SDK clients of two owners end cleanly"
-relay_results < "$sr_tmp/owners.out"
-grep -v '^RESULT' "$sr_tmp/owners.err" | head -5 | sed 's/^/# stderr: /'
-stop_server
-is "$?" 0 "the HTTP server exits cleanly"
+run_owners_client machines-client.mjs
 is "$(pgrep -f "$d/run/ssh" | wc -l)" 0 "no ssh process is left"
 done_testing
