@@ -323,6 +323,17 @@ sr_mcp_text_machines (FILE *f, const cJSON *o)
   put_machines (f, o);
 }
 
+/* Text that ends its last line, whether or not it did.  */
+static void
+put_lines (FILE *f, const char *text)
+{
+  size_t n = strlen (text);
+
+  put_text (f, text, n);
+  if (n && text[n - 1] != '\n')
+    fputc ('\n', f);
+}
+
 void
 sr_mcp_text_env (FILE *f, const cJSON *o)
 {
@@ -372,13 +383,13 @@ sr_mcp_text_env (FILE *f, const cJSON *o)
     }
   if (cJSON_GetObjectItemCaseSensitive (o, "stdout"))
     {
-      put_text (f, str (o, "stdout"), strlen (str (o, "stdout")));
+      put_lines (f, str (o, "stdout"));
       if (*str (o, "stderr"))
         {
-          fputs ("\n[stderr]\n", f);
-          put_text (f, str (o, "stderr"), strlen (str (o, "stderr")));
+          fputs ("[stderr]\n", f);
+          put_lines (f, str (o, "stderr"));
         }
-      fprintf (f, "\n[logs of %s%s]\n", str (o, "machine"),
+      fprintf (f, "[logs of %s%s]\n", str (o, "machine"),
                flag (o, "truncated") ? ", truncated at max_output" : "");
       return;
     }

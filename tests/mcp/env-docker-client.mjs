@@ -93,6 +93,8 @@ check(!r.isError && typeof m === "string" && sc(r).state === "running" && sc(r).
 r = await env({ action: "ps" });
 let mine = (sc(r).containers ?? []).find((c) => c.machine === m);
 check(mine?.state === "running" && mine?.image === "python:3.12-slim", "ps lists it running", sc(r));
+check(r.content?.[0]?.text === `${m} [python:3.12-slim, running, 0 shells]`, "ps's text gives a line a machine",
+  r.content);
 check(!JSON.stringify(sc(r)).includes(foreign), "ps does not list a container the server did not make", sc(r));
 r = await call("machine_list", {});
 check((sc(r).machines ?? []).some((x) => x.name === m && x.backend === "docker"), "it is a machine", sc(r));
@@ -137,6 +139,8 @@ await call("shell_exec", { shell_id: sc(r).shell_id,
 r = await env({ action: "logs", name: m, tail: 10 });
 check(!r.isError && /^to-out\n/.test(sc(r).stdout) && sc(r).stderr === "to-err\n" && sc(r).truncated === false,
   "logs gives the init's stdout and stderr apart", sc(r));
+check(r.content?.[0]?.text === `to-out\n${"x".repeat(3000)}\n[stderr]\nto-err\n[logs of ${m}]`, "logs' text shows both streams",
+  r.content);
 r = await env({ action: "logs", name: m, tail: 10, max_output: 100 });
 check(!r.isError && sc(r).stdout.length === 100 && sc(r).truncated === true, "logs is capped by max_output", sc(r));
 r = await env({ action: "logs", name: m, tail: 1 });
