@@ -133,18 +133,20 @@ static const struct
     "env(action=\"ps\") lists your sandbox sessions on the Docker backend: machine, image, "
     "state (running, exited, ...), shells. Containers this server did not make for you are "
     "not listed. " DOCKER_NEEDS },
-  { "stop", "Docker: stops machine name; it keeps the files of " SR_CODE_DIR,
+  { "stop", "Docker: stops machine name; its shells and files go",
     "env(action=\"stop\", name=NAME) stops the machine's container: its shells end "
-    "(shells_ended), its processes are killed, commands and file tools are refused "
-    "(machine_stopped) until start. The files of " SR_CODE_DIR " stay; " SR_DATA_DIR ", "
-    SR_SCRATCH_DIR " and /tmp are memory (tmpfs) and start empty again. A stopped machine "
-    "is still closed after session_idle_timeout. " DOCKER_NEEDS },
+    "(shells_ended), its processes are killed, and its files go with the memory they "
+    "used: every writable directory of a session (" SR_CODE_DIR ", " SR_DATA_DIR ", "
+    SR_SCRATCH_DIR ", /tmp) is a tmpfs, never a host directory, and starts empty again. "
+    "Commands and file tools are refused (machine_stopped) until start. A stopped machine "
+    "keeps its name, image and limits, and is still closed after session_idle_timeout. "
+    DOCKER_NEEDS },
   { "start", "Docker: starts stopped machine name again",
-    "env(action=\"start\", name=NAME) starts a stopped machine's container again, with the "
-    "files of " SR_CODE_DIR "; start a shell again with shell_new. " DOCKER_NEEDS },
-  { "restart", "Docker: restarts machine name (its shells end)",
+    "env(action=\"start\", name=NAME) starts a stopped machine's container again, its "
+    "directories empty; start a shell again with shell_new. " DOCKER_NEEDS },
+  { "restart", "Docker: restarts machine name (its shells and files go)",
     "env(action=\"restart\", name=NAME) is stop then start: its shells and processes end, "
-    "the files of " SR_CODE_DIR " stay, the memory directories start empty. " DOCKER_NEEDS },
+    "its directories start empty. " DOCKER_NEEDS },
   { "remove", "Docker: removes machine name and all its files (as close)",
     "env(action=\"remove\", name=NAME) closes the sandbox session: its container is "
     "removed with every file, nothing is left. " DOCKER_NEEDS },
@@ -440,8 +442,9 @@ env_control (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, const char *a
   cJSON_AddStringToObject (o, "machine", name);
   if (a == SR_BOX_STOP || a == SR_BOX_RESTART)
     cJSON_AddStringToObject (o, "note",
-                             "its shells ended; the files of " SR_CODE_DIR " stay, "
-                             SR_DATA_DIR ", " SR_SCRATCH_DIR " and /tmp start empty again");
+                             "its shells ended and its files are gone: " SR_CODE_DIR ", "
+                             SR_DATA_DIR ", " SR_SCRATCH_DIR " and /tmp are memory (tmpfs) "
+                             "and start empty");
   return sr_mcp_tool_result (o, false);
 }
 
