@@ -323,3 +323,34 @@ relay_results () {
     esac
   done
 }
+
+# Through sh: a tarball or a copy may lose the script's x bit.
+dockerd_ctl () { sh "$SR_SRCDIR/tests/docker/start-dockerd.sh" "$@"; }
+
+# require_dockerd: a Docker daemon that answers (tests/docker/start-dockerd.sh
+# starts Debian's dockerd when none runs, and the test stops it again at its
+# end), else the whole test is skipped with the reason.
+require_dockerd () {
+  dockerd_state=$(dockerd_ctl start 2>"$sr_tmp/dockerd.err")
+  case $? in
+    0) ;;
+    77) skip_all "$(cat "$sr_tmp/dockerd.err")" ;;
+    *) cat "$sr_tmp/dockerd.err"; echo "Bail out! tests/docker/start-dockerd.sh start failed"; exit 1 ;;
+  esac
+  case $dockerd_state in
+    started*) at_exit "dockerd_ctl stop >/dev/null" ;;
+  esac
+  echo "# dockerd: $dockerd_state"
+}
+
+# docker_image_from_cache NAME TAG: the cached OCI image NAME
+# (rootfs/build-all.sh) as TAG on the daemon, unless it has TAG already (a
+# real pull, or another run's import, used as it is and left there); one
+# imported here is removed at the end.
+docker_image_from_cache () {
+  docker image inspect "$2" >/dev/null 2>&1 && return 0
+  dockerd_ctl import-oci "$2" "${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}/$1" \
+    >/dev/null 2>"$sr_tmp/import.err" ||
+    { cat "$sr_tmp/import.err"; echo "Bail out! docker import of image $1 failed"; exit 1; }
+  at_exit "docker rmi -f '$2' >/dev/null 2>&1"
+}

@@ -10,19 +10,8 @@ backend=${SR_MACHINES_BACKEND:-native}
 require_image python
 require_node_modules
 if [ "$backend" = docker ]; then
-  dockerd_ctl () { sh "$SR_SRCDIR/tests/docker/start-dockerd.sh" "$@"; }
-  dockerd_state=$(dockerd_ctl start 2>"$sr_tmp/dockerd.err")
-  case $? in
-    0) ;;
-    77) skip_all "$(cat "$sr_tmp/dockerd.err")" ;;
-    *) cat "$sr_tmp/dockerd.err"; echo "Bail out! tests/docker/start-dockerd.sh start failed"; exit 1 ;;
-  esac
-  case $dockerd_state in started*) at_exit "dockerd_ctl stop >/dev/null" ;; esac
-  if ! docker image inspect python:3.12-slim >/dev/null 2>&1; then
-    dockerd_ctl import-oci python:3.12-slim "${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}/python" \
-      >/dev/null 2>"$sr_tmp/import.err" || { cat "$sr_tmp/import.err"; echo "Bail out! docker import failed"; exit 1; }
-    at_exit "docker rmi -f python:3.12-slim >/dev/null 2>&1"
-  fi
+  require_dockerd
+  docker_image_from_cache python python:3.12-slim
 fi
 export SANDBOX_BACKEND=$backend
 . "${SR_SRCDIR}/tests/integration/sshd.sh"
