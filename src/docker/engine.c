@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,10 @@ runner_alive (const char *runner, const char *hostname)
   pid = strtol (pid_s, NULL, 10);
   if (pid <= 0)
     return true;
+  /* A runner that could not read its start time (sr_docker_open) is
+   * known by its pid alone.  */
+  if (strcmp (host_end + 1, "0") == 0)
+    return kill ((pid_t) pid, 0) == 0 || errno == EPERM;
   now = runner_id (hostname, (pid_t) pid);
   return now != NULL && strcmp (now, runner) == 0;
 }

@@ -900,27 +900,47 @@ sr_cgroup_dirs (const struct sr_cgroup *cg)
   return ret;
 }
 
+/* Where every cgroup a reclaim removes must be, after symlinks (v1
+ * hosts link cpu to cpu,cpuacct there): a recorded path never leads it
+ * anywhere else.  */
+#define CGROUP_ROOT "/sys/fs/cgroup/"
+/* The names a runner gives its containers' cgroups (state.h).  */
+#define CONTAINER_PREFIX "sr-"
+
 /* Whether dir, read from a state entry, is still a cgroup named name: 1
- * when it is (*v2 says which version), 0 when it is gone, -1 when it is
- * not a path of ours (absolute, no "." or ".." in it, name last, a real
- * directory on a cgroup file system), so a forged entry cannot point the
- * reclaim at another cgroup.  */
+ * when it is (*ret_real gets its path with symlinks resolved, *v2 says
+ * which version), 0 when it is gone, -1 when it is not a path of ours
+ * (absolute, below CGROUP_ROOT before and after symlinks, no "." or ".."
+ * in it, name last, a real directory on a cgroup file system), so a
+ * forged entry cannot point the reclaim at another cgroup or out of the
+ * cgroup file systems.  */
 static int
-recorded_cgroup (const char *dir, const char *name, bool *v2, sr_error_t *err)
+recorded_cgroup (const char *dir, const char *name, char **ret_real, bool *v2,
+                 sr_error_t *err)
 {
   const char *last = strrchr (dir, '/');
+  _cleanup_free_ char *real = NULL;
   struct statfs sf;
   struct stat st;
 
-  if (dir[0] != '/' || strstr (dir, "//") || strstr (dir, "/./") || strstr (dir, "/../")
-      || strcmp (last + 1, name) != 0)
-    return sr_error_set (err, EINVAL, "%s is not a cgroup named %s", dir, name);
-  if (lstat (dir, &st) < 0)
-    return errno == ENOENT ? 0 : sr_error_set (err, errno, "stat %s", dir);
-  if (!S_ISDIR (st.st_mode) || statfs (dir, &sf) < 0
+  if (strncmp (dir, CGROUP_ROOT, strlen (CGROUP_ROOT)) != 0 || strstr (dir, "//")
+      || strstr (dir, "/./") || strstr (dir, "/../") || strcmp (last + 1, name) != 0)
+    return sr_error_set (err, EINVAL, "%s is not a cgroup named %s below %s", dir, name,
+                         CGROUP_ROOT);
+  real = realpath (dir, NULL);
+  if (real == NULL)
+    return errno == ENOENT ? 0 : sr_error_set (err, errno, "resolve %s", dir);
+  last = strrchr (real, '/');
+  if (strncmp (real, CGROUP_ROOT, strlen (CGROUP_ROOT)) != 0 || strcmp (last + 1, name) != 0)
+    return sr_error_set (err, EINVAL, "%s leads to %s, not a cgroup named %s below %s", dir,
+                         real, name, CGROUP_ROOT);
+  if (lstat (real, &st) < 0)
+    return errno == ENOENT ? 0 : sr_error_set (err, errno, "stat %s", real);
+  if (!S_ISDIR (st.st_mode) || statfs (real, &sf) < 0
       || (sf.f_type != CGROUP_SUPER_MAGIC && sf.f_type != CGROUP2_SUPER_MAGIC))
     return sr_error_set (err, EINVAL, "%s is not a cgroup directory", dir);
   *v2 = sf.f_type == CGROUP2_SUPER_MAGIC;
+  *ret_real = TAKE_PTR (real);
   return 1;
 }
 
@@ -931,13 +951,16 @@ sr_cgroup_reclaim (const char *name, char *const *dirs, sr_error_t *err)
 
   if (check_name (name, err) < 0)
     return -1;
+  if (strncmp (name, CONTAINER_PREFIX, strlen (CONTAINER_PREFIX)) != 0)
+    return sr_error_set (err, EINVAL, "cgroup %s is not a container's", name);
   for (size_t i = 0; dirs && dirs[i]; i++)
     {
       sr_error_t *e = r < 0 ? NULL : err;
+      _cleanup_free_ char *real = NULL;
       bool v2 = false;
-      int found = recorded_cgroup (dirs[i], name, &v2, e);
+      int found = recorded_cgroup (dirs[i], name, &real, &v2, e);
 
-      if (found < 0 || (found > 0 && kill_and_remove (dirs[i], v2, RECLAIM_TIMEOUT_NS, e) < 0))
+      if (found < 0 || (found > 0 && kill_and_remove (real, v2, RECLAIM_TIMEOUT_NS, e) < 0))
         r = -1;
     }
   return r;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ sr_docker_state_open (const struct sr_config *cfg, struct sr_store *store,
                       enum sr_backend_use use, void **ret, sr_error_t *err)
 {
   struct sr_docker_state *ds = sr_xcalloc (1, sizeof *ds);
+  static atomic_flag reaped = ATOMIC_FLAG_INIT;
   const bool sessions = use == SR_BACKEND_SESSIONS;
   unsigned removed = 0;
 
@@ -53,8 +55,12 @@ sr_docker_state_open (const struct sr_config *cfg, struct sr_store *store,
       free (ds);
       return -1;
     }
-  /* The session containers of a runner that crashed are nobody's now.  */
-  if (sessions && sr_docker_reap_orphans (ds->d, &removed, NULL) == 0 && removed)
+  /* What a runner killed with SIGKILL left on the daemon (a run-code's
+   * container mid-run, a server's session containers) is nobody's now:
+   * every runner on Docker removes it before it starts its own, once per
+   * process (one list request, not one per run of a server).  */
+  if (!atomic_flag_test_and_set (&reaped) && sr_docker_reap_orphans (ds->d, &removed, NULL) == 0
+      && removed)
     fprintf (stderr, "sandbox-runner: removed %u Docker containers of dead runners\n", removed);
   *ret = ds;
   return 0;

@@ -13,29 +13,9 @@
 # dockerd cannot run (a rootless suite), the whole test is skipped.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 require_image python cpp
-dockerd_ctl () { sh "$SR_SRCDIR/tests/docker/start-dockerd.sh" "$@"; }
-cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
-
-dockerd_state=$(dockerd_ctl start 2>"$sr_tmp/dockerd.err")
-case $? in
-  0) ;;
-  77) skip_all "$(cat "$sr_tmp/dockerd.err")" ;;
-  *) cat "$sr_tmp/dockerd.err"; echo "Bail out! tests/docker/start-dockerd.sh start failed"; exit 1 ;;
-esac
-case $dockerd_state in
-  started*) at_exit "dockerd_ctl stop >/dev/null" ;;
-esac
-echo "# dockerd: $dockerd_state"
-
-# An image the daemon already has (a real pull, or another run's import)
-# is used as it is, and left there.
-for pair in python=python:3.12-slim cpp=gcc:14; do
-  name=${pair%%=*} tag=${pair#*=}
-  docker image inspect "$tag" >/dev/null 2>&1 && continue
-  dockerd_ctl import-oci "$tag" "$cache/$name" >/dev/null 2>"$sr_tmp/import.err" ||
-    { cat "$sr_tmp/import.err"; echo "Bail out! docker import of image $name failed"; exit 1; }
-  at_exit "docker rmi -f '$tag' >/dev/null 2>&1"
-done
+require_dockerd
+docker_image_from_cache python python:3.12-slim
+docker_image_from_cache cpp gcc:14
 
 # Every field but the timings and native-only measures, one per line.
 summary () {
@@ -154,19 +134,7 @@ sid=$(cat "$sr_tmp/docker-sid")
 ok "$([ -n "$sid" ] && [ -z "$(docker ps -aq --filter "label=org.sandbox-runner.session=$sid")" ]; echo $?)" \
   "docker: close_session removes the session's container"
 
-# A server killed with a Docker session open leaves its container (Docker
-# keeps it); the next server's start removes it by its labels.
-serve_holding_session docker
-sid=$(sed -n 's/.*"session_id":"\([0-9a-f]*\)".*/\1/p' "$sr_tmp/killed.out" | head -1)
-ok "$([ -n "$sid" ] && [ -n "$(docker ps -q --filter "label=org.sandbox-runner.session=$sid")" ]; echo $?)" \
-  "docker: a session's container runs (session ${sid:-none})"
-kill -9 "$server"
-wait "$server" 2>/dev/null
-exec 3>&-
-printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' |
-  SANDBOX_BACKEND=docker timeout 60 "$SR_BIN" serve >/dev/null 2>&1
-ok "$([ -n "$sid" ] && [ -z "$(docker ps -aq --filter "label=org.sandbox-runner.session=$sid")" ]; echo $?)" \
-  "docker: the next server removes the killed server's session container"
+# A server killed with a Docker session open: tests/integration/docker-reclaim.sh.
 
 # --- clear errors ---
 printf 'print(1)' >"$sr_tmp/code"

@@ -9,20 +9,8 @@
 # whole test is skipped with its reason.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 require_busybox_rootfs
-# Through sh: a tarball or a copy may lose the script's x bit.
-dockerd_ctl () { sh "$SR_SRCDIR/tests/docker/start-dockerd.sh" "$@"; }
 driver=$SR_BUILDDIR/tests/helpers/docker-driver
-
-dockerd_state=$(dockerd_ctl start 2>"$sr_tmp/dockerd.err")
-case $? in
-  0) ;;
-  77) skip_all "$(cat "$sr_tmp/dockerd.err")" ;;
-  *) cat "$sr_tmp/dockerd.err"; echo "Bail out! tests/docker/start-dockerd.sh start failed"; exit 1 ;;
-esac
-case $dockerd_state in
-  started*) at_exit "dockerd_ctl stop >/dev/null" ;;
-esac
-echo "# dockerd: $dockerd_state"
+require_dockerd
 
 # Every container of this test carries this label, so that what is left
 # can be counted, and removed at the end whatever happened.

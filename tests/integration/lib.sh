@@ -324,24 +324,48 @@ relay_results () {
   done
 }
 
-# start_dockerd_python: a Docker daemon that answers
-# (tests/docker/start-dockerd.sh; stopped at exit when started here), with
-# the python image of the store imported as python:3.12-slim.  Returns 77
-# when no daemon can run here, the reason in $sr_tmp/dockerd.err.
-start_dockerd_python () {
-  local ctl="$SR_SRCDIR/tests/docker/start-dockerd.sh" state
-  state=$(sh "$ctl" start 2>"$sr_tmp/dockerd.err")
+# Through sh: a tarball or a copy may lose the script's x bit.
+dockerd_ctl () { sh "$SR_SRCDIR/tests/docker/start-dockerd.sh" "$@"; }
+
+# start_dockerd: a Docker daemon that answers (tests/docker/start-dockerd.sh
+# starts Debian's dockerd when none runs, and the test stops it again at its
+# end); returns 77 when none can run here, the reason in $sr_tmp/dockerd.err.
+start_dockerd () {
+  dockerd_state=$(dockerd_ctl start 2>"$sr_tmp/dockerd.err")
   case $? in
     0) ;;
     77) return 77 ;;
     *) cat "$sr_tmp/dockerd.err"; echo "Bail out! tests/docker/start-dockerd.sh start failed"; exit 1 ;;
   esac
-  case $state in started*) at_exit "sh '$ctl' stop >/dev/null" ;; esac
-  if ! docker image inspect python:3.12-slim >/dev/null 2>&1; then
-    sh "$ctl" import-oci python:3.12-slim "${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}/python" \
-      >/dev/null 2>"$sr_tmp/import.err" || { cat "$sr_tmp/import.err"; echo "Bail out! docker import failed"; exit 1; }
-    at_exit "docker rmi -f python:3.12-slim >/dev/null 2>&1"
-  fi
+  case $dockerd_state in
+    started*) at_exit "dockerd_ctl stop >/dev/null" ;;
+  esac
+  echo "# dockerd: $dockerd_state"
+}
+
+# require_dockerd: start_dockerd, else the whole test is skipped with the
+# reason.
+require_dockerd () {
+  start_dockerd || skip_all "$(cat "$sr_tmp/dockerd.err")"
+}
+
+# docker_image_from_cache NAME TAG: the cached OCI image NAME
+# (rootfs/build-all.sh) as TAG on the daemon, unless it has TAG already (a
+# real pull, or another run's import, used as it is and left there); one
+# imported here is removed at the end.
+docker_image_from_cache () {
+  docker image inspect "$2" >/dev/null 2>&1 && return 0
+  dockerd_ctl import-oci "$2" "${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}/$1" \
+    >/dev/null 2>"$sr_tmp/import.err" ||
+    { cat "$sr_tmp/import.err"; echo "Bail out! docker import of image $1 failed"; exit 1; }
+  at_exit "docker rmi -f '$2' >/dev/null 2>&1"
+}
+
+# start_dockerd_python: start_dockerd, with the python image of the cache
+# as python:3.12-slim.
+start_dockerd_python () {
+  start_dockerd || return 77
+  docker_image_from_cache python python:3.12-slim
 }
 
 # run_owners_client SCRIPT: a server over HTTP without tokens, where each

@@ -77,3 +77,7 @@ TESTS += tests/integration/docker-parity.sh
 # ends: the second must not run meanwhile (make -j).
 tests/integration/docker-parity.log: tests/integration/docker.log
 EXTRA_DIST += tests/integration/docker-parity.sh tests/docker/session-cases.py
+# Runners on Docker remove what killed runners left there.
+TESTS += tests/integration/docker-reclaim.sh
+tests/integration/docker-reclaim.log: tests/integration/docker-parity.log
+EXTRA_DIST += tests/integration/docker-reclaim.sh

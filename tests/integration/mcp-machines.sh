@@ -10,7 +10,8 @@ backend=${SR_MACHINES_BACKEND:-native}
 require_image python
 require_node_modules
 if [ "$backend" = docker ]; then
-  start_dockerd_python || skip_all "$(cat "$sr_tmp/dockerd.err")"
+  require_dockerd
+  docker_image_from_cache python python:3.12-slim
 fi
 export SANDBOX_BACKEND=$backend
 . "${SR_SRCDIR}/tests/integration/sshd.sh"

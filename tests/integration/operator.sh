@@ -67,22 +67,27 @@ is "$left" "" "nothing of the killed runner's container is left"
 # the killed runner is, and goes only once all of them are gone.
 memcg=$(cgroup_dirs memory)
 freezer=$(cgroup_dirs freezer)
-# killed_runner NAP: a runner of `sleep NAP` ($bg), killed with SIGKILL
-# once it sleeps; $made: the cgroups it had made.
+# killed_runner NAP [CGROUP]: a runner of `sleep NAP` ($bg), started in
+# the v1 cgroup CGROUP when given, killed with SIGKILL once it sleeps;
+# $made: the cgroups it had made.
 killed_runner () {
   nap=$1
-  "$SR_BIN" run --rootfs "$ROOTFS" -- sleep "$nap" >/dev/null 2>&1 &
+  sh -c '[ -z "$3" ] || echo $$ > "$3/cgroup.procs"; exec "$0" run --rootfs "$1" -- sleep "$2"' \
+    "$SR_BIN" "$ROOTFS" "$nap" "${2:-}" >/dev/null 2>&1 &
   bg=$!
   wait_until 30 napping
-  made=$(runner_cgroups "$bg")
+  made=$(anywhere_cgroups "$bg")
   kill -9 "$bg"
   wait "$bg" 2>/dev/null
   wait_until 20 nap_gone
 }
+# anywhere_cgroups PID: the cgroups of runner PID in every hierarchy,
+# wherever they are.
+anywhere_cgroups () { find /sys/fs/cgroup -type d -name "sr-$1-*" 2>/dev/null; }
 if [ "$(id -u)" -ne 0 ] || [ -z "$memcg" ]; then
   reason="no v1 memory hierarchy here"
   [ "$(id -u)" -ne 0 ] && reason="not root: its runs make no v1 cgroup to leave"
-  for i in 1 2 3 4 5 6 7 8; do skip "reclaim of cgroups from another memory cgroup: $reason"; done
+  for i in 1 2 3 4 5 6 7 8 9 10 11; do skip "reclaim of cgroups from another memory cgroup: $reason"; done
 else
   killed_runner 61.$$
   like "$made" "$memcg/sr-$bg-0" "a killed runner leaves its memory cgroup"
@@ -94,6 +99,19 @@ else
   is "$rc" 0 "the next run starts in another memory cgroup"
   is "$(runner_cgroups "$bg" | tr '\n' ' ')" "" \
     "and reclaims the killed runner's cgroups in every hierarchy"
+  is "$(ls "$state" | wc -l)" 0 "and its state entry"
+
+  # Started in a memory cgroup A of its own (its memory cgroup is below
+  # A, the others below the test's), reclaimed from B.
+  cg_a=$memcg/sr-test-a.$$
+  mkdir "$cg_a"
+  at_exit "rmdir '$cg_a'/sr-* '$cg_a' 2>/dev/null"
+  killed_runner 64.$$ "$cg_a"
+  like "$made" "$cg_a/sr-$bg-0" "a runner started in memory cgroup A leaves its memory cgroup below A"
+  run_cmd sh -c 'echo $$ > "$1/cgroup.procs" && exec "$0" run --rootfs "$2" -- true' \
+    "$SR_BIN" "$other" "$ROOTFS"
+  is "$(anywhere_cgroups "$bg" | tr '\n' ' ')" "" \
+    "the next run, from memory cgroup B, removes its cgroups in every hierarchy"
   is "$(ls "$state" | wc -l)" 0 "and its state entry"
 
   # A cgroup that cannot go yet: a process of the test's own in it,

@@ -2,8 +2,9 @@
  * keeps the full path of each cgroup of its container, a reclaim removes
  * the entry only once every one of them is gone, and a path that is not a
  * cgroup of that container (a forged or damaged entry) is refused, the
- * entry kept, nothing touched.  Entries of live runners are left alone.
- * No cgroup is made here: the paths are plain directories or missing.  */
+ * entry kept, nothing touched: so is any path outside /sys/fs/cgroup.
+ * Entries of live runners are left alone.  No cgroup is made here: the
+ * paths are plain directories or missing.  */
 #include <config.h>
 
 #include <errno.h>
@@ -84,7 +85,8 @@ main (void)
 {
   pid_t dead = dead_pid ();
   _cleanup_free_ char *name = sr_xasprintf ("sr-%ld-0", (long) dead);
-  _cleanup_free_ char *gone = NULL, *plain = NULL, *dotted = NULL, *other = NULL;
+  _cleanup_free_ char *gone = NULL, *plain = NULL, *dotted = NULL, *other = NULL,
+                      *outside = NULL;
   struct sr_state *list;
   size_t n = 0;
 
@@ -94,7 +96,8 @@ main (void)
       return 99;
     }
   dir = sr_xasprintf ("%s/containers", base);
-  gone = sr_xasprintf ("%s/gone/%s", base, name);
+  gone = sr_xasprintf ("/sys/fs/cgroup/sr-test-gone.%ld/%s", (long) getpid (), name);
+  outside = sr_xasprintf ("%s/gone/%s", base, name);
   plain = sr_xasprintf ("%s/plain/%s", base, name);
   dotted = sr_xasprintf ("%s/plain/../plain/%s", base, name);
   other = sr_xasprintf ("%s/plain/victim", base);
@@ -129,9 +132,10 @@ main (void)
       printf ("Bail out! mkdir %s: %s\n", plain, strerror (errno));
       return 99;
     }
-  refused (name, dead, plain, "a path that is a directory but no cgroup is refused");
+  refused (name, dead, plain, "a directory outside the cgroup file systems is refused");
   ok (sr_is_dir (plain), "  and left alone");
   refused (name, dead, dotted, "a path with .. in it is refused");
+  refused (name, dead, outside, "a path outside /sys/fs/cgroup is refused, even one that is gone");
   refused (name, dead, other, "a path that does not end in the container's name is refused");
   {
     _cleanup_free_ char *foreign = sr_xasprintf ("sr-%ld-0", (long) getpid ());
