@@ -32,7 +32,15 @@ mirror=${SR_IMAGE_MIRROR:-http://deb.debian.org/debian}
 key=$(cat "$recipe" "$0" | sha256sum | cut -c1-12)
 out=$cache/$name-$key
 
+# NAME names the build of the recipe as it is now, built or found.
+point_name () {
+  [ "$(readlink "$cache/$name" 2>/dev/null)" = "$name-$key" ] && return 0
+  ln -sfn "$name-$key" "$cache/.$name.link"
+  mv -T "$cache/.$name.link" "$cache/$name"
+}
+
 if [ -f "$out/index.json" ]; then
+  point_name
   echo "$out"
   exit 0
 fi
@@ -112,8 +120,7 @@ printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json"
 
 chmod -R a+rX "$tmp/oci"
 mv "$tmp/oci" "$out"
-ln -sfn "$name-$key" "$cache/.$name.link"
-mv -T "$cache/.$name.link" "$cache/$name"
+point_name
 # Older builds of this recipe are superseded.
 h='[0-9a-f]'
 for old in "$cache/$name"-$h$h$h$h$h$h$h$h$h$h$h$h; do
