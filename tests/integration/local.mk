@@ -64,6 +64,13 @@ EXTRA_DIST += tests/integration/ssh.sh tests/integration/sshd.sh \
 	tests/mcp/machines-client.mjs
 # env's Docker lifecycle, on a real dockerd and refused on native.
 TESTS += tests/integration/mcp-env-docker.sh
+# One at a time (make -j): the SSH tests share the remote side (this
+# host's /tmp and home), and every test on Docker the one dockerd, which
+# the test that started it stops when it ends.
+tests/integration/mcp-machines.log: tests/integration/ssh.log
+tests/integration/mcp-machines-docker.log: tests/integration/mcp-machines.log \
+	tests/integration/docker-reclaim.log
+tests/integration/mcp-env-docker.log: tests/integration/mcp-machines-docker.log
 EXTRA_DIST += tests/integration/mcp-env-docker.sh tests/mcp/env-docker-client.mjs
 
 # The Docker Engine client, driven against a real dockerd.

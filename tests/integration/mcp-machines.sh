@@ -24,7 +24,8 @@ export SANDBOX_CONFIG=$d/conf
 export MACHINES_DIR=$sr_tmp/remote
 mkdir -p "$MACHINES_DIR"
 echo "the host" > "$MACHINES_DIR/host-only"
-at_exit "rm -f /root/sr-machines-test.txt"
+export MACHINES_FILE=sr-machines-test-$$.txt
+at_exit "rm -f /root/$MACHINES_FILE"
 shell_files () { ls /tmp/.sr-shell-box-* 2>/dev/null | wc -l; }
 shell_files_before=$(shell_files)
 

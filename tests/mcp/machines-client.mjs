@@ -23,6 +23,8 @@ const error = (r) => {
 };
 const sc = (r) => r.structuredContent ?? {};
 const dir = process.env.MACHINES_DIR;
+// In the remote home, which other runs of this test share.
+const testFile = process.env.MACHINES_FILE;
 
 // Over HTTP, two MCP sessions (two owners) each connect box: two
 // connections, each its owner's, with defaults of their own.
@@ -146,11 +148,11 @@ check(sc(r).output === "after on-host\n", "... and the shell goes on, its state 
 const big = "0123456789abcdef".repeat(65536);
 r = await call(client, "file_write", { machine: "box", path: `${dir}/big`, content: big });
 check(!r.isError && sc(r).size === big.length, "file_write of 1 MiB on the SSH host", r);
-r = await call(client, "file_write", { machine: "box", path: "sr-machines-test.txt", content: "one\ntwo\n" });
-check(sc(r).path === "/root/sr-machines-test.txt", "a relative path on the SSH host starts at its home", sc(r));
-r = await call(client, "file_patch", { machine: "box", path: "sr-machines-test.txt", old_string: "two", new_string: "three" });
+r = await call(client, "file_write", { machine: "box", path: testFile, content: "one\ntwo\n" });
+check(sc(r).path === `/root/${testFile}`, "a relative path on the SSH host starts at its home", sc(r));
+r = await call(client, "file_patch", { machine: "box", path: testFile, old_string: "two", new_string: "three" });
 check(!r.isError && sc(r).replacements === 1, "file_patch on the SSH host", r);
-r = await call(client, "file_read", { machine: "box", path: "/root/sr-machines-test.txt" });
+r = await call(client, "file_read", { machine: "box", path: `/root/${testFile}` });
 check(/one/.test(sc(r).content) && /three/.test(sc(r).content), "file_read on the SSH host reads it back", sc(r));
 r = await call(client, "file_search", { machine: "box", path: dir, pattern: "the h.st" });
 check((sc(r).matches ?? []).length === 1 && sc(r).matches[0].path === `${dir}/host-only`,
@@ -174,7 +176,7 @@ check(error(r).code === "not_a_sandbox", "... and a file tool's path in /mnt/dat
 // --- defaults ---
 r = await call(client, "default_set", { machine: "box" });
 check(sc(r).default_machine === "box" && sc(r).default_shell === "", "default_set machine=box", sc(r));
-r = await call(client, "file_read", { path: "sr-machines-test.txt" });
+r = await call(client, "file_read", { path: testFile });
 check(/three/.test(sc(r).content), "a file tool without machine acts on the default machine", sc(r));
 r = await call(client, "shell_new", {});
 check(sc(r).session_id === "box", "shell_new without machine starts on the default machine", sc(r));
