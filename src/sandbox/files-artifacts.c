@@ -24,7 +24,9 @@
  * a second on some file systems), so a file listed within RACY_NS of its
  * last change can change again, to the same size, without its mtime
  * moving: such a file's content is hashed when listed, up to HASH_MAX
- * bytes.  */
+ * bytes.  Only where the host reads it directly: through Docker or SSH
+ * each read is a command of its own, and a run that wrote a hundred
+ * files would wait for a hundred; there size, mtime and inode decide.  */
 #define RACY_NS  1000000000ll
 #define HASH_MAX (1u << 20)
 
@@ -209,7 +211,8 @@ sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact **r
   if (l.n)
     qsort (l.v, l.n, sizeof *l.v, compare_artifacts);
   for (size_t i = 0; i < l.n; i++)
-    if (l.v[i].mtime_ns >= racy_since && l.v[i].size <= HASH_MAX)
+    if (r->ops == &sr_fs_native_ops && l.v[i].mtime_ns >= racy_since
+        && l.v[i].size <= HASH_MAX)
       l.v[i].hashed = content_digest (r, l.v[i].path, &l.v[i].digest);
   for (size_t i = 0; with_mime && i < l.n; i++)
     {

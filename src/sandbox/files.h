@@ -186,7 +186,8 @@ int sr_files_list (const struct sr_fsroot *r, bool with_mime, struct sr_artifact
  * changed; both sorted by path as sr_files_list returns them.  A file
  * changed when its size, mtime or inode did, or, when before hashed it
  * (a file's timestamp is coarse: a rewrite of the same size moments later
- * can keep it), when its content now hashes otherwise.  Copies into
+ * can keep it; sr_files_list hashes the files of a native root changed in
+ * the last second), when its content now hashes otherwise.  Copies into
  * *ret.  */
 void sr_artifacts_changed (const struct sr_fsroot *r, const struct sr_artifact *before,
                            size_t n_before, const struct sr_artifact *after, size_t n_after,
