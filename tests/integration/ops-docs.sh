@@ -19,7 +19,10 @@ bash_completion=/usr/share/bash-completion/bash_completion
 export SANDBOX_IMAGE_STORE=$sr_tmp/store SANDBOX_RUNTIME_DIR=$sr_tmp/run
 export XDG_CONFIG_HOME=$sr_tmp/config
 for v in $(env | sed -n 's/^\(SANDBOX_[A-Z_]*\)=.*/\1/p'); do
-  case $v in SANDBOX_IMAGE_STORE | SANDBOX_RUNTIME_DIR | SANDBOX_HISTORY_DB) ;; *) unset "$v" ;; esac
+  case $v in
+    SANDBOX_IMAGE_STORE | SANDBOX_IMAGE_STORES_READONLY | SANDBOX_RUNTIME_DIR | SANDBOX_HISTORY_DB) ;;
+    *) unset "$v" ;;
+  esac
 done
 
 have_python=0
