@@ -51,15 +51,6 @@ struct sr_mcp_tasks
   struct sr_mcp_task *tasks;
 };
 
-static uint64_t
-wall_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
-}
-
 static void
 add_time (cJSON *o, const char *key, uint64_t ms)
 {
@@ -144,7 +135,7 @@ cancel_locked (struct sr_mcp_task *task)
     return;
   task->status = CANCELLED;
   free (TAKE_PTR (task->message));
-  task->updated_ms = wall_ms ();
+  task->updated_ms = (uint64_t) sr_now_realtime_ms ();
   task->ended_ns = sr_now_ns ();
   if (task->cancel_fd >= 0)
     (void) !write (task->cancel_fd, &one, sizeof one);
@@ -193,7 +184,7 @@ sr_mcp_task_new (struct sr_mcp_tasks *t, const char *owner, int cancel_fd, sr_er
   task->owner = owner ? sr_xstrdup (owner) : NULL;
   task->cancel_fd = cancel_fd;
   task->status = WORKING;
-  task->created_ms = task->updated_ms = wall_ms ();
+  task->created_ms = task->updated_ms = (uint64_t) sr_now_realtime_ms ();
   pthread_mutex_lock (&t->lock);
   sweep_locked (t);
   task->next = t->tasks;
@@ -228,7 +219,7 @@ sr_mcp_task_progress (struct sr_mcp_task *task, const char *stage, uint64_t outp
 
   pthread_mutex_lock (&task->t->lock);
   if (task->message == NULL || strcmp (task->message, message) != 0)
-    task->updated_ms = wall_ms ();
+    task->updated_ms = (uint64_t) sr_now_realtime_ms ();
   free (task->message);
   task->message = message;
   pthread_mutex_unlock (&task->t->lock);
@@ -246,7 +237,7 @@ sr_mcp_task_end (struct sr_mcp_task *task, cJSON *result, const char *failure)
       task->result = result;
       task->failure = result ? NULL : sr_xstrdup (failure);
       result = NULL;
-      task->updated_ms = wall_ms ();
+      task->updated_ms = (uint64_t) sr_now_realtime_ms ();
       task->ended_ns = sr_now_ns ();
       free (task->message);
       task->message = NULL;
