@@ -39,6 +39,7 @@ struct child_state
   const struct sr_child_args *args;
   struct sr_sync_msg msg; /* marks accumulate here across READY and EXEC */
   bool send_pidfd;        /* EXEC carries a pidfd of the command (under an init) */
+  bool policy_inherited;  /* the init applied caps, no_new_privs and seccomp */
 };
 
 /* Reports a failed step to the parent and exits.  Uses only a stack buffer
@@ -263,7 +264,7 @@ install_stdio (struct child_state *st, const int *fds)
 }
 
 /* The capability sets and no_new_privs of the process policy, shared by
- * the command and a one-shot container's init.  */
+ * the command and a container's init.  */
 static void
 drop_privileges (struct child_state *st)
 {
@@ -273,6 +274,15 @@ drop_privileges (struct child_state *st)
     die (st, errno, "%s", step);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     die (st, errno, "set no_new_privs");
+}
+
+/* The whole process policy of an init: it keeps no more than its command.  */
+static void
+apply_init_policy (struct child_state *st)
+{
+  drop_privileges (st);
+  if (st->args->seccomp && sr_seccomp_filter_install (st->args->seccomp) < 0)
+    die (st, errno, "load the seccomp filter");
 }
 
 /* From START to execve: the process policy, then the command.  Shared by a
@@ -297,7 +307,8 @@ exec_command (struct child_state *st, const int *fds)
   for (size_t i = 0; i < args->n_rlimits; i++)
     if (setrlimit (args->rlimits[i].resource, &args->rlimits[i].value) < 0)
       die (st, errno, "setrlimit %d", args->rlimits[i].resource);
-  drop_privileges (st);
+  if (!st->policy_inherited)
+    drop_privileges (st);
   /* Every inherited fd but 0-2 and the sync socket (already close-on-exec)
    * is gone at execve.  */
   if (syscall (SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
@@ -306,7 +317,7 @@ exec_command (struct child_state *st, const int *fds)
 
   /* sync 4: the policy is in place.  seccomp goes last, so nothing before
    * it needs a syscall the profile denies; only execve (and, on failure,
-   * the error report) follow it.  */
+   * the error report) follow it.  Under an init it is already in place.  */
   st->msg.marks[SR_MARK_SECCOMP] = sr_now_ns ();
   st->msg.type = SR_SYNC_EXEC;
   {
@@ -319,7 +330,7 @@ exec_command (struct child_state *st, const int *fds)
     if (self >= 0)
       close (self);
   }
-  if (args->seccomp && sr_seccomp_filter_install (args->seccomp) < 0)
+  if (!st->policy_inherited && args->seccomp && sr_seccomp_filter_install (args->seccomp) < 0)
     die (st, errno, "load the seccomp filter");
 
   exec_in_path (spec.argv, spec.env);
@@ -441,9 +452,7 @@ hold (struct child_state *st)
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     die (st, errno, "clear the dumpable flag");
   blank_runner_args ();
-  drop_privileges (st);
-  if (st->args->seccomp && sr_seccomp_filter_install (st->args->seccomp) < 0)
-    die (st, errno, "load the seccomp filter");
+  apply_init_policy (st);
   st->msg.type = SR_SYNC_READY;
   if (sr_sync_send (st->args->sync_fd, &st->msg, held, SR_HELD_FDS) < 0)
     _exit (SR_CHILD_EXIT_SETUP);
@@ -567,6 +576,13 @@ run_init (struct child_state *st, const int *fds)
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     die (st, errno, "clear the dumpable flag");
   blank_runner_args ();
+  /* Before the command exists, so the init never runs beside it with more
+   * than it has.  The command inherits this policy, filter included, and
+   * does its set-up under it: only unprivileged steps are left (setsid,
+   * the controlling terminal, chdir, lowering rlimits), and the profile
+   * allows those as it allows execve.  */
+  apply_init_policy (st);
+  st->policy_inherited = true;
   command = spawn_command (st, fds);
 
   /* The command's stdio and exec spec, and the runner's stdio, are not
@@ -574,9 +590,6 @@ run_init (struct child_state *st, const int *fds)
   for (int i = 0; i < 4; i++)
     close (fds[i]);
   syscall (SYS_close_range, 0, 2, 0);
-  drop_privileges (st);
-  if (st->args->seccomp && sr_seccomp_filter_install (st->args->seccomp) < 0)
-    die (st, errno, "load the seccomp filter");
   /* Last: the runner takes EOF on the sync socket for the command's
    * execve, so our copy must be gone by then.  */
   close (st->args->sync_fd);
