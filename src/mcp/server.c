@@ -1022,9 +1022,10 @@ do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   snprintf (c->protocol, sizeof c->protocol, "%s", chosen);
   pthread_mutex_unlock (&c->lock);
   send_text (c, m->id, sr_rpc_result (m->id, result));
-  if (sr_service_history_problem (c->s->service))
-    log_message (c, 3, "the run history is unavailable: %s",
-                 sr_service_history_problem (c->s->service));
+  const char *history_problem = sr_service_history_problem (c->s->service);
+
+  if (history_problem)
+    log_message (c, 3, "the run history is unavailable: %s", history_problem);
   if (sr_service_sessions (c->s->service) == NULL)
     log_message (c, 3, "sessions are unavailable: %s",
                  sr_service_sessions_problem (c->s->service));

@@ -21,15 +21,20 @@ struct sr_service
   enum sr_service_mode mode;
   const char *source;
   struct sr_store *store;
-  pthread_mutex_t history_lock;  /* guards opening the history, one-shot mode */
+  pthread_mutex_t history_lock;  /* guards opening the history */
   struct sr_history *history;    /* NULL: not open (history_problem says why) */
-  char *history_problem;
+  char *history_problem;         /* why it did not open first; kept until close */
+  int64_t history_tried_ms;      /* a server's last attempt to open it */
   struct sr_code_pool *pool;     /* NULL: the policy did not load; runs start fresh */
   struct sr_sessions *sessions;
   char *sessions_problem;
   pthread_mutex_t prune_lock;
   int64_t pruned_ms;             /* when the audit trail was last pruned */
 };
+
+/* A server whose history did not open (a database down) tries again at
+ * its next use, at most this often.  */
+#define HISTORY_RETRY_MS 1000
 
 /* The audit trail is pruned at most this often.  */
 #define AUDIT_PRUNE_INTERVAL_MS (3600 * 1000)
@@ -53,12 +58,14 @@ open_server_parts (struct sr_service *s)
 
   if (sr_history_open (cfg->history_db, &s->history, &e) < 0)
     {
+      /* The message names the database, never its password.  */
+      sr_log (SR_LOG_WARNING, "history_unavailable", "error", e->msg, NULL);
       s->history_problem = sr_xstrdup (e->msg);
       sr_error_free (&e);
     }
   else if (prune_audit (cfg, s->history, &e) < 0)
     sr_error_free (&e); /* the next hour's prune tries again */
-  s->pruned_ms = sr_now_realtime_ms ();
+  s->pruned_ms = s->history_tried_ms = sr_now_realtime_ms ();
   /* Set once, before any worker thread reads it.  */
   sr_policy_seccomp_cache (cfg);
   if (sr_code_pool_new (cfg, s->store, &s->pool, &e) < 0)
@@ -133,9 +140,14 @@ sr_service_sessions_problem (const struct sr_service *s)
 }
 
 const char *
-sr_service_history_problem (const struct sr_service *s)
+sr_service_history_problem (struct sr_service *s)
 {
-  return s->history_problem;
+  const char *problem;
+
+  pthread_mutex_lock (&s->history_lock);
+  problem = s->history ? NULL : s->history_problem;
+  pthread_mutex_unlock (&s->history_lock);
+  return problem;
 }
 
 bool
@@ -169,18 +181,41 @@ sr_service_history_entry (struct sr_history_entry *e, const struct sr_code_reque
   e->source = sr_xstrdup (source ? source : "cli");
 }
 
+/* A server tries again to open a history that did not open (PostgreSQL
+ * down, a directory not yet writable), at most every HISTORY_RETRY_MS.
+ * history_lock held.  */
+static void
+server_retry (struct sr_service *s, bool *ret_failed)
+{
+  int64_t now = sr_now_realtime_ms ();
+  sr_error_t e = NULL;
+
+  if (s->cfg->history_db == NULL || *s->cfg->history_db == '\0'
+      || now - s->history_tried_ms < HISTORY_RETRY_MS)
+    return;
+  s->history_tried_ms = now;
+  if (sr_history_open (s->cfg->history_db, &s->history, &e) < 0)
+    {
+      *ret_failed = true;
+      sr_error_free (&e);
+      return;
+    }
+  sr_log (SR_LOG_INFO, "history_available", NULL);
+}
+
 /* The history, opening it at its first use in one-shot mode; NULL
  * (*ret_failed when it could not open just now) when unavailable.  */
 static struct sr_history *
 history_get (struct sr_service *s, bool *ret_failed)
 {
+  struct sr_history *h;
   sr_error_t e = NULL;
 
   *ret_failed = false;
-  if (s->mode == SR_SERVICE_SERVER)
-    return s->history;
   pthread_mutex_lock (&s->history_lock);
-  if (s->history == NULL && s->history_problem == NULL)
+  if (s->history == NULL && s->mode == SR_SERVICE_SERVER)
+    server_retry (s, ret_failed);
+  else if (s->history == NULL && s->history_problem == NULL)
     {
       if (s->cfg->history_db == NULL || *s->cfg->history_db == '\0')
         s->history_problem = sr_xstrdup ("the history is off (history_db is empty)");
@@ -191,8 +226,9 @@ history_get (struct sr_service *s, bool *ret_failed)
           *ret_failed = true;
         }
     }
+  h = s->history;
   pthread_mutex_unlock (&s->history_lock);
-  return s->history;
+  return h;
 }
 
 /* The history, or NULL with an error that says why what (a part of it)
@@ -299,13 +335,14 @@ sr_service_history_list (struct sr_service *s, const struct sr_history_filter *f
                          struct sr_history_entry **ret, size_t *ret_n, sr_error_t *err)
 {
   bool failed;
+  struct sr_history *h;
 
   *ret = NULL;
   *ret_n = 0;
-  if (history_get (s, &failed) == NULL)
+  if ((h = history_get (s, &failed)) == NULL)
     return sr_error_set (err, ENOENT, "%s",
                          s->history_problem ? s->history_problem : "not configured");
-  return sr_history_list (s->history, f, ret, ret_n, err);
+  return sr_history_list (h, f, ret, ret_n, err);
 }
 
 /* The database cfg names, for the CLI: *ret NULL when there is none (no
@@ -316,7 +353,8 @@ open_existing (const struct sr_config *cfg, struct sr_history **ret, sr_error_t 
   struct stat st;
 
   *ret = NULL;
-  if (stat (cfg->history_db, &st) < 0 && errno == ENOENT)
+  if (sr_history_kind_of (cfg->history_db) == SR_HISTORY_SQLITE
+      && stat (cfg->history_db, &st) < 0 && errno == ENOENT)
     return 0;
   return sr_history_open (cfg->history_db, ret, err);
 }
@@ -388,11 +426,13 @@ int
 sr_service_audit_list (struct sr_service *s, const struct sr_audit_filter *f,
                        struct sr_audit_entry **ret, size_t *ret_n, sr_error_t *err)
 {
+  struct sr_history *h;
+
   *ret = NULL;
   *ret_n = 0;
-  if (history_or_error (s, "the audit trail", err) == NULL)
+  if ((h = history_or_error (s, "the audit trail", err)) == NULL)
     return -1;
-  return sr_history_audit_list (s->history, f, ret, ret_n, err);
+  return sr_history_audit_list (h, f, ret, ret_n, err);
 }
 
 int

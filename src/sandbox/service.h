@@ -48,7 +48,7 @@ void sr_service_close (struct sr_service *s);
 struct sr_sessions *sr_service_sessions (struct sr_service *s);
 const char *sr_service_sessions_problem (const struct sr_service *s);
 /* Why the history is not open (NULL when it is, or has not been tried).  */
-const char *sr_service_history_problem (const struct sr_service *s);
+const char *sr_service_history_problem (struct sr_service *s);
 
 /* Whether the image is in the store.  */
 bool sr_service_image_available (struct sr_service *s, const char *image);

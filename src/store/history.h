@@ -1,11 +1,19 @@
-/* The run history: one row per run, in SQLite (WAL mode, schema versioned
- * with PRAGMA user_version), in the file the history_db setting names.
+/* The run history: one row per run, in the store the history_db setting
+ * names: a SQLite file (the default, for one host) or a PostgreSQL
+ * database (a URI or conninfo, shared by a fleet).  Both keep the same
+ * schema, versioned and migrated up at open, and answer the same queries.
  *
- * Several runner processes write to one database at once: every write is
- * one IMMEDIATE transaction and waits for the others (busy_timeout) rather
- * than failing with SQLITE_BUSY.  One handle may also be shared by the
- * threads of a process: its calls are serialized.  The file is created
- * 0600, its directory 0700.  */
+ * SQLite: WAL mode, the schema version in PRAGMA user_version; several
+ * runner processes write to one file at once, every write one IMMEDIATE
+ * transaction that waits for the others (busy_timeout) rather than failing
+ * with SQLITE_BUSY.  The file is created 0600, its directory 0700.
+ *
+ * PostgreSQL (history-pg.c): libpq is loaded at the first open, so that a
+ * runner whose history is SQLite never maps it; the version is in the
+ * table schema_version; a lost connection is made again at the next call.
+ *
+ * One handle may be shared by the threads of a process: its calls are
+ * serialized.  */
 #ifndef SR_STORE_HISTORY_H
 #define SR_STORE_HISTORY_H
 
@@ -53,10 +61,24 @@ struct sr_history_filter
 
 struct sr_history;
 
-/* Opens the database at path, creating it (and its directory) when
- * missing, and brings its schema up to SR_HISTORY_SCHEMA_VERSION.  A
- * database of a newer schema than this build knows is refused.  */
-int sr_history_open (const char *path, struct sr_history **ret, sr_error_t *err);
+enum sr_history_kind
+{
+  SR_HISTORY_SQLITE,
+  SR_HISTORY_POSTGRESQL,
+};
+/* PostgreSQL when db is a URI ("postgresql://", "postgres://") or a libpq
+ * conninfo ("host=db1 dbname=runs": a lowercase keyword and '=' first);
+ * else the path of a SQLite file.  */
+enum sr_history_kind sr_history_kind_of (const char *db);
+/* db as messages may show it: the password of a URI (user:PASSWORD@, or
+ * ?password=) or of a conninfo (password=) replaced by "***".  */
+char *sr_history_display (const char *db);
+
+/* Opens the database db names (sr_history_kind_of), creating a SQLite
+ * file (and its directory) when missing, and brings its schema up to
+ * SR_HISTORY_SCHEMA_VERSION.  A database of a newer schema than this build
+ * knows is refused.  Errors name db as sr_history_display shows it.  */
+int sr_history_open (const char *db, struct sr_history **ret, sr_error_t *err);
 /* Accepts NULL.  */
 void sr_history_close (struct sr_history *h);
 
