@@ -10,12 +10,14 @@ set -eu
 
 build="build-essential autoconf automake pkg-config
   libseccomp-dev libcap-dev libcjson-dev libsqlite3-dev libmnl-dev libarchive-dev
-  libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev libpcre2-dev libyaml-dev"
+  libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev libpcre2-dev libyaml-dev
+  libpq-dev"
 runtime="uidmap ca-certificates"
 # busybox-static: the tests' rootfs; debhelper, fakeroot and lintian: the
-# .deb that tests/integration/deb.sh builds and checks.
+# .deb that tests/integration/deb.sh builds and checks; postgresql: the
+# server tests/integration/history-pg.sh starts.
 tests="python3 bubblewrap busybox-static mandoc xz-utils git procps psmisc nodejs strace
-  bash-completion shellcheck systemd valgrind debhelper fakeroot lintian"
+  bash-completion shellcheck systemd valgrind debhelper fakeroot lintian postgresql"
 images="mmdebstrap debian-archive-keyring"
 # bench/: the peers it compares with, and its charts
 bench="runc crun gnuplot-nox"

@@ -11,6 +11,7 @@ integration_tests = \
 	tests/integration/run-inputs.sh \
 	tests/integration/languages.sh \
 	tests/integration/history.sh \
+	tests/integration/history-pg.sh \
 	tests/integration/image-pull.sh \
 	tests/integration/mcp-stdio.sh \
 	tests/integration/hostile.sh \
@@ -47,6 +48,7 @@ integration_tests = \
 TESTS += $(integration_tests)
 EXTRA_DIST += tests/hostile
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh \
+	tests/integration/history-checks.sh \
 	tests/helpers/oci-fixture.py tests/integration/packages.txt \
 	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/session-client.mjs tests/mcp/compat-client.mjs tests/mcp/sse-client.mjs tests/mcp/safety-client.mjs tests/mcp/resources-client.mjs tests/mcp/aisdk-client.mjs tests/mcp/shells-client.mjs tests/mcp/sizes-client.mjs tests/mcp/inputs-client.mjs tests/mcp/languages-client.mjs tests/mcp/tenancy-client.mjs tests/mcp/eras-client.mjs tests/load/leaks.sh tests/load/load-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
 

@@ -9,6 +9,7 @@ unit_tests = \
 	tests/unit/test-image \
 	tests/unit/test-registry \
 	tests/unit/test-history \
+	tests/unit/test-history-uri \
 	tests/unit/test-files \
 	tests/unit/test-policy \
 	tests/unit/test-backend \
@@ -38,6 +39,7 @@ tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)
 tests_unit_test_registry_LDADD = $(UNIT_LDADD)
 tests_unit_test_history_LDADD = $(UNIT_LDADD)
+tests_unit_test_history_uri_LDADD = $(UNIT_LDADD)
 tests_unit_test_files_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_backend_LDADD = $(UNIT_LDADD)
