@@ -45,6 +45,16 @@ is "$(q 'SELECT count(*) FROM runs')" "$before" "the runs are rows of the table 
 is "$(q "SELECT count(*) FROM runs WHERE owner IS NULL AND source = 'cli'")" "$before" \
   "runs of the CLI have no owner"
 
+# --- a role that may only read and write rows (README.md's grants) ---
+psql_q -d runs -c "CREATE ROLE writer LOGIN" \
+  -c "GRANT SELECT, INSERT, DELETE ON runs, audit, schema_version TO writer" \
+  -c "GRANT USAGE ON SEQUENCE runs_seq_seq, audit_seq_seq TO writer"
+printf 'print("writer")\n' > "$sr_tmp/w.py"
+SANDBOX_HISTORY_DB=postgresql://writer@127.0.0.1:$pgport/runs run_sr run-code -l python "$sr_tmp/w.py"
+is "$rc $err" "0 " "a role with the documented grants records runs once the tables exist"
+is "$(q "SELECT count(*) FROM runs WHERE code_preview = 'print(\"writer\")' || chr(10)")" 1 \
+  "its run is in the database"
+
 # --- migration from the previous version (2: no owner yet) ---
 db=old q "CREATE TABLE schema_version (version INTEGER NOT NULL);
   INSERT INTO schema_version VALUES (2);
