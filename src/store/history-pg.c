@@ -69,16 +69,19 @@ struct db
   char *shown;
 };
 
-/* libpq's message, one line, without its trailing newline.  */
+/* libpq's message on one line (it ends lines with hints), without its
+ * trailing newline.  */
 static int
 pg_error (struct db *h, const char *msg, const char *what, sr_error_t *err)
 {
-  size_t len = strlen (msg);
+  _cleanup_free_ char *line = sr_xstrdup (msg);
+  size_t len = strlen (line);
 
-  while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-    len--;
-  return sr_error_set_plain (err, "history_unavailable", EIO, "%s: %s: %.*s", h->shown, what,
-                             (int) len, msg);
+  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ' '))
+    line[--len] = '\0';
+  for (char *p = line; (p = strchr (p, '\n')) != NULL;)
+    *p = ' ';
+  return sr_error_set_plain (err, "history_unavailable", EIO, "%s: %s: %s", h->shown, what, line);
 }
 
 static void
@@ -91,10 +94,11 @@ quiet (void *arg, const char *message)
 static int
 connect_db (struct db *h, sr_error_t *err)
 {
-  /* A default the URI may override: a server down must not stall a run
-   * for libpq's unbounded default.  */
-  const char *const keys[] = { "connect_timeout", "dbname", NULL };
-  const char *const values[] = { "5", h->target, NULL };
+  /* Defaults the URI may override: a database down or gone from the
+   * network must not stall the runs that record into it for libpq's
+   * unbounded defaults (seconds to connect, ms unacknowledged).  */
+  const char *const keys[] = { "connect_timeout", "tcp_user_timeout", "dbname", NULL };
+  const char *const values[] = { "5", "10000", h->target, NULL };
 
   if (h->conn && pq.PQstatus (h->conn) == CONNECTION_OK)
     return 0;

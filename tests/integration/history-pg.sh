@@ -184,6 +184,11 @@ pids=""
 
 # --- a database down: runs go on, history says it is unavailable ---
 pg_stop
+printf 'print("down")\n' > "$sr_tmp/down.py"
+run_sr run-code -l python "$sr_tmp/down.py"
+is "$rc $out" "0 down" "run-code runs with its database down"
+like "$err" "^sandbox-runner: warning: history: $(shown_of runs): cannot connect" \
+  "and warns, naming the database without its password"
 start_server
 ok $? "a server starts with its database down"
 like "$(cat "$sr_tmp/serve.err")" "history_unavailable.*$(shown_of runs)" \
