@@ -13,6 +13,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/defaults.h"
+#include "common/history-db.h"
 #include "common/util.h"
 
 enum setting_type { T_SECONDS, T_SIZE, T_UINT, T_CPUS, T_BOOL, T_STRING, T_BACKEND, T_COMPAT };
@@ -1230,6 +1231,15 @@ sr_config_print (const struct sr_config *cfg, FILE *f, bool json)
       const struct setting *s = &settings[i];
       _cleanup_free_ char *value = format_value (cfg, s);
       const char *origin = sr_origin_name (cfg->origin[i]);
+
+      /* A PostgreSQL history_db may hold a password: never shown.  */
+      if (strcmp (s->key, "history_db") == 0)
+        {
+          char *shown = sr_history_display (value);
+
+          free (value);
+          value = shown;
+        }
 
       if (root)
         {

@@ -12,4 +12,5 @@ libsandbox_a_SOURCES += \
 	src/common/run-result.c src/common/run-result.h \
 	src/common/workdir.c src/common/workdir.h \
 	src/common/statedir.c src/common/statedir.h \
+	src/common/history-db.c src/common/history-db.h \
 	src/common/defaults.h

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/history-db.h"
 
 #define SR_HISTORY_SCHEMA_VERSION 3
 #define SR_HISTORY_PREVIEW_MAX 500  /* characters of the code kept as its preview */
@@ -60,19 +61,6 @@ struct sr_history_filter
 };
 
 struct sr_history;
-
-enum sr_history_kind
-{
-  SR_HISTORY_SQLITE,
-  SR_HISTORY_POSTGRESQL,
-};
-/* PostgreSQL when db is a URI ("postgresql://", "postgres://") or a libpq
- * conninfo ("host=db1 dbname=runs": a lowercase keyword and '=' first);
- * else the path of a SQLite file.  */
-enum sr_history_kind sr_history_kind_of (const char *db);
-/* db as messages may show it: the password of a URI (user:PASSWORD@, or
- * ?password=) or of a conninfo (password=) replaced by "***".  */
-char *sr_history_display (const char *db);
 
 /* Opens the database db names (sr_history_kind_of), creating a SQLite
  * file (and its directory) when missing, and brings its schema up to

@@ -149,4 +149,10 @@ run_sr config show --json
 is "$(printf '%s' "$out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["languages"]["python"]["docker_image"])' 2>/dev/null)" \
   "python:3.12-slim" "config show --json has it"
 
+SANDBOX_HISTORY_DB='postgresql://runner:s3cret@db1/runs' run_sr config show
+like "$out" 'history_db += postgresql://runner:\*\*\*@db1/runs ' \
+  "config show hides the password of a PostgreSQL history_db"
+SANDBOX_HISTORY_DB='host=db1 password=s3cret' run_sr config show --json
+like "$out" '"value":[[:space:]]*"host=db1 password=\*\*\*"' "and so does --json"
+
 done_testing

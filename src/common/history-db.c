@@ -2,11 +2,12 @@
 #include <config.h>
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/util.h"
-#include "store/history.h"
+#include "common/history-db.h"
 
 /* The length of a conninfo keyword at s ("host" of "host = x"), 0 when s
  * does not start with one followed by '='.  */
