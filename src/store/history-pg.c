@@ -12,6 +12,7 @@
  * as the database is back.  */
 #include <config.h>
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -69,18 +70,22 @@ struct db
   char *shown;
 };
 
-/* libpq's message on one line (it ends lines with hints), without its
- * trailing newline.  */
+/* libpq's message on one line: it ends lines with a hint on the next,
+ * indented with a tab.  */
 static int
 pg_error (struct db *h, const char *msg, const char *what, sr_error_t *err)
 {
   _cleanup_free_ char *line = sr_xstrdup (msg);
-  size_t len = strlen (line);
+  char *out = line;
 
-  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ' '))
-    line[--len] = '\0';
-  for (char *p = line; (p = strchr (p, '\n')) != NULL;)
-    *p = ' ';
+  for (const char *p = msg; *p; p++)
+    if (!isspace ((unsigned char) *p))
+      *out++ = *p;
+    else if (out > line && out[-1] != ' ')
+      *out++ = ' ';
+  while (out > line && out[-1] == ' ')
+    out--;
+  *out = '\0';
   return sr_error_set_plain (err, "history_unavailable", EIO, "%s: %s: %s", h->shown, what, line);
 }
 

@@ -34,6 +34,7 @@ unreachable (const char *db, const char *want_in_msg)
   ok (sr_history_open (db, &h, &err) < 0 && h == NULL, "a database that does not answer fails");
   ok (err && strstr (err->msg, want_in_msg), "the error names it: %s", err ? err->msg : "");
   ok (err && strstr (err->msg, "s3cret") == NULL, "and never its password");
+  ok (err && strpbrk (err->msg, "\n\t") == NULL, "on one line");
   is_str (sr_error_code (err), "history_unavailable", "its code is history_unavailable");
   sr_error_free (&err);
 }
