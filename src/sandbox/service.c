@@ -59,7 +59,8 @@ open_server_parts (struct sr_service *s)
   if (sr_history_open (cfg->history_db, &s->history, &e) < 0)
     {
       /* The message names the database, never its password.  */
-      sr_log (SR_LOG_WARNING, "history_unavailable", "error", e->msg, NULL);
+      if (cfg->history_db && *cfg->history_db)
+        sr_log (SR_LOG_WARNING, "history_unavailable", "error", e->msg, NULL);
       s->history_problem = sr_xstrdup (e->msg);
       sr_error_free (&e);
     }
