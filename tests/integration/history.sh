@@ -73,4 +73,30 @@ db = sqlite3.connect(sys.argv[1])
 print(db.execute("PRAGMA journal_mode").fetchone()[0], db.execute("PRAGMA user_version").fetchone()[0])' \
   "$SANDBOX_HISTORY_DB")" "wal 3" "the database is in WAL mode at schema version 3"
 
+# A server whose history did not open tries again at its next use (at most
+# once a second): runs are recorded once the database can be made.
+: > "$sr_tmp/blocked"
+mkfifo "$sr_tmp/srv.in"
+SANDBOX_HISTORY_DB=$sr_tmp/blocked/h.db "$SR_BIN" serve <"$sr_tmp/srv.in" >"$sr_tmp/srv.out" 2>"$sr_tmp/srv.err" &
+srv=$!
+exec 5>"$sr_tmp/srv.in"
+at_exit '[ -z "$srv" ] || kill "$srv" 2>/dev/null'
+run_call () { # run_call ID: run_code print(ID) on the server, its answer in $answer
+  printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"print(%s)"}}}\n' "$1" "$1" >&5
+  wait_until 30 grep -q "\"id\":$1," "$sr_tmp/srv.out"
+  answer=$(grep "\"id\":$1," "$sr_tmp/srv.out")
+}
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&5
+run_call 2
+like "$answer" '"history":"unavailable: [^"]*blocked' "a server whose history cannot be made runs code and says so"
+rm "$sr_tmp/blocked"
+sleep 1.1
+run_call 3
+like "$answer" '"history":"recorded"' "once it can, the server records runs again"
+exec 5>&-
+wait $srv
+is "$?" 0 "the server exits cleanly"
+srv=""
+
 done_testing
