@@ -150,6 +150,14 @@ like "$out" '"code_preview":[[:space:]]*"print\(21\)"' "the CLI lists the runs o
 stop_server
 is "$?" 0 "the server exits cleanly"
 
+# --- the audit trail's retention prunes the shared table ---
+q "INSERT INTO audit (timestamp_ms, client, machine, tool, status, duration_ms, args_sha256)
+   VALUES (1, 'stdio', '', 'run_code', 'ok', 1, 'sha256:00')" >/dev/null
+SANDBOX_AUDIT_RETENTION_DAYS=1 run_sr audit --json
+is "$rc" 0 "audit lists the trail"
+is "$(q 'SELECT count(*) FROM audit WHERE timestamp_ms = 1') $(q 'SELECT count(*) > 0 FROM audit')" \
+  "0 t" "rows past audit_retention_days are pruned, the others kept"
+
 # --- three servers write at once: no run is lost ---
 three_servers () {
   local i
