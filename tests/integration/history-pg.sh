@@ -79,6 +79,17 @@ SANDBOX_HISTORY_DB=$(uri_of old) run_sr history --json
 is "$rc" 125 "a database of a newer schema is refused"
 like "$err" "schema version 99, newer than this sandbox-runner knows" "saying why"
 
+# --- runners that open an empty database at once migrate it once ---
+psql_q -d postgres -c "CREATE DATABASE fresh OWNER runner"
+for i in 1 2 3 4 5 6; do
+  SANDBOX_HISTORY_DB=$(uri_of fresh) "$SR_BIN" history --json >"$sr_tmp/fresh$i.out" 2>&1 &
+done
+wait
+is "$(cat "$sr_tmp"/fresh*.out | sort | uniq -c | sed 's/^ *//')" "6 []" \
+  "six runners opening an empty database at once all succeed"
+is "$(db=fresh q 'SELECT count(*), max(version) FROM schema_version')" "1|3" \
+  "and leave one schema version, 3"
+
 # --- MCP: stdio and HTTP servers record their runs, with their owners ---
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
 inited='{"jsonrpc":"2.0","method":"notifications/initialized"}'
