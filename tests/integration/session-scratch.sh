@@ -111,7 +111,9 @@ s upload -s "$sid" "$sr_tmp/blob" a.bin
 is "$rc" 0 "an upload that fits is written"
 mem_after=$(session_memory)
 if [ -n "$mem_before" ]; then
-  [ $((mem_after - mem_before)) -ge 2500000 ]
+  # Two thirds of the 3 MB: the cgroup's other pages (page cache the
+  # kernel reclaims meanwhile) move by a few hundred KB either way.
+  [ $((mem_after - mem_before)) -ge 2000000 ]
   ok $? "and charged to the session's memory cgroup ($mem_before, then $mem_after bytes)"
 else
   skip "an upload is charged to the session's memory cgroup: the session has no memory cgroup here"
