@@ -149,8 +149,9 @@ check_idmap (struct report *r)
   switch (m.mode)
     {
     case SR_IDMAP_ROOT:
-      detail = sr_xasprintf ("root in a container is host uid %u (%u ids), never host root",
-                             m.uid_base, m.uid_count);
+      detail = sr_xasprintf ("root in a container is one of %u host ranges of %u ids from uid "
+                             "%u, a range no other live container has; never host root",
+                             m.slots, m.uid_count, m.uid_base);
       check (r, "id mapping", OK, detail, NULL);
       break;
     case SR_IDMAP_SUBID:

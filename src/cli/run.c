@@ -464,6 +464,7 @@ sr_cmd_run (int argc, char **argv)
   struct sr_exec_spec spec = { 0 };
   struct sr_store *store = NULL;
   struct sr_image_use image = { .lock_fd = -1 };
+  struct sr_policy_ids ids = { .lease_fd = -1 };
   _cleanup_strv_ char **env = NULL, **image_argv = NULL;
   sr_error_t err = NULL;
   int cmd_index, status = SR_EXIT_RUNNER;
@@ -486,7 +487,10 @@ sr_cmd_run (int argc, char **argv)
   /* The environment: the policy's, the image's, then --env.  */
   env = sr_policy_env (policy, a.image ? image.info.env : NULL);
 
+  if (sr_policy_ids_take (&config, &ids, &err) < 0)
+    goto fail;
   sr_policy_to_container (policy, a.rootfs, &cfg);
+  cfg.idmap = &ids.map;
   cfg.fs.binds = a.binds;
   cfg.fs.n_binds = a.n_binds;
   state_dir = sr_cli_state_dir (&config, &err);
@@ -536,6 +540,7 @@ out:
   if (opts.cancel_fd >= 0)
     close (opts.cancel_fd);
   sr_run_result_done (&res);
+  sr_policy_ids_release (&ids);
   sr_image_release (&image);
   sr_store_close (store);
   sr_policy_free (policy);

@@ -232,10 +232,13 @@
 #define SR_DATA_DIR                 SR_DATA_MOUNT "/data"
 
 /* When the runner is host root and /etc/subuid has no range for root, the
- * container's ids 0..SR_ROOT_MAP_COUNT-1 map to this unprivileged range,
- * far above what useradd hands out for subordinate ids.  */
+ * container's ids 0..SR_ROOT_MAP_COUNT-1 map to one of SR_ROOT_MAP_SLOTS
+ * unprivileged ranges from SR_ROOT_MAP_BASE on (runtime/idmap.h), far
+ * above what useradd hands out for subordinate ids: 0x70000000 to
+ * 0x7fffffff, as many live containers as slots.  */
 #define SR_ROOT_MAP_BASE            1879048192u
 #define SR_ROOT_MAP_COUNT           65536u
+#define SR_ROOT_MAP_SLOTS           4096u
 
 /* Output after the cap is drained and counted, never stored.  */
 #define SR_TRUNCATION_MARKER_FMT    "\n[sandbox-runner: output truncated after %zu bytes; %llu bytes dropped]\n"

@@ -515,7 +515,9 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
     goto fail;
   if (sr_caps_plan_init (&c->caps, cfg->keep_caps, err) < 0)
     goto fail;
-  if (sr_idmap_plan (&c->idmap, "/etc/subuid", "/etc/subgid", err) < 0)
+  if (cfg->idmap)
+    c->idmap = *cfg->idmap;
+  else if (sr_idmap_plan (&c->idmap, "/etc/subuid", "/etc/subgid", err) < 0)
     goto fail;
   if (cfg->state_dir && begin_state (c, cfg, err) < 0)
     goto fail;

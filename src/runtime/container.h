@@ -24,6 +24,7 @@
 #include "common/run-result.h"
 #include "runtime/cgroup.h"
 #include "runtime/charge.h"
+#include "runtime/idmap.h"
 #include "runtime/mounts.h"
 #include "runtime/sync.h"
 
@@ -58,6 +59,7 @@ struct sr_container_config
   uint32_t max_pending_signals;            /* RLIMIT_SIGPENDING, 0: inherit */
   uint64_t max_msgqueue_bytes;             /* RLIMIT_MSGQUEUE, 0: inherit */
   struct sr_userns_limits userns;
+  const struct sr_idmap *idmap;            /* its ids (a lease's); NULL: this runner's plan */
   const char *state_dir;                   /* where ps and kill find it; NULL: nowhere */
   const char *label;                       /* what it runs, for ps */
 };

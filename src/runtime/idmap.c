@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 
 #include "common/defaults.h"
@@ -140,8 +141,11 @@ sr_idmap_plan (struct sr_idmap *ret, const char *subuid_file, const char *subgid
       if (!found_u || !found_g)
         {
           m.uid_base = m.gid_base = SR_ROOT_MAP_BASE;
-          m.uid_count = m.gid_count = SR_ROOT_MAP_COUNT;
+          m.uid_count = m.gid_count = SR_ROOT_MAP_COUNT * SR_ROOT_MAP_SLOTS;
         }
+      m.slots = (m.uid_count < m.gid_count ? m.uid_count : m.gid_count) / SR_ROOT_MAP_COUNT;
+      if (m.slots == 0)
+        m.slots = 1;
       if (m.uid_count > SR_ROOT_MAP_COUNT)
         m.uid_count = SR_ROOT_MAP_COUNT;
       if (m.gid_count > SR_ROOT_MAP_COUNT)
@@ -167,6 +171,49 @@ bool
 sr_idmap_setgroups_allowed (const struct sr_idmap *m)
 {
   return m->mode != SR_IDMAP_SINGLE;
+}
+
+int
+sr_idmap_lease (struct sr_idmap *m, const char *lock_dir, int *ret_fd, sr_error_t *err)
+{
+  _cleanup_close_ int dfd = -1;
+
+  *ret_fd = -1;
+  if (m->mode != SR_IDMAP_ROOT || m->slots <= 1)
+    return 0;
+  dfd = open (lock_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return sr_error_set (err, errno, "open %s", lock_dir);
+  /* The lowest free slot: as many lock files as containers ever lived at
+   * once, and a few opens per container where many live.  */
+  for (uint32_t slot = 0; slot < m->slots; slot++)
+    {
+      char name[16];
+      int fd;
+
+      snprintf (name, sizeof name, "%u", slot);
+      fd = openat (dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0)
+        return sr_error_set (err, errno, "open %s/%s", lock_dir, name);
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+        {
+          m->uid_base += slot * SR_ROOT_MAP_COUNT;
+          m->gid_base += slot * SR_ROOT_MAP_COUNT;
+          m->slots = 1;
+          *ret_fd = fd;
+          return 0;
+        }
+      int e = errno;
+      close (fd);
+      if (e != EWOULDBLOCK)
+        return sr_error_set (err, e, "lock %s/%s", lock_dir, name);
+    }
+  return sr_error_set_code (err, "ids_exhausted", EAGAIN,
+                            "every one of the %u id ranges of %u ids from host uid %u is leased "
+                            "to a live container (locks in %s): as many containers as ranges "
+                            "can live at once; give root a larger range in /etc/subuid and "
+                            "/etc/subgid",
+                            m->slots, SR_ROOT_MAP_COUNT, m->uid_base, lock_dir);
 }
 
 const char *

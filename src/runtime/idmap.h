@@ -1,10 +1,20 @@
 /* Who the container's ids are on the host.  Decided in the parent before
  * clone, written into /proc/PID/{uid,gid}_map after it.
  *
- *   root runner:      0..N-1 -> an unprivileged range (never host uid 0)
+ *   root runner:      0..N-1 -> an unprivileged range (never host uid 0),
+ *                     one slot of root's range, leased to one container
  *   rootless + subid: 0 -> caller, 1..N -> the caller's /etc/subuid range
  *                     (written by the setuid newuidmap/newgidmap helpers)
- *   rootless:         0 -> caller only, setgroups denied  */
+ *   rootless:         0 -> caller only, setgroups denied
+ *
+ * A root runner's range (root's in /etc/subuid, else SR_ROOT_MAP_SLOTS
+ * slots from SR_ROOT_MAP_BASE) holds slots of SR_ROOT_MAP_COUNT ids.  Each
+ * container (a run's stages, a warm container, a session) leases a slot
+ * of its own, so no two live sandboxes share a host uid: per-user kernel
+ * accounting (pipe buffers, RLIMIT_NPROC, inotify instances, signals)
+ * charges each sandbox alone, and a process of one can never signal or
+ * trace another's.  A rootless runner's containers are the caller's own
+ * ids, as every other process of the caller.  */
 #ifndef SR_IDMAP_H
 #define SR_IDMAP_H
 
@@ -28,6 +38,7 @@ struct sr_idmap
   gid_t caller_gid;
   uint32_t uid_base, uid_count; /* host range (ROOT, SUBID) */
   uint32_t gid_base, gid_count;
+  uint32_t slots;               /* ROOT: ranges of uid_count from uid_base (and gid_base) */
 };
 
 /* Chooses the mapping for this process.  subid_file/subgid_file are
@@ -52,6 +63,15 @@ int sr_subid_lookup (const char *path, const char *user_name, uid_t uid,
  * that overlap let two users' containers share host uids.  Returns its
  * start, or 0 when no such range is left below 2^32.  */
 uint32_t sr_subid_free_range (const char *subuid_text, const char *subgid_text);
+
+/* Moves a ROOT plan of more than one slot to a slot no other live lease
+ * under lock_dir holds (a lock on lock_dir/<slot>, the lowest free
+ * slot), and returns the lease in *ret_fd: the slot is free again once
+ * the fd is closed, by the holder or by its death.  Any other plan stays
+ * as it is, with *ret_fd -1.  Runners that share lock_dir (every root
+ * runner of a host with the default runtime_dir) share the slots.  Error
+ * code ids_exhausted when every slot is leased.  */
+int sr_idmap_lease (struct sr_idmap *m, const char *lock_dir, int *ret_fd, sr_error_t *err);
 
 /* May the container call setgroups()?  (Only when a privileged writer set
  * the gid map.)  */

@@ -46,6 +46,7 @@
 struct sr_store;
 struct cJSON;
 struct sr_code_stage;           /* sandbox/code-internal.h */
+struct sr_policy_ids;           /* sandbox/policy.h */
 
 /* One run_code's image, as a backend keeps it between its stages.  */
 struct sr_backend_run;
@@ -104,7 +105,7 @@ struct sr_backend
 
   /* run_code.  run_begin finds the image of language l (code
    * image_missing, errnum ENOENT, when there is none); run_stage runs one
-   * stage (sandbox/code-internal.h) in a fresh container of it with
+   * stage (sandbox/policy.h) in a fresh container of it with
    * code_dir bound at SR_CODE_DIR; run_end releases the run (accepts
    * NULL).  */
   int (*run_begin) (void *state, const struct sr_language *l, struct sr_backend_run **ret,
@@ -114,12 +115,14 @@ struct sr_backend
   void (*run_end) (struct sr_backend_run *run);
 
   /* keeps_warm only (NULL otherwise).  warm_new creates what run_stage
-   * would for l's run stage, code_dir bound read-only, and leaves it
+   * would for l's run stage, with ids (sandbox/policy.h), code_dir
+   * bound read-only, and leaves it
    * waiting for its one command; warm_current says whether it may still
    * serve (alive, and its image still the store's for l); warm_stage runs
    * the stage in it, once; warm_free destroys it (accepts NULL).  */
   int (*warm_new) (void *state, const struct sr_language *l, const char *code_dir,
-                   struct sr_backend_warm **ret, sr_error_t *err);
+                   const struct sr_policy_ids *ids, struct sr_backend_warm **ret,
+                   sr_error_t *err);
   bool (*warm_current) (void *state, struct sr_backend_warm *w);
   int (*warm_stage) (struct sr_backend_warm *w, struct sr_code_stage *st,
                      struct sr_run_result *res, sr_error_t *err);
@@ -128,13 +131,13 @@ struct sr_backend
   /* A held container of image_ref for session id, with a tmpfs of its
    * own at SR_CODE_DIR (cfg->session_scratch_size, nosuid, nodev; no
    * host directory: the code goes in through *fs) and a persistent
-   * SR_DATA_DIR of cfg->session_data_size; root_uid, root_gid are its
-   * root as the host sees it (sr_code_root_ids').  *fs gets its file
+   * SR_DATA_DIR of cfg->session_data_size; ids are who it is on the host
+   * (sandbox/policy.h), the session's for its life.  *fs gets its file
    * primitives, valid until destroy.  Fails with code image_missing when
    * the image is not there.  Runs on the manager's own thread (a native
    * container's init dies with the thread that cloned it).  */
   int (*create) (void *state, const char *id, const char *image_ref,
-                 uid_t root_uid, gid_t root_gid, struct sr_backend_box **ret,
+                 const struct sr_policy_ids *ids, struct sr_backend_box **ret,
                  struct sr_fsroot *fs, sr_error_t *err);
   /* Kills and removes the container; accepts NULL.  */
   void (*destroy) (struct sr_backend_box *b);

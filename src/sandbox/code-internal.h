@@ -24,6 +24,7 @@ struct sr_code_stage
   char **argv;              /* what runs: the command, then the sources it compiles or the args */
   bool takes_stdin;         /* the request's stdin (the run stage), else empty */
   bool code_writable;       /* SR_CODE_DIR writable (compile) or read-only (run) */
+  const struct sr_policy_ids *ids; /* a fresh container's ids; NULL in a session's */
   uint64_t timeout_ms;
   const struct sr_code_request *req;
   uint64_t output_bytes;
@@ -47,19 +48,15 @@ uint64_t sr_code_stage_max_output (const struct sr_code_stage *st, uint64_t conf
 /* The compile stage (when the language has one) then the run stage,
  * each through run_stage; fills res as sr_code_run documents.  */
 int sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
-                        const struct sr_code_request *req, sr_code_stage_fn run_stage, void *ctx,
-                        struct sr_code_result *res, sr_error_t *err);
+                        const struct sr_code_request *req, const struct sr_policy_ids *ids,
+                        sr_code_stage_fn run_stage, void *ctx, struct sr_code_result *res,
+                        sr_error_t *err);
 
 /* A new directory under <runtime_dir>/scratch owned by the container's
- * root (*ret_uid, *ret_gid as the host sees it), locked by the returned
- * fd so a concurrent runner never reclaims it.  */
-int sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_t *ret_uid,
-                      gid_t *ret_gid, sr_error_t *err);
-
-/* The container's root as the host sees it, the owner of what the host
- * puts in its tmpfs and code directories: the first id of the
- * subordinate range for a root runner, else the runner's own.  */
-int sr_code_root_ids (uid_t *ret_uid, gid_t *ret_gid, sr_error_t *err);
+ * root (ids), locked by the returned fd so a concurrent runner never
+ * reclaims it.  */
+int sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
+                      int *ret_fd, sr_error_t *err);
 
 struct sr_fsroot;
 /* Puts files (each named relative to SR_CODE_DIR, its missing parents

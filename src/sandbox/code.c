@@ -216,28 +216,12 @@ sr_code_reclaim (const struct sr_config *cfg)
 }
 
 int
-sr_code_root_ids (uid_t *ret_uid, gid_t *ret_gid, sr_error_t *err)
-{
-  struct sr_idmap map;
-
-  if (sr_idmap_plan (&map, "/etc/subuid", "/etc/subgid", err) < 0)
-    return -1;
-  *ret_uid = map.mode == SR_IDMAP_ROOT ? map.uid_base : map.caller_uid;
-  *ret_gid = map.mode == SR_IDMAP_ROOT ? map.gid_base : map.caller_gid;
-  return 0;
-}
-
-int
-sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_t *ret_uid,
-                  gid_t *ret_gid, sr_error_t *err)
+sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
+                  int *ret_fd, sr_error_t *err)
 {
   _cleanup_free_ char *base = NULL, *dir = NULL;
   _cleanup_close_ int dfd = -1;
-  uid_t uid;
-  gid_t gid;
 
-  if (sr_code_root_ids (&uid, &gid, err) < 0)
-    return -1;
   base = sr_statedir_runtime_sub (cfg->runtime_dir, "scratch", err);
   if (base == NULL)
     return -1;
@@ -254,15 +238,13 @@ sr_code_make_dir (const struct sr_config *cfg, char **ret_dir, int *ret_fd, uid_
   /* 0700: the code and what the container writes there are no other
    * local user's to read, nor a setuid file it makes theirs to run.  A
    * backend whose commands run as another uid hands it over (code_dir).  */
-  if ((geteuid () == 0 && fchown (dfd, uid, gid) < 0) || fchmod (dfd, 0700) < 0)
+  if ((geteuid () == 0 && fchown (dfd, ids->uid, ids->gid) < 0) || fchmod (dfd, 0700) < 0)
     {
       sr_error_set (err, errno, "chown %s", dir);
       goto fail;
     }
   *ret_dir = TAKE_PTR (dir);
   *ret_fd = TAKE_FD (dfd);
-  *ret_uid = uid;
-  *ret_gid = gid;
   return 0;
 
 fail:
@@ -470,14 +452,15 @@ code_status_of (const struct sr_run_result *r)
 
 int
 sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
-                    const struct sr_code_request *req, sr_code_stage_fn run_stage, void *ctx,
-                    struct sr_code_result *res, sr_error_t *err)
+                    const struct sr_code_request *req, const struct sr_policy_ids *ids,
+                    sr_code_stage_fn run_stage, void *ctx, struct sr_code_result *res,
+                    sr_error_t *err)
 {
   if (l->compile[0])
     {
       _cleanup_strv_ char **argv = compile_argv (l, req);
       struct sr_code_stage compile = { .name = "compile", .command = l->compile, .argv = argv,
-                                       .code_writable = true,
+                                       .code_writable = true, .ids = ids,
                                        .timeout_ms = cfg->compile_timeout_ms, .req = req };
 
       res->compiled = true;
@@ -499,7 +482,7 @@ sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
   {
     _cleanup_strv_ char **argv = run_argv (l->run, req);
     struct sr_code_stage run = { .name = "run", .command = l->run, .argv = argv,
-                                 .takes_stdin = true, .code_writable = false,
+                                 .takes_stdin = true, .code_writable = false, .ids = ids,
                                  .timeout_ms = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms,
                                  .req = req };
 
@@ -557,26 +540,32 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
   struct sr_backend_run *run = NULL;
   _cleanup_free_ char *scratch = NULL;
   _cleanup_close_ int scratch_fd = -1;
+  struct sr_policy_ids ids = { .lease_fd = -1 };
   uid_t uid;
   gid_t gid;
   int r = -1;
 
   if (be->run_begin (state, l, &run, err) < 0)
     return -1;
-  if (sr_code_make_dir (cfg, &scratch, &scratch_fd, &uid, &gid, err) < 0
+  if (sr_policy_ids_take (cfg, &ids, err) < 0)
+    goto out;
+  uid = ids.uid;
+  gid = ids.gid;
+  if (sr_code_make_dir (cfg, &ids, &scratch, &scratch_fd, err) < 0
       || be->code_dir (state, scratch, scratch_fd, &uid, &gid, err) < 0
       || sr_code_write_inputs (scratch_fd, l, req, uid, gid, err) < 0)
     goto out;
   {
     struct backend_stage bs = { .be = be, .run = run, .code_dir = scratch };
 
-    r = sr_code_run_stages (cfg, l, req, run_backend_stage, &bs, res, err);
+    r = sr_code_run_stages (cfg, l, req, &ids, run_backend_stage, &bs, res, err);
   }
 
 out:
   if (scratch)
     (void) sr_rm_rf_at (AT_FDCWD, scratch, NULL);
   be->run_end (run);
+  sr_policy_ids_release (&ids);
   return r;
 }
 

@@ -239,8 +239,8 @@ docker_control (struct sr_backend_box *b, enum sr_box_action a, unsigned tail,
 }
 
 static int
-docker_create (void *state, const char *id, const char *image_ref, uid_t root_uid,
-               gid_t root_gid, struct sr_backend_box **ret,
+docker_create (void *state, const char *id, const char *image_ref,
+               const struct sr_policy_ids *ids, struct sr_backend_box **ret,
                struct sr_fsroot *fs, sr_error_t *err)
 {
   struct sr_docker_state *ds = state;
@@ -265,7 +265,7 @@ docker_create (void *state, const char *id, const char *image_ref, uid_t root_ui
     }
   /* Files are made in the container, as its user: the host's ids of its
    * root do not matter here.  */
-  (void) root_uid, (void) root_gid;
+  (void) ids;
 
   sr_policy_to_docker (ds->policy, tmpfs, &dc);
   dc.image = b->image;

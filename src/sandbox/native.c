@@ -134,6 +134,7 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
   cc.max_cpu_seconds = sr_policy_cpu_seconds (st->timeout_ms);
   cc.fs.binds = &bind;
   cc.fs.n_binds = 1;
+  cc.idmap = st->ids ? &st->ids->map : NULL;
   cc.state_dir = run->ns->state_dir;
   cc.label = st->command;
   if (stage_options (policy, st, &opts, &stdin_fd, err) < 0)
@@ -171,7 +172,7 @@ native_warm_free (struct sr_backend_warm *w)
 
 static int
 native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
-                 struct sr_backend_warm **ret, sr_error_t *err)
+                 const struct sr_policy_ids *ids, struct sr_backend_warm **ret, sr_error_t *err)
 {
   struct native_state *ns = state;
   struct sr_backend_warm *w = sr_xcalloc (1, sizeof *w);
@@ -189,6 +190,7 @@ native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
   sr_policy_to_container (ns->policy, w->run.image.rootfs, &cc);
   cc.fs.binds = &bind;
   cc.fs.n_binds = 1;
+  cc.idmap = &ids->map;
   cc.state_dir = ns->state_dir;
   cc.label = label;
   if (sr_container_create (&cc, &w->c, err) < 0)
@@ -287,8 +289,8 @@ use_session_image (struct native_state *ns, const char *image_ref, struct sr_ima
 }
 
 static int
-native_create (void *state, const char *id, const char *image_ref, uid_t root_uid,
-               gid_t root_gid, struct sr_backend_box **ret,
+native_create (void *state, const char *id, const char *image_ref,
+               const struct sr_policy_ids *ids, struct sr_backend_box **ret,
                struct sr_fsroot *fs, sr_error_t *err)
 {
   struct native_state *ns = state;
@@ -297,12 +299,13 @@ native_create (void *state, const char *id, const char *image_ref, uid_t root_ui
   struct sr_container_config cc;
 
   b->image.lock_fd = -1;
-  b->files = (struct sr_fs_native){ .rootfd = -1, .datafd = -1, .uid = root_uid,
-                                     .gid = root_gid };
+  b->files = (struct sr_fs_native){ .rootfd = -1, .datafd = -1, .uid = ids->uid,
+                                     .gid = ids->gid };
   b->policy = ns->policy;
   if (use_session_image (ns, image_ref, &b->image, err) < 0)
     goto fail;
   sr_policy_to_container (ns->policy, b->image.rootfs, &cc);
+  cc.idmap = &ids->map;
   cc.state_dir = ns->state_dir;
   label = sr_xasprintf ("session %s (%s)", id, image_ref);
   cc.label = label;

@@ -3,8 +3,10 @@
 #include "sandbox/policy.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/statedir.h"
 #include "common/util.h"
 #include "runtime/caps.h"
 #include "runtime/seccomp.h"
@@ -251,4 +253,31 @@ sr_policy_to_docker (const struct sr_policy *p,
     .max_msgqueue_bytes = p->max_msgqueue_bytes,
     .max_cpu_seconds = p->max_cpu_seconds,
   };
+}
+
+int
+sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_error_t *err)
+{
+  _cleanup_free_ char *lock_dir = NULL;
+
+  *ret = (struct sr_policy_ids){ .lease_fd = -1 };
+  if (sr_idmap_plan (&ret->map, "/etc/subuid", "/etc/subgid", err) < 0)
+    return -1;
+  if (ret->map.mode == SR_IDMAP_ROOT && ret->map.slots > 1)
+    {
+      lock_dir = sr_statedir_runtime_sub (cfg->runtime_dir, "ids", err);
+      if (lock_dir == NULL || sr_idmap_lease (&ret->map, lock_dir, &ret->lease_fd, err) < 0)
+        return -1;
+    }
+  ret->uid = ret->map.mode == SR_IDMAP_ROOT ? ret->map.uid_base : ret->map.caller_uid;
+  ret->gid = ret->map.mode == SR_IDMAP_ROOT ? ret->map.gid_base : ret->map.caller_gid;
+  return 0;
+}
+
+void
+sr_policy_ids_release (struct sr_policy_ids *ids)
+{
+  if (ids->lease_fd >= 0)
+    close (ids->lease_fd);
+  ids->lease_fd = -1;
 }

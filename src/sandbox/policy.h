@@ -143,4 +143,20 @@ void sr_policy_to_docker (const struct sr_policy *p,
                           struct sr_docker_tmpfs tmpfs[SR_POLICY_DOCKER_TMPFS],
                           struct sr_docker_config *dc);
 
+/* Who the containers of one run, one warm container or one session are
+ * on the host, leased to them alone (runtime/idmap.h): map is what their
+ * containers are created with; uid, gid own what the host puts in their
+ * code and tmpfs directories (the first ids of the map for a root runner,
+ * else the runner's own).  The lease lives in <runtime_dir>/ids.  */
+struct sr_policy_ids
+{
+  struct sr_idmap map;
+  uid_t uid;
+  gid_t gid;
+  int lease_fd;             /* -1: no lease (a rootless runner's) */
+};
+int sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_error_t *err);
+/* Frees the ids for another container; their containers must be gone.  */
+void sr_policy_ids_release (struct sr_policy_ids *ids);
+
 #endif

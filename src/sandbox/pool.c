@@ -24,6 +24,7 @@ struct warm
   const struct sr_language *l;
   char *scratch;
   int scratch_fd;          /* holds the directory's lock */
+  struct sr_policy_ids ids;  /* its container's, held until it is gone */
   uid_t uid;               /* the owner of the code put there */
   gid_t gid;
   struct sr_backend_warm *bw;
@@ -62,6 +63,7 @@ warm_free (struct sr_code_pool *p, struct warm *w)
   if (w == NULL)
     return;
   p->be->warm_free (w->bw);
+  sr_policy_ids_release (&w->ids);
   if (w->scratch)
     (void) sr_rm_rf_at (AT_FDCWD, w->scratch, NULL);
   if (w->scratch_fd >= 0)
@@ -79,15 +81,21 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret
 
   w->l = l;
   w->scratch_fd = -1;
-  if (sr_code_make_dir (p->cfg, &w->scratch, &w->scratch_fd, &w->uid, &w->gid, err) < 0
+  w->ids.lease_fd = -1;
+  if (sr_policy_ids_take (p->cfg, &w->ids, err) < 0)
+    goto fail;
+  w->uid = w->ids.uid;
+  w->gid = w->ids.gid;
+  if (sr_code_make_dir (p->cfg, &w->ids, &w->scratch, &w->scratch_fd, err) < 0
       || p->be->code_dir (p->state, w->scratch, w->scratch_fd, &w->uid, &w->gid, err) < 0
-      || p->be->warm_new (p->state, l, w->scratch, &w->bw, err) < 0)
-    {
-      warm_free (p, w);
-      return -1;
-    }
+      || p->be->warm_new (p->state, l, w->scratch, &w->ids, &w->bw, err) < 0)
+    goto fail;
   *ret = w;
   return 0;
+
+fail:
+  warm_free (p, w);
+  return -1;
 }
 
 static uint64_t
@@ -309,7 +317,7 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
     {
       struct warm_stage ws = { .be = p->be, .w = w };
 
-      r = sr_code_run_stages (cfg, l, req, run_warm_stage, &ws, res, err);
+      r = sr_code_run_stages (cfg, l, req, &w->ids, run_warm_stage, &ws, res, err);
     }
   /* The result is complete: the pool's thread destroys the container
    * while the caller sends it.  */

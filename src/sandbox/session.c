@@ -47,6 +47,7 @@ struct sr_session
                             * unique per runner (hex) */
   struct sr_fsroot host_fs; /* a machine's: the backend's primitives, which fs wraps */
   struct sr_fsroot fs;     /* the box's; also how a sandbox's code goes in */
+  struct sr_policy_ids ids;  /* its container's, held until it is gone */
   int64_t created;
   uint64_t last_used_ns;
   bool busy;
@@ -205,6 +206,7 @@ session_destroy (struct sr_session *s)
       s->be->destroy (s->box);
       sr_log (SR_LOG_INFO, "session_close", "session", s->id, NULL);
     }
+  sr_policy_ids_release (&s->ids);
   free (s->home);
   free (s->owner);
   free (s);
@@ -433,16 +435,14 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
                 sr_error_t *err)
 {
   struct sr_session *s = sr_xcalloc (1, sizeof *s);
-  uid_t root_uid;
-  gid_t root_gid;
 
   s->m = m;
   s->be = m->be;
   s->be_state = m->be_state;
+  s->ids.lease_fd = -1;
   make_id (s->id);
-  if (sr_code_root_ids (&root_uid, &root_gid, err) < 0
-      || m->be->create (m->be_state, s->id, image_ref, root_uid, root_gid, &s->box, &s->fs, err)
-         < 0)
+  if (sr_policy_ids_take (m->cfg, &s->ids, err) < 0
+      || m->be->create (m->be_state, s->id, image_ref, &s->ids, &s->box, &s->fs, err) < 0)
     goto fail;
   /* The syntax check of TOML runs python3 in the session.  */
   s->fs.exec = session_exec;
@@ -827,7 +827,7 @@ sr_session_run_code (struct sr_session *s, const struct sr_code_request *req,
     return -1;
   (void) sr_files_list (&s->fs, false, &before, &n_before, &truncated, NULL);
 
-  r = sr_code_run_stages (cfg, l, req, run_session_stage, s, res, err);
+  r = sr_code_run_stages (cfg, l, req, NULL, run_session_stage, s, res, err);
   if (r == 0)
     changed_artifacts (s, before, n_before, ret_artifacts, ret_n_artifacts);
   sr_artifacts_free (before, n_before);
@@ -1173,10 +1173,11 @@ machine_create (struct sr_sessions *m, const char *name, struct sr_session **ret
   s->m = m;
   s->be = m->ssh_be;
   s->be_state = m->ssh_state;
+  s->ids.lease_fd = -1;
   snprintf (s->id, sizeof s->id, "%s", name);
   if (sr_random_hex (s->shell_tag, (sizeof s->shell_tag - 1) / 2, err) < 0)
     goto fail;
-  if (s->be->create (s->be_state, s->id, name, 0, 0, &s->box, &s->host_fs, err) < 0)
+  if (s->be->create (s->be_state, s->id, name, NULL, &s->box, &s->host_fs, err) < 0)
     goto fail;
   s->fs = (struct sr_fsroot){ .ops = &machine_fs_ops, .ctx = s };
   s->fs.exec = session_exec;

@@ -427,8 +427,8 @@ ssh_destroy (struct sr_backend_box *b)
  * or a Host of OpenSSH's configuration); id and the ids are a
  * container's and mean nothing here.  */
 static int
-ssh_create (void *state, const char *id, const char *image_ref, uid_t root_uid,
-            gid_t root_gid, struct sr_backend_box **ret,
+ssh_create (void *state, const char *id, const char *image_ref,
+            const struct sr_policy_ids *ids, struct sr_backend_box **ret,
             struct sr_fsroot *fs, sr_error_t *err)
 {
   struct ssh_state *st = state;
@@ -442,7 +442,7 @@ ssh_create (void *state, const char *id, const char *image_ref, uid_t root_uid,
   _cleanup_strv_ char **argv = NULL;
   _cleanup_free_ char *tmpl = NULL;
 
-  (void) id, (void) root_uid, (void) root_gid;
+  (void) id, (void) ids;
   if (!sr_ssh_name_valid (image_ref))
     return sr_error_set_plain (err, "invalid_argument", EINVAL,
                                "ssh machine '%s': use 1 to 32 of a-z, A-Z, 0-9, '_' and '-', "

@@ -114,7 +114,7 @@ main (int argc, char **argv)
   env = sr_xcalloc (1, sizeof *env);
   if (sr_config_load (&cfg, NULL, NULL, &err) < 0
       || be->open (&cfg, NULL, SR_BACKEND_SESSIONS, &state, &err) < 0
-      || be->create (state, "driver", argv[1], 0, 0, &box, &fs, &err) < 0)
+      || be->create (state, "driver", argv[1], NULL, &box, &fs, &err) < 0)
     {
       fail (&err);
       if (state)
