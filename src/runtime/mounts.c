@@ -503,24 +503,178 @@ apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
   return 0;
 }
 
+/* Whether target's first component is missing from the rootfs at origfd
+ * (a rootfs without /proc, /tmp or /work).  */
+static bool
+top_missing (int origfd, const char *target)
+{
+  char top[NAME_MAX + 1];
+  size_t n = strcspn (target, "/");
+  struct stat st;
+
+  if (n == 0 || n > NAME_MAX)
+    return false;
+  memcpy (top, target, n);
+  top[n] = '\0';
+  return fstatat (origfd, top, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+static bool
+lacks_mount_point (const struct sr_mount_plan *plan, int origfd)
+{
+  for (size_t i = 0; i < plan->n_ops; i++)
+    if (!plan->ops[i].optional && top_missing (origfd, plan->ops[i].target))
+      return true;
+  return false;
+}
+
+/* Puts the rootfs's top-level entry name into the root at rootfd:
+ * directories and files bound (recursively), symlinks copied; anything
+ * else left out.  */
+static int
+scaffold_entry (int rootfd, int origfd, const char *name, char *errbuf, size_t errlen)
+{
+  _cleanup_close_ int src = -1;
+  char target[PATH_MAX], from[64], to[PATH_MAX + 32];
+  struct stat st;
+  ssize_t n;
+  int fd;
+
+  if (fstatat (origfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return fail (errbuf, errlen, "stat /%s in the rootfs", name);
+  if (S_ISLNK (st.st_mode))
+    {
+      n = readlinkat (origfd, name, target, sizeof target - 1);
+      if (n < 0)
+        return fail (errbuf, errlen, "read the symlink /%s", name);
+      target[n] = '\0';
+      if (symlinkat (target, rootfd, name) < 0)
+        return fail (errbuf, errlen, "copy the symlink /%s", name);
+      return 0;
+    }
+  if (S_ISDIR (st.st_mode))
+    {
+      if (mkdirat (rootfd, name, 0755) < 0)
+        return fail (errbuf, errlen, "mkdir /%s", name);
+    }
+  else if (S_ISREG (st.st_mode))
+    {
+      fd = openat (rootfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd < 0)
+        return fail (errbuf, errlen, "create /%s", name);
+      close (fd);
+    }
+  else
+    return 0;
+  src = openat (origfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (src < 0)
+    return fail (errbuf, errlen, "open /%s in the rootfs", name);
+  fd_path (from, sizeof from, src);
+  snprintf (to, sizeof to, "/proc/self/fd/%d/%s", rootfd, name);
+  if (mount (from, to, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return fail (errbuf, errlen, "bind /%s of the rootfs", name);
+  return 0;
+}
+
+/* Makes the missing directories of target (whose first component the
+ * rootfs lacks) in the scaffold, which is ours to write.  */
+static int
+scaffold_mount_point (int rootfd, int origfd, const char *target, char *errbuf, size_t errlen)
+{
+  char path[PATH_MAX];
+  size_t len = strlen (target);
+
+  if (!top_missing (origfd, target) || len >= sizeof path)
+    return 0;
+  memcpy (path, target, len + 1);
+  for (char *p = path;; p++)
+    if (*p == '/' || *p == '\0')
+      {
+        char c = *p;
+
+        *p = '\0';
+        if (mkdirat (rootfd, path, 0755) < 0 && errno != EEXIST)
+          return fail (errbuf, errlen, "mkdir /%s", path);
+        *p = c;
+        if (c == '\0')
+          return 0;
+      }
+}
+
+/* For a rootfs that lacks a mount point, bubblewrap's way: the root is a
+ * tmpfs of ours over the rootfs's path (in this mount namespace only),
+ * holding the rootfs's top-level entries and the missing mount points, so
+ * nothing is ever written to the rootfs itself.  Returns an O_PATH fd of
+ * the new root, read-only with everything in it.  */
+static int
+scaffold_root (const struct sr_mount_plan *plan, int origfd, char *errbuf, size_t errlen)
+{
+  _cleanup_close_ int rootfd = -1;
+  char buf[4096];
+  long n;
+
+  if (mount ("tmpfs", plan->rootfs, "tmpfs", MS_NOSUID | MS_NODEV,
+             "mode=0755,size=65536,nr_inodes=4096") < 0)
+    return fail (errbuf, errlen, "mount a tmpfs root over %s", plan->rootfs);
+  rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return fail (errbuf, errlen, "open the tmpfs root");
+  while ((n = syscall (SYS_getdents64, origfd, buf, sizeof buf)) > 0)
+    for (long off = 0; off < n;)
+      {
+        /* struct linux_dirent64: the name follows d_ino, d_off, d_reclen
+         * and d_type.  */
+        const char *name = buf + off + 19;
+        unsigned short reclen;
+
+        memcpy (&reclen, buf + off + 16, sizeof reclen);
+        off += reclen;
+        if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+          continue;
+        if (scaffold_entry (rootfd, origfd, name, errbuf, errlen) < 0)
+          return -1;
+      }
+  if (n < 0)
+    return fail (errbuf, errlen, "list the rootfs %s", plan->rootfs);
+  for (size_t i = 0; i < plan->n_ops; i++)
+    if (!plan->ops[i].optional
+        && scaffold_mount_point (rootfd, origfd, plan->ops[i].target, errbuf, errlen) < 0)
+      return -1;
+  if (set_readonly (rootfd, true, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
+    return fail (errbuf, errlen, "make the tmpfs root read-only");
+  return TAKE_FD (rootfd);
+}
+
 int
 sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errlen,
                      uint64_t *mark_mounts)
 {
-  _cleanup_close_ int rootfd = -1;
+  _cleanup_close_ int rootfd = -1, origfd = -1;
 
   /* Nothing we mount may propagate back to the host.  */
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return fail (errbuf, errlen, "make / private");
-  if (mount (plan->rootfs, plan->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-    return fail (errbuf, errlen, "bind rootfs %s", plan->rootfs);
-  rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
+  origfd = open (plan->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (origfd < 0)
     return fail (errbuf, errlen, "open rootfs %s", plan->rootfs);
-  /* Read-only before anything is mounted on it: the mounts that follow are
-   * new and keep their own flags.  */
-  if (set_readonly (rootfd, true, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
-    return fail (errbuf, errlen, "make rootfs read-only");
+  if (lacks_mount_point (plan, origfd))
+    {
+      rootfd = scaffold_root (plan, origfd, errbuf, errlen);
+      if (rootfd < 0)
+        return -1;
+    }
+  else
+    {
+      if (mount (plan->rootfs, plan->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return fail (errbuf, errlen, "bind rootfs %s", plan->rootfs);
+      rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (rootfd < 0)
+        return fail (errbuf, errlen, "open rootfs %s", plan->rootfs);
+      /* Read-only before anything is mounted on it: the mounts that follow
+       * are new and keep their own flags.  */
+      if (set_readonly (rootfd, true, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
+        return fail (errbuf, errlen, "make rootfs read-only");
+    }
 
   for (size_t i = 0; i < plan->n_ops; i++)
     if (apply_op (rootfd, &plan->ops[i], errbuf, errlen) < 0)

@@ -27,6 +27,29 @@ is "$(echo "$out" | grep -c "Permission denied")" 3 \
 run_in sh -c 'tr -d "\0" < /proc/1/cmdline | wc -c'
 is "$out" 0 "and /proc/1/cmdline shows nothing of the runner's command line"
 
+# A plain rootfs that lacks the mount points (/proc, /dev, /tmp, /work):
+# its top-level entries go into a read-only tmpfs root of ours with the
+# missing ones, as bubblewrap does, and nothing is written to it.
+plain=$sr_tmp/plain
+mkdir -p "$plain/etc"
+cp -a "$ROOTFS/bin" "$plain/"
+echo hi > "$plain/hello.txt"
+ln -s bin "$plain/sbin"
+before=$(ls -lA "$plain")
+run_sr run --rootfs "$plain" -- sh -c 'cat /hello.txt; echo x > /work/f && cat /work/f
+  echo y > /tmp/g && cat /tmp/g; [ -r /proc/self/status ] && [ -c /dev/null ] && echo kernel
+  ls /sbin/sh; touch /new /bin/new 2>&1; true'
+is "$rc" 0 "a rootfs without /proc, /dev, /tmp and /work runs"
+is "$out" "hi
+x
+y
+kernel
+/sbin/sh
+touch: /new: Read-only file system
+touch: /bin/new: Read-only file system" \
+  "with its files, symlinks and the mount points, all read-only but the writable ones"
+is "$(ls -lA "$plain")" "$before" "and nothing is written to the rootfs"
+
 run_in hostname
 is "$out" sandbox "the hostname is sandbox"
 

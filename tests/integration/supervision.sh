@@ -138,16 +138,17 @@ is "$rc" 125 "an unknown option exits 125"
 run_sr frobnicate
 like "$err" "unknown command 'frobnicate'" "an unknown subcommand"
 
-# A setup step that fails names the step and leaves nothing behind.
+# A setup step that fails names the step and leaves nothing behind: a
+# bind into a directory the rootfs has, where it lacks the mount point (a
+# missing top-level one would come from a tmpfs root of ours).
 mkdir -p "$sr_tmp/broken"
 cp -a "$ROOTFS"/. "$sr_tmp/broken"/
-rmdir "$sr_tmp/broken/work"
-run_sr run --rootfs "$sr_tmp/broken" -- true
+run_sr run --rootfs "$sr_tmp/broken" --bind "$sr_tmp:/etc/absent" -- true
 is "$rc" 125 "a failed setup step exits 125"
-like "$err" "mount point /work is missing in the rootfs" "and names the step"
-run_sr run --json --rootfs "$sr_tmp/broken" -- true
+like "$err" "mount point /etc/absent is missing in the rootfs" "and names the step"
+run_sr run --json --rootfs "$sr_tmp/broken" --bind "$sr_tmp:/etc/absent" -- true
 is "$(json_field "$out" status)" error "JSON status error for a setup failure"
-like "$(json_field "$out" error)" "/work is missing" "JSON error names the step"
+like "$(json_field "$out" error)" "/etc/absent is missing" "JSON error names the step"
 # The setup fails before exec, so anything left would still carry the
 # runner's command line (other tests run beside this one: count only ours).
 broken_left () { ! pgrep -f -- "--rootfs $sr_tmp/broken" >/dev/null; }
