@@ -13,9 +13,10 @@ build="build-essential autoconf automake pkg-config
   libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev libpcre2-dev libyaml-dev"
 runtime="uidmap ca-certificates"
 # busybox-static: the tests' rootfs; debhelper, fakeroot and lintian: the
-# .deb that tests/integration/deb.sh builds and checks.
+# .deb that tests/integration/deb.sh builds and checks; haproxy: the
+# balancer in front of tests/integration/fleet.sh's servers.
 tests="python3 bubblewrap busybox-static mandoc xz-utils git procps psmisc nodejs strace
-  bash-completion shellcheck systemd valgrind debhelper fakeroot lintian"
+  bash-completion shellcheck systemd valgrind debhelper fakeroot lintian haproxy"
 images="mmdebstrap debian-archive-keyring"
 # bench/: the peers it compares with, and its charts
 bench="runc crun gnuplot-nox"
