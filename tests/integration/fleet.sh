@@ -52,13 +52,8 @@ done
 # The shipped configuration with the servers' ports, HAProxy's own port,
 # quick checks, and its log and stats in the test's directory.
 hport=$(free_port)
-sed -e "s/host-a\.example:8080/127.0.0.1:$port_host_a_8080/" \
-    -e "s/host-b\.example:8080/127.0.0.1:$port_host_b_8080/" \
-    -e "s/host-c\.example:8080/127.0.0.1:$port_host_c_8080/" \
-    -e "s/^    bind :8080/    bind 127.0.0.1:$hport/" \
-    -e "s|^    log /dev/log local0|    log stdout format raw local0\n    stats socket $sr_tmp/haproxy.sock mode 600|" \
-    -e "s/check inter 2s fall 2 rise 2/check inter 300ms fall 1 rise 1/" \
-    "$cfg" > "$sr_tmp/haproxy.cfg"
+sh "$SR_SRCDIR/tests/fleet/haproxy-cfg.sh" "$hport" "$sr_tmp/haproxy.sock" \
+  "$port_host_a_8080" "$port_host_b_8080" "$port_host_c_8080" > "$sr_tmp/haproxy.cfg"
 grep -q "127.0.0.1:$port_host_c_8080" "$sr_tmp/haproxy.cfg" && grep -q "bind 127.0.0.1:$hport" "$sr_tmp/haproxy.cfg"
 ok $? "the test's haproxy.cfg is the shipped one with the ports put in"
 haproxy -c -q -f "$sr_tmp/haproxy.cfg" >"$sr_tmp/check.out" 2>&1
