@@ -43,7 +43,7 @@ work=$(mktemp -d /tmp/sr-fleet-bench.XXXXXX)
 # The containers' mapped users reach the image store in it.
 chmod 755 "$work"
 pids=""
-trap 'for p in $pids; do kill -KILL "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'for p in $pids; do kill -KILL "$p" 2>/dev/null || :; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 ln -s "$modules" "$work/node_modules"
 cp "$here/fleet-client.mjs" "$work/"
@@ -96,6 +96,11 @@ for n in 1 2 3; do
 done
 echo "bench/fleet.sh: overhead, $runs calls one after another" >&2
 (cd "$work" && "$node" fleet-client.mjs overhead "http://127.0.0.1:$hport/mcp" "http://127.0.0.1:$1/mcp" "$runs") >>"$out"
+
+# SIGTERM: the servers remove their warm containers (drain_grace is 0).
+for p in $pids; do kill -TERM "$p" 2>/dev/null || :; done
+wait
+pids=""
 
 results=$here/results
 mkdir -p "$results"
