@@ -18,13 +18,29 @@ haproxy -c -q -f "$cfg" >"$sr_tmp/check.out" 2>&1
 ok $? "haproxy -c accepts contrib/haproxy/sandbox-runner.cfg as shipped"
 sed 's/^/# /' "$sr_tmp/check.out"
 
+pids=""
+at_exit 'for p in $pids; do kill -KILL "$p" 2>/dev/null; done'
+
+# server_id: a bad one stops the start, naming it; none is HOSTNAME-PORT.
+"$SR_BIN" serve --transport http --listen 127.0.0.1:0 --server-id 'a.b' >/dev/null 2>"$sr_tmp/bad.err" </dev/null
+like "$? $(grep '^sandbox-runner:' "$sr_tmp/bad.err")" "^125 .*server_id 'a\.b' is not 1 to 63 letters, digits, '-' or '_'" \
+  "a server_id with a '.' is refused at start, and the error names it"
+p=$(free_port)
+SANDBOX_RUNTIME_DIR=$sr_tmp/run-default \
+  "$SR_BIN" serve --transport http --listen "127.0.0.1:$p" >/dev/null 2>"$sr_tmp/default.err" </dev/null &
+pid=$!
+pids="$pids $pid"
+wait_until 10 curl -s -o "$sr_tmp/default.json" "http://127.0.0.1:$p/healthz"
+like "$(cat "$sr_tmp/default.json")" "\"server_id\":\"$(hostname | cut -d. -f1 | tr -c 'A-Za-z0-9_\n-' -)-$p\"" \
+  "without server_id the server is named by the host's name and its port"
+kill -TERM "$pid"
+wait "$pid"
+
 echo "tok-$$" > "$sr_tmp/tokens"
 # What every server of a fleet sets: the same tokens, no limit per
 # address (they all see HAProxy's).  Room for the test's sessions.
 export SANDBOX_HTTP_MAX_CONNECTIONS_PER_IP=0 SANDBOX_MAX_SESSIONS=30 SANDBOX_MAX_SESSIONS_PER_OWNER=0
 export SANDBOX_DRAIN_GRACE=15
-pids=""
-at_exit 'for p in $pids; do kill -KILL "$p" 2>/dev/null; done'
 
 # start_one NAME: a server whose id is NAME (one of the cfg's server
 # names), on a free port, with a runtime dir and history of its own;
@@ -132,13 +148,26 @@ is "$(ls "$sr_tmp/run-host-a-8080/containers" 2>/dev/null | wc -l)" 0 "and it le
 grep -q '/files/host-[abc]-8080\.[0-9a-f]\{32\}/out.txt' "$sr_tmp/haproxy.log"
 ok $? "HAProxy's log shows the download links it routed by their path"
 
-# --- the end: the other servers drain at once (nothing left), haproxy stops ---
-for name in host-b-8080 host-c-8080; do
-  pid=$(eval echo "\$pid_$(echo $name | tr - _)")
-  kill -TERM "$pid"
-  wait "$pid"
-  is "$?" 0 "$name, with no session left, drains and exits at once on SIGTERM"
-done
+# --- the end: the other two stop, by the other ways ---
+# host-b keeps a session: SIGTERM drains it, a second SIGTERM ends it at once.
+mcp "http://127.0.0.1:$port_host_b_8080/mcp" -d "$init"
+kill -TERM "$pid_host_b_8080"
+draining () { curl -s "http://127.0.0.1:$port_host_b_8080/healthz" | grep -q '"draining":true'; }
+wait_until 5 draining
+ok $? "host-b-8080, a session open, drains on SIGTERM"
+sleep 0.5
+kill -0 "$pid_host_b_8080" 2>/dev/null
+ok $? "and keeps serving while the session is there"
+start=$(date +%s)
+kill -TERM "$pid_host_b_8080"
+wait "$pid_host_b_8080"
+is "$? $(( $(date +%s) - start < 5 ))" "0 1" "a second SIGTERM ends it at once, with status 0"
+# host-c has no session left: SIGUSR2 drains it, and it exits at once.
+kill -USR2 "$pid_host_c_8080"
+wait "$pid_host_c_8080"
+is "$?" 0 "host-c-8080, with no session left, drains on SIGUSR2 and exits"
+grep -q 'info drain server_id=host-c-8080' "$sr_tmp/host-c-8080.err"
+ok $? "its log says it drained"
 kill -TERM "$hpid"
 wait "$hpid" 2>/dev/null
 pids=""
