@@ -21,6 +21,10 @@ sed 's/^/# /' "$sr_tmp/check.out"
 pids=""
 at_exit 'for p in $pids; do kill -KILL "$p" 2>/dev/null; done'
 
+# What every server of a fleet sets: the same tokens, no limit per
+# address (they all see HAProxy's).  Room for the test's sessions.
+export SANDBOX_HTTP_MAX_CONNECTIONS_PER_IP=0 SANDBOX_MAX_SESSIONS=30 SANDBOX_MAX_SESSIONS_PER_OWNER=0
+
 # server_id: a bad one stops the start, naming it; none is HOSTNAME-PORT.
 "$SR_BIN" serve --transport http --listen 127.0.0.1:0 --server-id 'a.b' >/dev/null 2>"$sr_tmp/bad.err" </dev/null
 like "$? $(grep '^sandbox-runner:' "$sr_tmp/bad.err")" "^125 .*server_id 'a\.b' is not 1 to 63 letters, digits, '-' or '_'" \
@@ -33,13 +37,27 @@ pids="$pids $pid"
 wait_until 10 curl -s -o "$sr_tmp/default.json" "http://127.0.0.1:$p/healthz"
 like "$(cat "$sr_tmp/default.json")" "\"server_id\":\"$(hostname | cut -d. -f1 | tr -c 'A-Za-z0-9_\n-' -)-$p\"" \
   "without server_id the server is named by the host's name and its port"
+# Full: 64 MCP sessions, each with its GET stream open (none to end for a
+# new one).
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+streams=""
+for i in $(seq 1 64); do
+  sid=$(curl -s -D - -o /dev/null -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -d "$init" "http://127.0.0.1:$p/mcp" | tr -d '\r' | sed -n 's/^Mcp-Session-Id: //Ip')
+  curl -s -N -o /dev/null -H "Mcp-Session-Id: $sid" -H 'Accept: text/event-stream' "http://127.0.0.1:$p/mcp" &
+  streams="$streams $!" pids="$pids $!"
+done
+full () { curl -s "http://127.0.0.1:$p/healthz" | grep -q '"status":"full"'; }
+wait_until 10 full
+ok $? "with 64 sessions whose streams are open, /healthz says full"
+like "$(curl -s -w ' %{http_code}' "http://127.0.0.1:$p/healthz")" \
+  '"accepting":false,"draining":false,"runs":0,"mcp_sessions":64,"free_session_slots":0\} 503$' "and is 503"
+kill $streams
+wait $streams 2>/dev/null
 kill -TERM "$pid"
 wait "$pid"
 
 echo "tok-$$" > "$sr_tmp/tokens"
-# What every server of a fleet sets: the same tokens, no limit per
-# address (they all see HAProxy's).  Room for the test's sessions.
-export SANDBOX_HTTP_MAX_CONNECTIONS_PER_IP=0 SANDBOX_MAX_SESSIONS=30 SANDBOX_MAX_SESSIONS_PER_OWNER=0
 export SANDBOX_DRAIN_GRACE=15
 
 # start_one NAME: a server whose id is NAME (one of the cfg's server
@@ -100,7 +118,6 @@ is "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: evil.example' "http://127
 is "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port_host_b_8080/healthz")" 405 "/healthz is GET only"
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port_host_b_8080/mcp")" 401 "/mcp still needs the token"
 
-init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
 mcp () { # mcp URL [CURL ARGS...]: a POST; $status, $headers, $body
   local u=$1; shift
   status=$(curl -s -o "$sr_tmp/body" -D "$sr_tmp/headers" -w '%{http_code}' --max-time 20 \
