@@ -15,9 +15,10 @@ build="build-essential autoconf automake pkg-config
 runtime="uidmap ca-certificates"
 # busybox-static: the tests' rootfs; debhelper, fakeroot and lintian: the
 # .deb that tests/integration/deb.sh builds and checks; postgresql: the
-# server tests/integration/history-pg.sh starts.
+# server tests/integration/history-pg.sh starts; haproxy: the balancer in
+# front of tests/integration/fleet.sh's servers.
 tests="python3 bubblewrap busybox-static mandoc xz-utils git procps psmisc nodejs strace
-  bash-completion shellcheck systemd valgrind debhelper fakeroot lintian postgresql"
+  bash-completion shellcheck systemd valgrind debhelper fakeroot lintian postgresql haproxy"
 images="mmdebstrap debian-archive-keyring"
 # bench/: the peers it compares with, and its charts
 bench="runc crun gnuplot-nox"

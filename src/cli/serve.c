@@ -1,12 +1,14 @@
 /* sandbox-runner serve [--transport stdio|http|sse] [--listen ADDR] ...  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -31,18 +33,44 @@ usage (FILE *f)
            "  --transport stdio|http|sse  the transport (default stdio)\n"
            "  --listen ADDR:PORT      HTTP address (default: the listen setting)\n"
            "  --token-file FILE       bearer tokens, one per line (required off loopback)\n"
+           "  --server-id ID          this server's name in a fleet (default HOSTNAME-PORT)\n"
            "  --log-file FILE         write logs there instead of stderr\n");
+}
+
+/* server_id left empty: the host's name and the port of listen, which
+ * no other server of a fleet has, with every character a balancer's
+ * server name or the Mcp-Session-Id cannot hold made '-'.  */
+static void
+default_server_id (struct sr_config *cfg)
+{
+  const char *port = strrchr (cfg->listen, ':');
+  char host[64] = "localhost";
+  _cleanup_free_ char *id = NULL;
+
+  if (gethostname (host, sizeof host) < 0 || host[0] == '\0')
+    snprintf (host, sizeof host, "localhost");
+  host[sizeof host - 1] = '\0';
+  /* The domain is the same for every host of a fleet: only its first
+   * label tells them apart.  */
+  host[strcspn (host, ".")] = '\0';
+  id = sr_xasprintf ("%.40s-%.5s", host, port ? port + 1 : "0");
+  for (char *p = id; *p; p++)
+    if (!isalnum ((unsigned char) *p) && *p != '-' && *p != '_')
+      *p = '-';
+  /* A value of the allowed characters is always accepted.  */
+  sr_config_set (cfg, "server_id", id, SR_ORIGIN_DEFAULT, "hostname and port", NULL);
 }
 
 int
 sr_cmd_serve (int argc, char **argv)
 {
-  enum { OPT_TRANSPORT = 1000, OPT_LISTEN, OPT_TOKEN_FILE, OPT_LOG_FILE };
+  enum { OPT_TRANSPORT = 1000, OPT_LISTEN, OPT_TOKEN_FILE, OPT_LOG_FILE, OPT_SERVER_ID };
   static const struct option options[] = {
     { "transport", required_argument, NULL, OPT_TRANSPORT },
     { "listen", required_argument, NULL, OPT_LISTEN },
     { "token-file", required_argument, NULL, OPT_TOKEN_FILE },
     { "log-file", required_argument, NULL, OPT_LOG_FILE },
+    { "server-id", required_argument, NULL, OPT_SERVER_ID },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -73,6 +101,10 @@ sr_cmd_serve (int argc, char **argv)
         break;
       case OPT_LOG_FILE:
         if (sr_config_set (&config, "log_file", optarg, SR_ORIGIN_FLAG, "--log-file", &err) < 0)
+          goto fail;
+        break;
+      case OPT_SERVER_ID:
+        if (sr_config_set (&config, "server_id", optarg, SR_ORIGIN_FLAG, "--server-id", &err) < 0)
           goto fail;
         break;
       case 'h':
@@ -108,6 +140,8 @@ sr_cmd_serve (int argc, char **argv)
       sr_config_done (&config);
       return sr_cli_exec_helper (SR_HELPER_HTTP);
     }
+  if (http && config.server_id[0] == '\0')
+    default_server_id (&config);
   if (config.log_file[0])
     {
       int fd = open (config.log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -126,6 +160,22 @@ sr_cmd_serve (int argc, char **argv)
    * and their containers removed first.  Blocked before any thread.  */
   signal (SIGPIPE, SIG_IGN);
   stop_fd = sr_cli_cancel_fd ();
+  if (stop_fd >= 0 && http)
+    {
+      sigset_t set;
+
+      /* SIGUSR2 drains an HTTP server (mcp/http.h), as SIGTERM does.  */
+      sigemptyset (&set);
+      sigaddset (&set, SIGINT);
+      sigaddset (&set, SIGTERM);
+      sigaddset (&set, SIGHUP);
+      sigaddset (&set, SIGUSR2);
+      if (sigprocmask (SIG_BLOCK, &set, NULL) < 0 || signalfd (stop_fd, &set, 0) < 0)
+        {
+          close (stop_fd);
+          stop_fd = -1;
+        }
+    }
   if (stop_fd < 0)
     {
       sr_cli_error ("serve: signalfd: %s", strerror (errno));

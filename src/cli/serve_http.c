@@ -17,6 +17,7 @@ sr_cli_serve_mhd (struct sr_mcp_server *server, const struct sr_config *cfg, boo
     .session_idle_ms = cfg->http_session_idle_ms, .sse = sse,
     .max_connections_per_ip = (unsigned) cfg->http_max_connections_per_ip,
     .header_timeout_ms = cfg->http_header_timeout_ms,
+    .server_id = cfg->server_id, .drain_grace_ms = cfg->drain_grace_ms,
   };
 
   return sr_mcp_http_run (server, &o, stop_fd, err);

@@ -131,6 +131,8 @@ struct sr_config
   char *log_level;           /* sr_log_level_parse's names */
   char *log_format;          /* text or json */
   uint64_t http_session_idle_ms;  /* an unused Mcp-Session-Id expires */
+  char *server_id;                /* in Mcp-Session-Ids, for a balancer; "": HOSTNAME-PORT */
+  uint64_t drain_grace_ms;        /* a draining server's sessions have this long */
   uint64_t download_url_ttl_ms;   /* a signed download_url works this long */
   uint64_t task_after_ms;         /* a run still going then becomes a task */
   uint64_t task_keep_ms;          /* an ended task's result is kept this long */

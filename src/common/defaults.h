@@ -76,6 +76,9 @@
  * and what a slow-loris one may hold a connection for.  */
 #define SR_DEFAULT_HTTP_HEADER_TIMEOUT_MS 10000u
 #define SR_DEFAULT_HTTP_SESSION_IDLE_MS (60u * 60u * 1000u)
+/* How long a draining HTTP server lets its MCP sessions finish before
+ * it ends them and exits: a run of the default timeout fits.  */
+#define SR_DEFAULT_DRAIN_GRACE_MS (30u * 1000u)
 /* A download_url is a link for a person or a plain client to follow soon
  * after the tool result that holds it: a quarter of an hour.  */
 #define SR_DEFAULT_DOWNLOAD_URL_TTL_MS (15u * 60u * 1000u)

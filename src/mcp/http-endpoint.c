@@ -72,6 +72,11 @@ post_modern (struct http *h, struct MHD_Connection *c, struct request *rq,
   se = sr_http_session_new (h, sr_http_token_owner (h, c), true, &err);
   if (se == NULL)
     return sr_http_reply_failure (c, &err);
+  /* A draining server finishes it before it exits (sr_http_drained);
+   * sr_http_request_done counts it out.  */
+  pthread_mutex_lock (&h->lock);
+  h->stateless_requests++;
+  pthread_mutex_unlock (&h->lock);
   rq->stream = sr_http_stream_attach (se, m->id, sse, c);
   sr_http_session_handle (se, rq->stream, files_url, rq->body, rq->len);
   ret = sr_http_reply_stream (c, rq->stream, NULL);
@@ -83,15 +88,23 @@ static enum MHD_Result
 post_initialize (struct http *h, struct MHD_Connection *c, struct request *rq,
                  const cJSON *id, bool sse)
 {
+  _cleanup_free_ char *files_url = NULL;
   sr_error_t err = NULL;
-  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), false, &err);
-  _cleanup_free_ char *files_url = sr_http_files_url (c);
+  struct session *se;
   struct stream *st;
   struct timespec ts;
   bool ok, inserted = false;
   cJSON *root = NULL;
   enum MHD_Result ret;
 
+  /* The client initializes again elsewhere: the balancer sends it to
+   * another server (HAProxy's retry-on 503).  */
+  if (sr_http_draining (h))
+    return refuse (c, MHD_HTTP_SERVICE_UNAVAILABLE, id, -32000,
+                   "Service Unavailable: server_draining: this server takes no new sessions "
+                   "(it is draining before it stops); initialize again on another server");
+  se = sr_http_session_new (h, sr_http_token_owner (h, c), false, &err);
+  files_url = sr_http_files_url (c);
   if (se == NULL)
     return sr_http_reply_failure (c, &err);
   st = rq->stream = sr_http_stream_attach (se, id, sse, c);
@@ -379,6 +392,11 @@ sr_http_request_done (struct stream *st, bool aborted)
   if (se->sse && st->id == NULL)
     sr_http_session_end (se);
   if (se->stateless)
-    sr_http_session_close (se);
+    {
+      sr_http_session_close (se);
+      pthread_mutex_lock (&se->h->lock);
+      se->h->stateless_requests--;
+      pthread_mutex_unlock (&se->h->lock);
+    }
   sr_http_stream_unref (st);
 }

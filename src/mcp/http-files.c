@@ -1,7 +1,9 @@
 /* GET /files/{session}/{path}: a session's artifact, streamed from the
  * open file, for its owner (the bearer token, or without tokens the MCP
  * session of the Mcp-Session-Id header), or for whoever holds a signed
- * link to it that has not expired (mcp/download-link.h).  */
+ * link to it that has not expired (mcp/download-link.h).  The session
+ * part may be "{server_id}.{session}", as the links carry it, for the
+ * balancer in front of a fleet.  */
 #include "config.h"
 
 #include <string.h>
@@ -85,6 +87,19 @@ sr_http_serve_file (struct http *h, struct MHD_Connection *c, const char *url)
                                 "Not Found: expected " HTTP_FILES_PREFIX "{session_id}/{path}",
                                 NULL, NULL);
   id = sr_xasprintf ("%.*s", (int) (slash - rest), rest);
+  /* A link this server made names it, "{server_id}.{session}", for the
+   * balancer; a session id itself has no '.'.  */
+  if (strchr (id, '.'))
+    {
+      const char *own = sr_http_routed_id (id);
+
+      if (own == NULL)
+        return sr_http_reply_error (c, MHD_HTTP_NOT_FOUND, -32000,
+                                    "session_not_found: the session is another server's (the "
+                                    "part of its id before '.'), not this one's",
+                                    NULL, NULL);
+      memmove (id, own, strlen (own) + 1);
+    }
   if (caller (h, c, id, slash + 1, &owner, &ret) < 0)
     return ret;
   if (sr_sessions_acquire (sessions, owner, id, NULL, -1, &se, &err) == 0)
@@ -115,7 +130,7 @@ sr_http_serve_file (struct http *h, struct MHD_Connection *c, const char *url)
           MHD_add_response_header (resp, MHD_HTTP_HEADER_CONTENT_TYPE, mime);
           MHD_add_response_header (resp, "X-Content-Type-Options", "nosniff");
           MHD_add_response_header (resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, "attachment");
-          ret = MHD_queue_response (c, MHD_HTTP_OK, resp);
+          ret = sr_http_queue (c, MHD_HTTP_OK, resp);
           MHD_destroy_response (resp);
           return ret;
         }

@@ -7,6 +7,7 @@
  *   http-endpoint.c  POST, GET and DELETE of /mcp
  *   http-files.c     GET /files/{session}/{path}
  *   http-sse.c       the HTTP+SSE transport of 2024-11-05: /sse, /messages
+ *   http-health.c    the server's id for a balancer, GET /healthz, draining
  *
  * Objects and their locks:
  *   struct http      the table of sessions, under http.lock
@@ -47,6 +48,14 @@
 /* Seconds an idle connection (no stream open) is kept.  */
 #define HTTP_IDLE_TIMEOUT_S 60u
 #define HTTP_SESSION_ID_BYTES 16
+/* GET HTTP_HEALTH: whether the server takes new sessions.  */
+#define HTTP_HEALTH "/healthz"
+/* The server's id (server_id), on every response, for the balancer and
+ * for whoever reads its log; and the longest id.  An Mcp-Session-Id is
+ * "{server_id}.{random}", a download link's session part
+ * "{server_id}.{session}".  */
+#define HTTP_SERVER_HEADER "Sandbox-Runner-Server"
+#define HTTP_SERVER_ID_MAX 63
 /* Without tokens, the owner of the sandbox sessions of stateless
  * requests (2026-07-28): they have no identity but the sessions' ids.  */
 #define HTTP_STATELESS_OWNER "mcp:stateless"
@@ -110,7 +119,7 @@ struct session
 {
   struct http *h;
   unsigned refs;         /* under h->lock */
-  char id[2 * HTTP_SESSION_ID_BYTES + 1];
+  char id[HTTP_SERVER_ID_MAX + 1 + 2 * HTTP_SESSION_ID_BYTES + 1];
   /* Whose it is, and so its sandbox sessions (sandbox/session.h): the id
    * of the bearer token that opened it, or "mcp:ID" without tokens.  */
   char *owner;
@@ -156,6 +165,8 @@ struct http
   unsigned waiting;      /* streams waiting for their client to resume */
   pthread_cond_t resumed; /* one of them is done waiting */
   bool stopping;
+  bool draining;         /* no new session (http-health.c) */
+  size_t stateless_requests; /* requests of 2026-07-28 being served */
 };
 
 /* What MHD keeps per request (its con_cls).  */
@@ -266,6 +277,34 @@ bool sr_http_session_insert (struct http *h, struct session *se);
 /* The server stops: no new session, and every session in the table is
  * ended (its runs cancelled, its streams finished).  */
 void sr_http_sessions_stop (struct http *h);
+
+/* The sessions in the table, the room left in it (*free_slots), and
+ * whether a new one would be refused (*full: no room, and none idle to
+ * end for it).  */
+void sr_http_session_slots (struct http *h, size_t *sessions, size_t *free_slots, bool *full);
+
+/* --- http-health.c --- */
+
+/* Checks and sets the server's id (server_id): 1 to HTTP_SERVER_ID_MAX
+ * letters, digits, '-' or '_' (a name HAProxy takes, without the '.'
+ * that ends it in an id).  */
+int sr_http_server_id_set (const char *id, sr_error_t *err);
+const char *sr_http_server_id (void);
+/* MHD_queue_response, with the HTTP_SERVER_HEADER every response has.  */
+enum MHD_Result sr_http_queue (struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
+/* What follows "{server_id}." in id when it starts so, else NULL: an id
+ * of another server, or one without the prefix.  */
+const char *sr_http_routed_id (const char *id);
+/* GET /healthz: JSON saying whether the server takes new sessions, 200
+ * when it does, 503 when it drains or is full.  */
+enum MHD_Result sr_http_healthz (struct http *h, struct MHD_Connection *c);
+/* Draining: no new MCP session from now (initialize is refused with
+ * 503), those in the table carry on.  */
+void sr_http_drain_start (struct http *h);
+bool sr_http_draining (struct http *h);
+/* Whether nothing is left to finish: no session in the table, no
+ * request of 2026-07-28 being served.  */
+bool sr_http_drained (struct http *h);
 
 /* --- http-stream.c --- */
 

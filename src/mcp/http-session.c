@@ -25,11 +25,12 @@ sr_http_session_new (struct http *h, const char *token_owner, bool stateless, sr
   se = sr_xcalloc (1, sizeof *se);
   se->h = h;
   se->refs = 1;
-  memcpy (se->id, id, sizeof id);
+  /* The balancer finds the server by the id's prefix.  */
+  snprintf (se->id, sizeof se->id, "%s.%s", sr_http_server_id (), id);
   se->stateless = stateless;
   se->owner = token_owner ? sr_xstrdup (token_owner)
               : stateless ? sr_xstrdup (HTTP_STATELESS_OWNER)
-                          : sr_xasprintf ("mcp:%s", id);
+                          : sr_xasprintf ("mcp:%s", se->id);
   pthread_mutex_init (&se->conn_lock, NULL);
   pthread_mutex_init (&se->lock, NULL);
   se->conn = sr_mcp_conn_new (h->mcp, sr_http_on_send, se);
@@ -248,6 +249,24 @@ sr_http_session_insert (struct http *h, struct session *se)
       sr_http_session_unref (victim);
     }
   return ok;
+}
+
+void
+sr_http_session_slots (struct http *h, size_t *sessions, size_t *free_slots, bool *full)
+{
+  bool idle = false;
+
+  pthread_mutex_lock (&h->lock);
+  *sessions = h->n_sessions;
+  *free_slots = h->n_sessions < MAX_SESSIONS ? MAX_SESSIONS - h->n_sessions : 0;
+  for (struct session *s = h->sessions; s && *free_slots == 0 && !idle; s = s->next)
+    {
+      pthread_mutex_lock (&s->lock);
+      idle = s->streams == NULL;
+      pthread_mutex_unlock (&s->lock);
+    }
+  *full = *free_slots == 0 && !idle;
+  pthread_mutex_unlock (&h->lock);
 }
 
 void

@@ -17,10 +17,16 @@ enum MHD_Result
 sr_http_sse_open (struct http *h, struct MHD_Connection *c, struct request *rq)
 {
   sr_error_t err = NULL;
-  struct session *se = sr_http_session_new (h, sr_http_token_owner (h, c), false, &err);
+  struct session *se;
   struct msg *m;
   enum MHD_Result ret;
 
+  if (sr_http_draining (h))
+    return sr_http_reply_error (c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                                "Service Unavailable: server_draining: this server takes no new "
+                                "sessions (it is draining before it stops)",
+                                NULL, NULL);
+  se = sr_http_session_new (h, sr_http_token_owner (h, c), false, &err);
   if (se == NULL)
     return sr_http_reply_failure (c, &err);
   se->sse = true;

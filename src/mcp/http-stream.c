@@ -46,7 +46,7 @@ sr_http_reply_body (struct MHD_Connection *c, unsigned status, const char *type,
     MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   if (header)
     MHD_add_response_header (r, header, value);
-  ret = MHD_queue_response (c, status, r);
+  ret = sr_http_queue (c, status, r);
   MHD_destroy_response (r);
   return ret;
 }
@@ -523,7 +523,7 @@ sr_http_reply_stream (struct MHD_Connection *c, struct stream *st, const char *s
     return MHD_NO;
   if (session_id)
     MHD_add_response_header (r, "Mcp-Session-Id", session_id);
-  ret = MHD_queue_response (c, MHD_HTTP_OK, r);
+  ret = sr_http_queue (c, MHD_HTTP_OK, r);
   MHD_destroy_response (r);
   return ret;
 }
@@ -611,7 +611,7 @@ sr_http_reply_resumed (struct MHD_Connection *c, struct stream *st)
 
   if (r == NULL)
     return MHD_NO;
-  ret = MHD_queue_response (c, MHD_HTTP_OK, r);
+  ret = sr_http_queue (c, MHD_HTTP_OK, r);
   MHD_destroy_response (r);
   return ret;
 }

@@ -55,6 +55,16 @@ first_call (struct http *h, struct MHD_Connection *c, const char *url, const cha
   if (stopping)
     return sr_http_reply_error (c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
                                 "the server is stopping", NULL, NULL);
+  if (strcmp (url, HTTP_HEALTH) == 0)
+    {
+      /* For the balancer, which has no token: it tells counts only.  */
+      if (!sr_http_caller_ok (h, c, true, &ret))
+        return ret;
+      if (strcmp (method, "GET") != 0 && strcmp (method, "HEAD") != 0)
+        return sr_http_reply_error (c, MHD_HTTP_METHOD_NOT_ALLOWED, -32000,
+                                    "Method Not Allowed", "Allow", "GET");
+      return sr_http_healthz (h, c);
+    }
   files = strncmp (url, HTTP_FILES_PREFIX, strlen (HTTP_FILES_PREFIX)) == 0;
   if (!sr_http_caller_ok (h, c,
                           files && MHD_lookup_connection_value (c, MHD_GET_ARGUMENT_KIND, "sig"),
@@ -306,19 +316,23 @@ notify (const char *state)
     sr_log (SR_LOG_WARNING, "notify_failed", "state", state, "error", strerror (errno), NULL);
 }
 
-/* Waits for a signal on the signalfd fd (SIGINT, SIGTERM, SIGHUP) and
- * returns it; 0 when the fd fails.  */
+/* Waits up to timeout_ms (-1: for ever) for a signal on the signalfd fd
+ * (SIGINT, SIGTERM, SIGHUP, SIGUSR2) and returns it; -1 when the time is
+ * up, 0 when the fd fails.  */
 static int
-wait_signal (int fd)
+wait_signal (int fd, int timeout_ms)
 {
   struct signalfd_siginfo si;
 
   for (;;)
     {
       struct pollfd p = { .fd = fd, .events = POLLIN };
+      int r = poll (&p, 1, timeout_ms);
 
-      if (poll (&p, 1, -1) < 0 && errno == EINTR)
+      if (r < 0 && errno == EINTR)
         continue;
+      if (r == 0)
+        return -1;
       if (read (fd, &si, sizeof si) == sizeof si)
         return (int) si.ssi_signo;
       if (errno != EAGAIN && errno != EINTR)
@@ -357,10 +371,52 @@ reload (struct http *h)
   notify ("READY=1");
 }
 
-/* Serves h on the listening socket fd until stop_fd is readable.  */
+/* How often a draining server looks whether its sessions are done.  */
+#define DRAIN_POLL_MS 200
+
+/* Waits for the signal that stops the server, reloading on SIGHUP.
+ * SIGTERM or SIGUSR2 drains first: no new session, and the server stops
+ * once its sessions are done or drain_grace_ms is up.  SIGINT, or a
+ * second SIGTERM, stops it at once, as does any of them with a grace of
+ * 0.  */
+static void
+wait_stop (struct http *h, int stop_fd, uint64_t drain_grace_ms)
+{
+  uint64_t deadline = 0;
+  bool draining = false;
+
+  for (;;)
+    {
+      int sig = wait_signal (stop_fd, draining ? DRAIN_POLL_MS : -1);
+
+      if (sig == SIGHUP)
+        reload (h);
+      else if (sig == -1)
+        {
+          if (sr_http_drained (h) || sr_now_ns () >= deadline)
+            return;
+        }
+      else if ((sig == SIGTERM || sig == SIGUSR2) && !draining && drain_grace_ms)
+        {
+          char grace[24];
+
+          draining = true;
+          deadline = sr_now_ns () + drain_grace_ms * 1000000;
+          sr_http_drain_start (h);
+          snprintf (grace, sizeof grace, "%llu", (unsigned long long) (drain_grace_ms / 1000));
+          sr_log (SR_LOG_INFO, "drain", "server_id", sr_http_server_id (), "grace_s", grace,
+                  NULL);
+          notify ("STATUS=draining");
+        }
+      else if (!(sig == SIGUSR2 && draining))
+        return;
+    }
+}
+
+/* Serves h on the listening socket fd until wait_stop returns.  */
 static int
 serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_fd,
-       sr_error_t *err)
+       uint64_t drain_grace_ms, sr_error_t *err)
 {
   struct http_deadlines *deadlines = NULL;
   struct MHD_Daemon *d;
@@ -384,10 +440,10 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
       return sr_error_set (err, 0, "listen %s: could not start the HTTP server (libmicrohttpd)",
                            listen);
     }
-  sr_log (SR_LOG_INFO, "listen", "address", listen, "transport", h->sse ? "sse" : "http", NULL);
+  sr_log (SR_LOG_INFO, "listen", "address", listen, "transport", h->sse ? "sse" : "http",
+          "server_id", sr_http_server_id (), NULL);
   notify ("READY=1");
-  while (wait_signal (stop_fd) == SIGHUP)
-    reload (h);
+  wait_stop (h, stop_fd, drain_grace_ms);
   notify ("STOPPING=1");
   sr_log (SR_LOG_INFO, "shutdown", "address", listen, NULL);
   /* Stop: no new session, every session ended (its runs cancelled, its
@@ -414,7 +470,7 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
   unsigned int flags;
   int fd, r = -1;
 
-  if (resolve_listen (o->listen, &ai, err) < 0)
+  if (sr_http_server_id_set (o->server_id, err) < 0 || resolve_listen (o->listen, &ai, err) < 0)
     return -1;
   h.loopback = addr_is_loopback (ai->ai_addr);
   if (set_access (&h, o, err) < 0)
@@ -431,7 +487,7 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
     {
       pthread_mutex_init (&h.lock, NULL);
       pthread_cond_init (&h.resumed, NULL);
-      r = serve (&h, fd, flags, o->listen, stop_fd, err);
+      r = serve (&h, fd, flags, o->listen, stop_fd, o->drain_grace_ms, err);
       close (fd);
       pthread_cond_destroy (&h.resumed);
       pthread_mutex_destroy (&h.lock);

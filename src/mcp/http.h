@@ -20,7 +20,14 @@
  *
  * GET /files/{session_id}/{path} serves a session's artifact under the
  * same checks, streamed from the open file (never read whole), and
- * answers 413 for a file over max_download_size.  */
+ * answers 413 for a file over max_download_size.
+ *
+ * For a fleet behind a balancer: every Mcp-Session-Id is
+ * "{server_id}.{random}", download links name "{server_id}.{session}",
+ * every response has Sandbox-Runner-Server: {server_id}; GET /healthz
+ * (no token needed) says whether the server takes new sessions; on
+ * SIGTERM or SIGUSR2 it drains: initialize gets 503, the sessions it has
+ * carry on until they end or drain_grace_ms is up, then it stops.  */
 #ifndef SR_MCP_HTTP_H
 #define SR_MCP_HTTP_H
 
@@ -42,10 +49,13 @@ struct sr_mcp_http_options
   unsigned max_connections_per_ip; /* 0: no limit but the server's */
   uint64_t header_timeout_ms;   /* a request's headers must be in this soon; 0: no deadline */
   bool sse;                     /* also the HTTP+SSE transport (2024-11-05) */
+  const char *server_id;        /* in every Mcp-Session-Id and response, for a balancer */
+  uint64_t drain_grace_ms;      /* SIGTERM/SIGUSR2 drain this long; 0: stop at once */
 };
 
-/* Serves until stop_fd is readable, then closes every session and
- * returns 0.  A failure to start (a bad or busy address, a missing token
+/* Serves until a signal on the signalfd stop_fd says to stop (SIGHUP
+ * reloads the tokens; SIGTERM and SIGUSR2 drain first, for up to
+ * drain_grace_ms), then closes every session and returns 0.  A failure to start (a bad or busy address, a missing token
  * file) returns -1 with the reason in *err.  */
 int sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, int stop_fd,
                      sr_error_t *err);

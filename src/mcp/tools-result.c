@@ -158,8 +158,12 @@ sr_mcp_add_artifacts (cJSON *o, const struct sr_mcp_tool_ctx *ctx, const char *s
           _cleanup_free_ char *query = sr_mcp_link_query (
               ctx->link_key, session_id, v[i].path,
               (int64_t) time (NULL) + (int64_t) (ctx->cfg->download_url_ttl_ms / 1000));
-          _cleanup_free_ char *url = sr_xasprintf ("%s/files/%s/%s%s", ctx->files_url,
-                                                   session_id, path, query);
+          /* The server's id before the session's, for the balancer in
+           * front of a fleet (mcp/http.h).  */
+          const char *server = ctx->cfg->server_id;
+          _cleanup_free_ char *url
+              = sr_xasprintf ("%s/files/%s%s%s/%s%s", ctx->files_url, server ? server : "",
+                              server && *server ? "." : "", session_id, path, query);
 
           cJSON_AddStringToObject (e, "download_url", url);
         }

@@ -62,6 +62,9 @@ export SANDBOX_HISTORY_DB=$sr_tmp/history.db
 # Nor do they read root's real image store (a user's default read-only
 # store): a test sees the images it imported, no others.
 export SANDBOX_IMAGE_STORES_READONLY=
+# A test's SIGTERM stops its server at once, as it always did; fleet.sh
+# tests draining (drain_grace) itself.
+export SANDBOX_DRAIN_GRACE=0
 cleanup_hooks=""
 at_exit () { cleanup_hooks="$1; $cleanup_hooks"; }
 trap 'eval "$cleanup_hooks"; rm -rf "$sr_tmp"' EXIT

@@ -50,8 +50,8 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer wrong" \
   -d "$init" "$url")
 is "$code" 401 "a wrong token is refused"
 stop_server
-like "$(grep ' listen ' "$sr_tmp/server.log")" " info listen address=127.0.0.1:$port transport=http$" \
-  "over HTTP, the address it listens on, in log_file"
+like "$(grep ' listen ' "$sr_tmp/server.log")" " info listen address=127.0.0.1:$port transport=http server_id=[A-Za-z0-9_-]+-$port$" \
+  "over HTTP, the address it listens on and its server_id, in log_file"
 like "$(grep auth_failed "$sr_tmp/server.log")" " warning auth_failed peer=127.0.0.1 reason=\"Unauthorized: a valid bearer token is required\"$" \
   "an authentication failure, with the peer's address and why"
 like "$(grep ' shutdown ' "$sr_tmp/server.log")" " info shutdown address=127.0.0.1:$port$" "and its shutdown"

@@ -52,7 +52,7 @@ old_session=$(sed -n 's/^SESSION //p' "$sr_tmp/client.out")
 post -d "$init"
 is "$status" 200 "initialize over curl is 200"
 sid=$(header Mcp-Session-Id)
-like "$sid" '^[0-9a-f]{32}$' "with an Mcp-Session-Id"
+like "$sid" '^[A-Za-z0-9_-]+\.[0-9a-f]{32}$' "with an Mcp-Session-Id: the server's id, '.', 128 random bits"
 like "$(header Content-Type)" '^application/json' "as one JSON body, with nothing to stream before it"
 post_accepting text/event-stream -d "$init"
 like "$status $(header Content-Type)" '^200 text/event-stream' "a client that accepts only SSE gets SSE"

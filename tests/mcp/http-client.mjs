@@ -41,7 +41,7 @@ client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push
 await client.connect(transport);
 
 const sessionId = transport.sessionId;
-check(/^[0-9a-f]{32}$/.test(sessionId ?? ""), "initialize: the server gives a 32-hex Mcp-Session-Id", sessionId);
+check(/^[A-Za-z0-9_-]+\.[0-9a-f]{32}$/.test(sessionId ?? ""), "initialize: the server gives an Mcp-Session-Id of its id and 32 hex digits", sessionId);
 check(client.getServerVersion()?.name === "sandbox-runner", "initialize: the server names itself",
   client.getServerVersion());
 check(["2025-11-25", "2025-06-18", "2025-03-26"].includes(transport.protocolVersion),

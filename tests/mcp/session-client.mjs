@@ -50,7 +50,8 @@ if (http) {
   r = await call(client, "list_artifacts", { session_id: sid });
   const signed = r.structuredContent?.artifacts?.[0]?.download_url ?? "";
   const url = signed.split("?")[0];
-  check(url.endsWith(`/files/${sid}/in.csv`), "artifacts carry a download_url", r);
+  check(/\/files\/[A-Za-z0-9_-]+\.[0-9a-f]{32}\/in\.csv$/.test(url) && url.endsWith(`.${sid}/in.csv`),
+    "artifacts carry a download_url, /files/{server_id}.{session}/{path}", r);
   let res = await fetch(url, { headers: { Authorization: `Bearer ${argv[2]}` } });
   check(res.status === 200 && (await res.text()) === csv, "GET download_url serves the artifact's bytes");
   res = await fetch(url);
@@ -66,7 +67,7 @@ if (http) {
   r = await call(client, "list_artifacts", { session_id: sid });
   const bad = r.structuredContent?.artifacts?.find((x) => x.path === "bad\\xff.txt");
   check(bad?.path_base64 === Buffer.from("bad\xff.txt", "latin1").toString("base64")
-    && bad.download_url?.split("?")[0].endsWith(`/files/${sid}/bad%FF.txt`), "a name of invalid UTF-8 over HTTP: escaped, its download_url percent-encoded", r);
+    && bad.download_url?.split("?")[0].endsWith(`.${sid}/bad%FF.txt`), "a name of invalid UTF-8 over HTTP: escaped, its download_url percent-encoded", r);
   res = await fetch(bad?.download_url ?? url);
   check(res.status === 200 && (await res.text()) === "bad bytes", "GET its download_url serves it, signed for the name's bytes");
   res = await fetch(url.replace("in.csv", "nope%FF.txt"), { headers: { Authorization: `Bearer ${argv[2]}` } });

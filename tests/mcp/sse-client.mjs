@@ -19,7 +19,7 @@ await client.connect(transport);
 check(client.getServerVersion()?.name === "sandbox-runner", "SSEClientTransport connects",
   client.getServerVersion());
 const endpoint = transport._endpoint?.href;
-check(/\/messages\?sessionId=[0-9a-f]{32}$/.test(endpoint ?? ""),
+check(/\/messages\?sessionId=[A-Za-z0-9_-]+\.[0-9a-f]{32}$/.test(endpoint ?? ""),
   "the endpoint event names /messages?sessionId=ID", endpoint);
 const tools = (await client.listTools()).tools.map((t) => t.name);
 check(tools.includes("run_code") && tools.includes("shell_exec"), "tools/list over SSE", tools);

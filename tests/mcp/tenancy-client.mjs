@@ -147,7 +147,8 @@ check(typeof runB === "string" && hb.includes(runB) && !hb.includes(runA),
 r = await call(a, "list_artifacts", { session_id: sid });
 const link = r.structuredContent?.artifacts?.find((x) => x.path === "data.csv")?.download_url ?? "";
 const origin = new URL(url).origin;
-check(link.startsWith(`${origin}/files/${sid}/data.csv?expires=`) && /&sig=[0-9a-f]{64}$/.test(link),
+check(link.startsWith(`${origin}/files/`) && link.includes(`.${sid}/data.csv?expires=`)
+    && /&sig=[0-9a-f]{64}$/.test(link),
   "download_url is built from the Host the client used and carries expires and sig", link);
 let res = await fetch(link);
 check(res.status === 200 && (await res.text()) === csv,

@@ -1,0 +1,142 @@
+/* A server of a fleet behind a balancer (HAProxy): its name, which every
+ * response and every Mcp-Session-Id carries so that the balancer can
+ * send a session's requests to it; GET /healthz, which tells the
+ * balancer whether it takes new sessions; and draining, in which it
+ * takes none while those it has carry on.  */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "common/util.h"
+#include "mcp/http-internal.h"
+
+/* The one HTTP server of the process, set before it starts.  */
+static char server_id[HTTP_SERVER_ID_MAX + 1];
+
+int
+sr_http_server_id_set (const char *id, sr_error_t *err)
+{
+  size_t n = id ? strlen (id) : 0;
+
+  /* It is a server's name in HAProxy and the prefix of an id ended by
+   * '.': nothing else, no '.'.  */
+  if (n == 0 || n > HTTP_SERVER_ID_MAX
+      || strspn (id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != n)
+    return sr_error_set_code (err, "invalid_config", 0,
+                              "server_id '%s' is not 1 to %d letters, digits, '-' or '_'",
+                              id ? id : "", HTTP_SERVER_ID_MAX);
+  memcpy (server_id, id, n + 1);
+  return 0;
+}
+
+const char *
+sr_http_server_id (void)
+{
+  return server_id;
+}
+
+enum MHD_Result
+sr_http_queue (struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
+{
+  MHD_add_response_header (r, HTTP_SERVER_HEADER, server_id);
+  return MHD_queue_response (c, status, r);
+}
+
+const char *
+sr_http_routed_id (const char *id)
+{
+  size_t n = strlen (server_id);
+
+  if (strncmp (id, server_id, n) == 0 && id[n] == '.')
+    return id + n + 1;
+  return NULL;
+}
+
+void
+sr_http_drain_start (struct http *h)
+{
+  pthread_mutex_lock (&h->lock);
+  h->draining = true;
+  pthread_mutex_unlock (&h->lock);
+}
+
+bool
+sr_http_draining (struct http *h)
+{
+  bool d;
+
+  pthread_mutex_lock (&h->lock);
+  d = h->draining;
+  pthread_mutex_unlock (&h->lock);
+  return d;
+}
+
+bool
+sr_http_drained (struct http *h)
+{
+  bool done;
+
+  pthread_mutex_lock (&h->lock);
+  done = h->n_sessions == 0 && h->stateless_requests == 0;
+  pthread_mutex_unlock (&h->lock);
+  return done;
+}
+
+/* The tools/call requests in flight in the table's sessions, and the
+ * requests of 2026-07-28 (each is one).  conn_lock is taken without
+ * h->lock, as everywhere.  */
+static size_t
+runs_in_flight (struct http *h)
+{
+  struct session **v;
+  size_t n = 0, runs;
+
+  pthread_mutex_lock (&h->lock);
+  runs = h->stateless_requests;
+  v = sr_xcalloc (h->n_sessions + 1, sizeof *v);
+  for (struct session *se = h->sessions; se; se = se->next)
+    {
+      se->refs++;
+      v[n++] = se;
+    }
+  pthread_mutex_unlock (&h->lock);
+  for (size_t i = 0; i < n; i++)
+    {
+      pthread_mutex_lock (&v[i]->conn_lock);
+      if (v[i]->conn)
+        runs += sr_mcp_conn_in_flight (v[i]->conn);
+      pthread_mutex_unlock (&v[i]->conn_lock);
+      sr_http_session_unref (v[i]);
+    }
+  free (v);
+  return runs;
+}
+
+enum MHD_Result
+sr_http_healthz (struct http *h, struct MHD_Connection *c)
+{
+  _cleanup_json_ cJSON *o = cJSON_CreateObject ();
+  size_t runs = runs_in_flight (h), sessions, free_slots;
+  bool draining, full;
+  char *body;
+
+  sr_http_session_slots (h, &sessions, &free_slots, &full);
+  draining = sr_http_draining (h);
+  cJSON_AddStringToObject (o, "server_id", server_id);
+  cJSON_AddStringToObject (o, "status", draining ? "draining" : full ? "full" : "ok");
+  cJSON_AddBoolToObject (o, "accepting", !draining && !full);
+  cJSON_AddBoolToObject (o, "draining", draining);
+  cJSON_AddNumberToObject (o, "runs", (double) runs);
+  cJSON_AddNumberToObject (o, "mcp_sessions", (double) sessions);
+  cJSON_AddNumberToObject (o, "free_session_slots", (double) free_slots);
+  body = cJSON_PrintUnformatted (o);
+  if (body == NULL)
+    sr_oom ();
+  /* 503 takes the server out of the balancer's choice for new sessions
+   * (sessions it has still reach it: force-persist).  */
+  return sr_http_reply_body (c, draining || full ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK,
+                             "application/json", body, MHD_HTTP_HEADER_CACHE_CONTROL,
+                             "no-store");
+}
