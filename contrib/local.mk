@@ -12,7 +12,8 @@ systemdunitdir = $(prefix)/lib/systemd/system
 systemduserunitdir = $(prefix)/lib/systemd/user
 EXTRA_DIST += contrib/systemd/sandbox-runner-http.service \
 	contrib/systemd/user/sandbox-runner-http.service \
-	contrib/sandbox-runner.conf.example contrib/haproxy/sandbox-runner.cfg
+	contrib/sandbox-runner.conf.example contrib/haproxy/sandbox-runner.cfg \
+	contrib/kubernetes/README.md
 # The Debian packaging, and the document it ships: a .deb builds from the
 # release tarball too (tests/integration/deb.sh builds it under distcheck).
 EXTRA_DIST += debian doc/ARCHITECTURE.md

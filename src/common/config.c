@@ -717,7 +717,9 @@ load_file (struct sr_config *cfg, const char *path, enum sr_origin origin, sr_er
 
 extern char **environ;
 
-/* SANDBOX_LANGUAGE_<NAME>_<FIELD>=value, NAME in upper case.  */
+/* SANDBOX_LANGUAGE_<NAME>_<FIELD>=value, NAME in upper case with '_'
+ * for '-' (python-data: PYTHON_DATA), as SANDBOX_DOCKER_IMAGE_<NAME> has
+ * it: a variable's name cannot hold a '-', nor a language's a '_'.  */
 static int
 load_language_env (struct sr_config *cfg, sr_error_t *err)
 {
@@ -749,7 +751,7 @@ load_language_env (struct sr_config *cfg, sr_error_t *err)
       n = (size_t) (eq - name) - strlen (language_fields[f]) - 1;
       lower = sr_xasprintf ("%.*s", (int) n, name);
       for (char *p = lower; *p; p++)
-        *p = (char) tolower ((unsigned char) *p);
+        *p = *p == '_' ? '-' : (char) tolower ((unsigned char) *p);
       if (set_language (cfg, lower, n, language_fields[f], eq + 1, SR_ORIGIN_ENV, var, err) < 0)
         return sr_error_wrap (err, "environment variable %s", var);
     }

@@ -265,6 +265,8 @@ history_runs (const struct sr_history_entry *v, size_t n)
       cJSON_AddNumberToObject (e, "duration_ms", (double) v[i].duration_ms);
       cJSON_AddNumberToObject (e, "stdout_size", (double) v[i].stdout_size);
       cJSON_AddNumberToObject (e, "stderr_size", (double) v[i].stderr_size);
+      if (v[i].session_id)
+        cJSON_AddStringToObject (e, "session_id", v[i].session_id);
       cJSON_AddItemToArray (runs, e);
     }
   return o;
@@ -277,6 +279,7 @@ sr_mcp_call_history (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool 
     .limit = sr_mcp_arg_count (args, "limit", 0),
     .status = sr_mcp_arg_string (args, "status"),
     .language = sr_mcp_arg_string (args, "language"),
+    .session_id = sr_mcp_arg_string (args, "session_id"),
     /* A client of a shared server sees its own runs; stdio's sees all.  */
     .owner = ctx->owner,
   };

@@ -263,6 +263,7 @@ record (struct sr_service *s, const struct sr_code_request *req, const char *own
     }
   sr_service_history_entry (&e, req, &run->code, s->source);
   e.owner = owner ? sr_xstrdup (owner) : NULL;
+  e.session_id = run->session_id ? sr_xstrdup (run->session_id) : NULL;
   if (sr_history_add (h, &e, &err) == 0)
     memcpy (run->run_id, e.id, sizeof run->run_id);
   else

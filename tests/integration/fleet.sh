@@ -6,7 +6,7 @@
 # responses and session ids, the 404 of a foreign session and draining;
 # the official SDK client (tests/mcp/fleet-client.mjs) for ten clients
 # that keep their sessions on one server, while one server drains and
-# stops.
+# stops; one run history for the three in a PostgreSQL of the test's own.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 command -v haproxy >/dev/null || skip_all "haproxy is not installed (apt-get install haproxy)"
 command -v curl >/dev/null || skip_all "curl is not installed"
@@ -60,13 +60,24 @@ wait "$pid"
 echo "tok-$$" > "$sr_tmp/tokens"
 export SANDBOX_DRAIN_GRACE=15
 
+# One history for the fleet: a PostgreSQL of the test's own, where one
+# can run here (else each server keeps its own SQLite file).
+start_postgres
+pg_rc=$?
+[ "$pg_rc" -ne 2 ] || echo "Bail out! $pg_missing"
+fleet_history=""
+if [ "$pg_rc" -eq 0 ]; then
+  psql_q -d postgres -c "CREATE ROLE runner LOGIN PASSWORD 'fleet'" -c "CREATE DATABASE runs OWNER runner"
+  fleet_history=postgresql://runner:fleet@127.0.0.1:$pgport/runs
+fi
+
 # start_one NAME: a server whose id is NAME (one of the cfg's server
 # names), on a free port, with a runtime dir and history of its own;
 # sets port_NAME and pid_NAME.
 start_one () {
   local name=$1 p pid i
   p=$(free_port)
-  SANDBOX_RUNTIME_DIR=$sr_tmp/run-$name SANDBOX_HISTORY_DB=$sr_tmp/$name.db \
+  SANDBOX_RUNTIME_DIR=$sr_tmp/run-$name SANDBOX_HISTORY_DB=${fleet_history:-$sr_tmp/$name.db} \
     "$SR_BIN" serve --transport http --listen "127.0.0.1:$p" --server-id "$name" \
     --token-file "$sr_tmp/tokens" >"$sr_tmp/$name.out" 2>"$sr_tmp/$name.err" </dev/null &
   pid=$!
@@ -164,6 +175,23 @@ ok $? "its log says it drained"
 is "$(ls "$sr_tmp/run-host-a-8080/containers" 2>/dev/null | wc -l)" 0 "and it left no container state behind"
 grep -q '/files/host-[abc]-8080\.[0-9a-f]\{32\}/out.txt' "$sr_tmp/haproxy.log"
 ok $? "HAProxy's log shows the download links it routed by their path"
+
+# Every run the clients made, on whichever server, is a row of the one
+# history, with its owner (the client's token).
+if [ -n "$fleet_history" ]; then
+  grep '^RUN ' "$sr_tmp/client.out" > "$sr_tmp/runs"
+  lost=0
+  while read -r _ server session; do
+    [ "$(psql_q -d runs -c "SELECT count(*) FROM runs WHERE session_id = '$session' AND owner IS NOT NULL")" = 1 ] ||
+      { lost=$((lost + 1)); echo "# not in the history: the run in $session on $server"; }
+  done < "$sr_tmp/runs"
+  is "$lost" 0 "the PostgreSQL history holds each of the clients' $(wc -l < "$sr_tmp/runs") runs, with its owner"
+  is "$(cut -d' ' -f2 "$sr_tmp/runs" | sort -u | tr '\n' ' ')" \
+    "host-a-8080 host-b-8080 host-c-8080 " "from all three servers"
+else
+  skip "one history for the fleet in PostgreSQL: $pg_missing"
+  skip "from all three servers: $pg_missing"
+fi
 
 # --- the end: the other two stop, by the other ways ---
 # host-b keeps a session: SIGTERM drains it, a second SIGTERM ends it at once.

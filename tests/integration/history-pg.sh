@@ -6,30 +6,17 @@
 # three HTTP servers writing at once, and a server whose database is down,
 # which keeps running code and records again once it is back.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
-export SANDBOX_RUNTIME_DIR=$sr_tmp/run
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -x "$pgbin/initdb" ] || skip_all "PostgreSQL's initdb is not installed (apt-get install postgresql)"
 command -v curl >/dev/null || skip_all "curl is not installed"
-[ "$(id -u)" -eq 0 ] || skip_all "starts PostgreSQL as the postgres user: needs root"
-id postgres >/dev/null 2>&1 || skip_all "there is no postgres user to run PostgreSQL as"
+export SANDBOX_RUNTIME_DIR=$sr_tmp/run
 require_image python
 
 # --- a PostgreSQL of this test's own ---
-pgdir=$(mktemp -d /tmp/sr-pg.XXXXXX)
-chown postgres: "$pgdir"
-pgport=$(free_port)
-as_pg () { runuser -u postgres -- "$@"; }
-pg_start () {
-  as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w -t 30 \
-    -o "-k $pgdir -p $pgport -c listen_addresses=127.0.0.1" start >/dev/null
-}
-pg_stop () { as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -m fast -w stop >/dev/null 2>&1; }
-at_exit 'pg_stop; rm -rf "$pgdir"'
-psql_q () { as_pg "$pgbin/psql" -h "$pgdir" -p "$pgport" -X -A -t -q "$@"; }
-as_pg "$pgbin/initdb" -D "$pgdir/data" -A trust -U postgres >"$pgdir/initdb.log" 2>&1
-ok $? "initdb makes a cluster" || sed 's/^/# /' "$pgdir/initdb.log"
-pg_start
-ok $? "PostgreSQL starts on 127.0.0.1:$pgport" || sed 's/^/# /' "$pgdir/log"
+start_postgres
+case $? in
+  0) ;;
+  1) skip_all "$pg_missing" ;;
+  *) echo "Bail out! $pg_missing"; exit 1 ;;
+esac
 # What README.md tells an administrator to create: a role that owns a database.
 psql_q -d postgres -c "CREATE ROLE runner LOGIN PASSWORD 's3cretpw'" \
   -c "CREATE DATABASE runs OWNER runner" -c "CREATE DATABASE old OWNER runner"

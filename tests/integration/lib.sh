@@ -175,6 +175,36 @@ free_port () {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# start_postgres: a PostgreSQL cluster of the test's own in $pgdir, run as
+# the postgres user on a free loopback port ($pgport; its socket in
+# $pgdir), stopped at exit; pg_stop and pg_start stop and start it again,
+# psql_q runs psql on it as postgres.  Status 1, the reason in
+# $pg_missing, where it cannot run here (skip); 2 when it fails.
+as_pg () { runuser -u postgres -- "$@"; }
+pg_start () {
+  as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w -t 30 \
+    -o "-k $pgdir -p $pgport -c listen_addresses=127.0.0.1" start >/dev/null
+}
+pg_stop () { as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -m fast -w stop >/dev/null 2>&1; }
+psql_q () { as_pg "$pgbin/psql" -h "$pgdir" -p "$pgport" -X -A -t -q "$@"; }
+start_postgres () {
+  pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  pg_missing="PostgreSQL's initdb is not installed (apt-get install postgresql)"
+  [ -x "$pgbin/initdb" ] || return 1
+  pg_missing="starts PostgreSQL as the postgres user: needs root"
+  [ "$(id -u)" -eq 0 ] || return 1
+  pg_missing="there is no postgres user to run PostgreSQL as"
+  id postgres >/dev/null 2>&1 || return 1
+  pgdir=$(mktemp -d /tmp/sr-pg.XXXXXX)
+  chown postgres: "$pgdir"
+  pgport=$(free_port)
+  at_exit 'pg_stop; rm -rf "$pgdir"'
+  pg_missing="initdb failed: $(as_pg "$pgbin/initdb" -D "$pgdir/data" -A trust -U postgres 2>&1 | tail -1)"
+  [ -f "$pgdir/data/PG_VERSION" ] || return 2
+  pg_missing="PostgreSQL did not start on 127.0.0.1:$pgport"
+  pg_start || { sed 's/^/# /' "$pgdir/log"; return 2; }
+}
+
 # start_server ARGS...: `serve --transport http ARGS` on a free port of
 # $listen_host (default loopback); sets $port, $url (reached on
 # 127.0.0.1) and $server (the pid), the output in $sr_tmp/serve.out and

@@ -54,6 +54,8 @@ const job = async (c, n) => {
   r = await call(c, "run_code", { session_id: sid, language: "python",
     code: "open('out.txt','w').write(open('in.txt').read().upper())" });
   if (r.status !== "success") throw new Error(`run_code: ${JSON.stringify(r)}`);
+  // For the test to find each run in the fleet's history.
+  console.log(`RUN ${c.server} ${sid}`);
   r = await call(c, "file_read", { session_id: sid, path: "out.txt" });
   if (!r.content.includes(text.trim().toUpperCase())) throw new Error(`file_read: ${JSON.stringify(r)}`);
   r = await call(c, "list_artifacts", { session_id: sid });

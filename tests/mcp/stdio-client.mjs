@@ -151,6 +151,15 @@ const runs = hist.structuredContent?.runs ?? [];
 check(runs.length === 3 && runs[0].code_preview === "print('still serving')"
   && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(runs[0].timestamp),
   "get_execution_history returns the newest runs first with ISO timestamps", runs);
+// A run in a session is recorded with the session's id.
+const made = await client.callTool({ name: "create_session", arguments: { image: "python" } });
+const sid = made.structuredContent?.session_id;
+await client.callTool({ name: "run_code", arguments: { session_id: sid, language: "python", code: "print('in a session')" } });
+const inSession = await client.callTool({ name: "get_execution_history", arguments: { session_id: sid } });
+check(inSession.structuredContent?.runs?.length === 1 && inSession.structuredContent.runs[0].session_id === sid
+  && inSession.structuredContent.runs[0].code_preview === "print('in a session')",
+  "a run in a session is in the history with the session's id, and found by it", inSession.structuredContent);
+await client.callTool({ name: "close_session", arguments: { session_id: sid } });
 const all = await client.callTool({ name: "get_execution_history", arguments: { limit: 100 } });
 check(!all.structuredContent.runs.some((x) => x.language === "cobol" || x.code_preview === ""),
   "invalid requests were not recorded as runs", all.structuredContent.runs.map((x) => x.code_preview));

@@ -172,7 +172,10 @@ test_docker_image (void)
 
   setenv ("SANDBOX_DOCKER_IMAGE_PYTHON", "python:3.13", 1);
   setenv ("SANDBOX_LANGUAGE_SH_DOCKER_IMAGE", "busybox", 1);
+  setenv ("SANDBOX_LANGUAGE_PYTHON_DATA_IMAGE", "registry.example/python-data:1", 1);
   ok (sr_config_load (&cfg, path, "/nonexistent", &err) == 0, "docker_image in a file loads");
+  is_str (sr_config_language (&cfg, "python-data")->image, "registry.example/python-data:1",
+          "SANDBOX_LANGUAGE_PYTHON_DATA_IMAGE sets python-data's image ('_' for '-')");
   is_str (sr_config_language (&cfg, "cpp")->docker_image, "gcc:13", "the file sets it");
   is_str (sr_config_language (&cfg, "python")->docker_image, "python:3.13",
           "SANDBOX_DOCKER_IMAGE_<NAME> sets it");
@@ -194,6 +197,7 @@ test_docker_image (void)
   sr_config_done (&cfg);
   unsetenv ("SANDBOX_DOCKER_IMAGE_PYTHON");
   unsetenv ("SANDBOX_LANGUAGE_SH_DOCKER_IMAGE");
+  unsetenv ("SANDBOX_LANGUAGE_PYTHON_DATA_IMAGE");
   unlink (path);
 }
 
