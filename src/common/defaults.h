@@ -38,6 +38,9 @@
 #define SR_DEFAULT_MAX_FANOTIFY_MARKS    8192u
 
 #define SR_DEFAULT_COMPILE_TIMEOUT_MS 60000u
+/* The compile cache of run_code (sandbox/compile-cache.h): its bound
+ * in bytes of entries, least recently used evicted first.  */
+#define SR_DEFAULT_COMPILE_CACHE_SIZE (256ull << 20)
 #define SR_DEFAULT_MAX_CODE_SIZE    (50u * 1024u)
 /* What run_code takes beside the code: its stdin, the other files of the
  * program (each, and all together) and the program's arguments.  Each
