@@ -481,11 +481,12 @@ sr_compile_cache_put (struct sr_compile_cache *c, const char *key, int dirfd,
 {
   struct outputs o = { 0 };
   _cleanup_free_ char *tmp = NULL;
-  int fd = fcntl (dirfd, F_DUPFD_CLOEXEC, 3);
+  /* A description of its own: a dup would share the directory's offset.  */
+  int fd = openat (dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int r;
 
   if (fd < 0)
-    return sr_error_set (err, errno, "dup");
+    return sr_error_set (err, errno, "open the code directory");
   r = collect (fd, "", inputs, 0, &o, err);
   if (r == 0 && (o.n == 0 || sizeof MAGIC + o.bytes + SR_SHA256_LEN > c->max_size))
     goto out;   /* nothing to keep, or more than the cache holds: not an error */
