@@ -495,15 +495,16 @@ static void
 cache_keep (struct cache_use *cu, const struct sr_language *l,
             const struct sr_code_request *req)
 {
-  _cleanup_strv_ char **inputs = NULL;
+  _cleanup_free_ struct sr_code_file *inputs = NULL;
   sr_error_t e = NULL;
 
   if (cu == NULL)
     return;
-  sr_strv_push (&inputs, l->source);
-  for (size_t i = 0; i < req->n_files; i++)
-    sr_strv_push (&inputs, req->files[i].name);
-  if (sr_compile_cache_put (cu->cache, cu->key, cu->dirfd, inputs, &e) < 0)
+  inputs = sr_xcalloc (req->n_files + 1, sizeof *inputs);
+  inputs[0] = (struct sr_code_file){ .name = l->source, .content = req->code,
+                                     .len = req->code_len };
+  memcpy (inputs + 1, req->files, req->n_files * sizeof *inputs);
+  if (sr_compile_cache_put (cu->cache, cu->key, cu->dirfd, inputs, req->n_files + 1, &e) < 0)
     cache_failed (&e);
 }
 

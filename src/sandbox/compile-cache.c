@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,13 +57,6 @@ hash_string (struct sr_sha256 *h, const char *s)
   hash_field (h, s ? s : "", s ? strlen (s) : 0);
 }
 
-static void
-to_hex (const unsigned char *in, size_t n, char *out)
-{
-  for (size_t i = 0; i < n; i++)
-    snprintf (out + 2 * i, 3, "%02x", in[i]);
-}
-
 void
 sr_compile_cache_key (const struct sr_language *l, char *const *compile_argv,
                       const char *image_id, const struct sr_code_request *req,
@@ -93,7 +85,7 @@ sr_compile_cache_key (const struct sr_language *l, char *const *compile_argv,
       hash_field (h, req->files[i].content, req->files[i].len);
     }
   sr_sha256_final (h, sum);
-  to_hex (sum, sizeof sum, ret_key);
+  sr_hex_encode (sum, sizeof sum, ret_key);
 }
 
 /* --- the directory --- */
@@ -204,6 +196,10 @@ write_file (int dirfd, const char *name, const struct file_header *fh, const voi
 
   if (pfd < 0)
     return -1;
+  /* An input the compile overwrote (a file named as its output) is
+   * replaced, as the compile replaced it.  */
+  if (unlinkat (pfd, base, 0) < 0 && errno != ENOENT)
+    return sr_error_set (err, errno, "put %s in place", name);
   fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0 || sr_write_all (fd, data, fh->size) < 0
       || (geteuid () == 0 && fchown (fd, uid, gid) < 0) || fchmod (fd, fh->mode & 0755) < 0)
@@ -234,29 +230,31 @@ unpack (const unsigned char *data, size_t len, int dirfd, uid_t uid, gid_t gid,
   return 0;
 }
 
+/* The whole entry, read rather than mapped: a file cut under a mapping
+ * would kill the runner with SIGBUS.  */
+static int
+read_entry (int fd, uint64_t max_size, char **ret, size_t *ret_len, sr_error_t *err)
+{
+  if (sr_read_fd (fd, max_size + 1, ret, ret_len) < 0)
+    return sr_error_set (err, errno, "read");
+  if (*ret_len > max_size)
+    return sr_error_set_plain (err, "compile_cache_corrupt", EBADMSG, "over the cache's size");
+  return 0;
+}
+
 int
 sr_compile_cache_get (struct sr_compile_cache *c, const char *key, int dirfd, uid_t uid,
                       gid_t gid, sr_error_t *err)
 {
   _cleanup_close_ int fd = openat (c->dfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  struct stat st;
-  void *map = MAP_FAILED;
-  int r = -1;
+  _cleanup_free_ char *data = NULL;
+  size_t len = 0;
 
   if (fd < 0)
     return errno == ENOENT ? 0 : sr_error_set (err, errno, "open compile cache entry %s", key);
-  if (fstat (fd, &st) < 0)
-    return sr_error_set (err, errno, "stat compile cache entry %s", key);
-  if (!S_ISREG (st.st_mode) || (uint64_t) st.st_size > c->max_size)
-    sr_error_set_plain (err, "compile_cache_corrupt", EBADMSG, "not a file within the size");
-  else if ((map = mmap (NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
-    sr_error_set (err, errno, "map");
-  else if (check_entry (map, (size_t) st.st_size, err) == 0
-           && unpack (map, (size_t) st.st_size, dirfd, uid, gid, err) == 0)
-    r = 1;
-  if (map != MAP_FAILED)
-    munmap (map, (size_t) st.st_size);
-  if (r < 0)
+  if (read_entry (fd, c->max_size, &data, &len, err) < 0
+      || check_entry ((unsigned char *) data, len, err) < 0
+      || unpack ((unsigned char *) data, len, dirfd, uid, gid, err) < 0)
     {
       if (sr_error_code (*err) && strcmp (sr_error_code (*err), "compile_cache_corrupt") == 0)
         (void) unlinkat (c->dfd, key, 0);
@@ -291,19 +289,32 @@ outputs_done (struct outputs *o)
   free (o->v);
 }
 
+/* Whether the file name (base in dirfd) is one of the inputs as it was
+ * given: one the compile overwrote is output.  */
 static bool
-is_input (char *const *inputs, const char *name)
+is_input (int dirfd, const char *base, const char *name, uint64_t size,
+          const struct sr_code_file *inputs, size_t n_inputs)
 {
-  for (char *const *p = inputs; p && *p; p++)
-    if (strcmp (*p, name) == 0)
-      return true;
+  for (size_t i = 0; i < n_inputs; i++)
+    if (strcmp (inputs[i].name, name) == 0)
+      {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+
+        if (size != inputs[i].len)
+          return false;
+        fd = openat (dirfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        return fd >= 0 && sr_read_fd (fd, size + 1, &buf, &len) == 0 && len == size
+               && memcmp (buf, inputs[i].content, size) == 0;
+      }
   return false;
 }
 
 /* The regular files below fd (at prefix) but the inputs.  */
 static int
-collect (int fd, const char *prefix, char *const *inputs, int depth, struct outputs *o,
-         sr_error_t *err)
+collect (int fd, const char *prefix, const struct sr_code_file *inputs, size_t n_inputs,
+         int depth, struct outputs *o, sr_error_t *err)
 {
   DIR *d;
   struct dirent *de;
@@ -333,9 +344,11 @@ collect (int fd, const char *prefix, char *const *inputs, int depth, struct outp
                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
           r = sub < 0 ? sr_error_set (err, errno, "open %s", name)
-                      : collect (sub, name, inputs, depth + 1, o, err);
+                      : collect (sub, name, inputs, n_inputs, depth + 1, o, err);
         }
-      else if (S_ISREG (st.st_mode) && !is_input (inputs, name))
+      else if (S_ISREG (st.st_mode)
+               && !is_input (dirfd (d), de->d_name, name, (uint64_t) st.st_size, inputs,
+                             n_inputs))
         {
           if (o->n >= MAX_FILES)
             r = sr_error_set_plain (err, "compile_output_too_large", E2BIG, "too many files");
@@ -477,7 +490,7 @@ static atomic_uint seq;
 
 int
 sr_compile_cache_put (struct sr_compile_cache *c, const char *key, int dirfd,
-                      char *const *inputs, sr_error_t *err)
+                      const struct sr_code_file *inputs, size_t n_inputs, sr_error_t *err)
 {
   struct outputs o = { 0 };
   _cleanup_free_ char *tmp = NULL;
@@ -487,7 +500,7 @@ sr_compile_cache_put (struct sr_compile_cache *c, const char *key, int dirfd,
 
   if (fd < 0)
     return sr_error_set (err, errno, "open the code directory");
-  r = collect (fd, "", inputs, 0, &o, err);
+  r = collect (fd, "", inputs, n_inputs, 0, &o, err);
   if (r == 0 && (o.n == 0 || sizeof MAGIC + o.bytes + SR_SHA256_LEN > c->max_size))
     goto out;   /* nothing to keep, or more than the cache holds: not an error */
   if (r == 0)

@@ -40,16 +40,18 @@ int sr_compile_cache_open (const char *runtime_dir, uint64_t max_size,
 /* Accepts NULL.  */
 void sr_compile_cache_close (struct sr_compile_cache *c);
 
-/* The entry of key put in dirfd (its files owned by uid, gid): 1 when
+/* The entry of key put in dirfd (its files owned by uid, gid, replacing
+ * an input of the same name, as the compile did): 1 when
  * there was one, 0 when none.  -1 when it could not be read or failed its
  * check, which removes it (the caller compiles instead).  */
 int sr_compile_cache_get (struct sr_compile_cache *c, const char *key, int dirfd, uid_t uid,
                           gid_t gid, sr_error_t *err);
 
-/* Stores as key's entry the regular files under dirfd but those named in
- * inputs (relative paths, NULL-ended), then evicts down to the size.  An
- * output larger than the whole cache is not stored (returns 0).  */
+/* Stores as key's entry the regular files under dirfd but the inputs
+ * (relative names) that still hold what was written, then evicts down to
+ * the size.  An output larger than the whole cache is not stored
+ * (returns 0).  */
 int sr_compile_cache_put (struct sr_compile_cache *c, const char *key, int dirfd,
-                          char *const *inputs, sr_error_t *err);
+                          const struct sr_code_file *inputs, size_t n_inputs, sr_error_t *err);
 
 #endif

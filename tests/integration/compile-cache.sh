@@ -37,6 +37,13 @@ echo data > "$sr_tmp/extra.txt"
 code cpp "$hello" --file "extra.txt=$sr_tmp/extra.txt"
 is "$(field compile_cached) $(field stdout)" "false hello cache" "another file beside the code misses"
 
+# A file given under the name the compiler writes: the build replaces it,
+# from the cache as from the compiler.
+code cpp "$hello" --file "main=$sr_tmp/extra.txt"
+code cpp "$hello" --file "main=$sr_tmp/extra.txt"
+is "$(field status) $(field compile_cached) $(field stdout)" "success true hello cache" \
+  "a file the compile overwrote comes from the cache as the compiler left it"
+
 before=$(entries)
 code cpp 'int main() { return nope; }'
 is "$(field status)" compile_error "a snippet that does not compile is a compile_error"
@@ -102,29 +109,66 @@ for lang in java typescript; do
     "$lang: the repeated snippet runs from its cached build"
 done
 
-# compile_cpus: a compile stage that keeps two CPUs busy for a second and
-# fails, so its result (CPU time, wall time) comes back.  Under the run's
-# 0.5 CPU quota it could burn at most about half its wall time.
+# compile_cpus: the CPU quota of a compile stage's cgroup, read from the
+# host while it runs (a compile that sleeps, then fails), through the state
+# entry that names its cgroups.
 cat > "$sr_tmp/burn.conf" <<'EOF'
 language.burn.image = cpp
 language.burn.source = main.sh
 language.burn.compile = sh /scratch/main.sh
 language.burn.run = true
+language.nap.image = cpp
+language.nap.source = main.txt
+language.nap.compile = true
+language.nap.run = sleep 2
 EOF
-burn='timeout 1 sh -c "while :; do :; done" &
-timeout 1 sh -c "while :; do :; done" &
-wait
-exit 1'
-SANDBOX_CONFIG=$sr_tmp/burn.conf code burn "$burn"
+printf 'sleep 2\nexit 1\n' > "$sr_tmp/burn.sh"
+# stage_quota LANGUAGE LABEL [VAR=VALUE...]: "CPUS QUOTA/PERIOD" of the
+# container of LANGUAGE's run-code whose command is LABEL.
+stage_quota () {
+  lang=$1 label=$2
+  shift 2
+  env SANDBOX_CONFIG="$sr_tmp/burn.conf" "$@" "$SR_BIN" run-code -l "$lang" "$sr_tmp/burn.sh" \
+    >/dev/null 2>&1 &
+  pid=$!
+  quota=""
+  for _ in $(seq 100); do
+    for f in "$SANDBOX_RUNTIME_DIR"/containers/sr-*.json; do
+      [ -f "$f" ] || continue
+      quota=$(python3 -c 'import json, os, sys
+s = json.load(open(sys.argv[1]))
+for d in s.get("cgroup_dirs", []) if s.get("label") == sys.argv[2] else []:
+    if os.path.exists(d + "/cpu.max"):
+        q, p = open(d + "/cpu.max").read().split()
+        print(s["cpus"], "%s/%s" % (q, p)); break
+    if os.path.exists(d + "/cpu.cfs_quota_us"):
+        print(s["cpus"], "%s/%s" % (open(d + "/cpu.cfs_quota_us").read().strip(),
+                                    open(d + "/cpu.cfs_period_us").read().strip())); break' "$f" "$label" 2>/dev/null)
+      [ -n "$quota" ] && break 2
+    done
+    sleep 0.05
+  done
+  wait "$pid"
+  echo "$quota"
+}
+compile_quota () { stage_quota burn "sh /scratch/main.sh" "$@"; }
+SANDBOX_CONFIG=$sr_tmp/burn.conf code burn 'exit 1'
 case $(field limits.cpu) in
   cgroup*)
-    ratio=$(printf '%s' "$out" | python3 -c 'import json,sys; o=json.load(sys.stdin); print(int(100*o["cpu_ms"]/max(o["duration_ms"],1)))')
-    ok "$([ "$ratio" -gt 60 ] && echo 0 || echo 1)" \
-      "compile_cpus (default: the runner's CPUs) lifts the run's 0.5 CPU quota off the compile stage (CPU/wall ${ratio}%)"
-    SANDBOX_CONFIG=$sr_tmp/burn.conf SANDBOX_COMPILE_CPUS=0.5 code burn "$burn"
-    ratio=$(printf '%s' "$out" | python3 -c 'import json,sys; o=json.load(sys.stdin); print(int(100*o["cpu_ms"]/max(o["duration_ms"],1)))')
-    ok "$([ "$ratio" -le 65 ] && echo 0 || echo 1)" \
-      "compile_cpus 0.5 holds the compile stage to half a CPU (CPU/wall ${ratio}%)"
+    n=$(nproc)
+    got=$(compile_quota)
+    period=${got#*/}
+    is "$got" "$n $((n * period))/$period" \
+      "compile_cpus (default: the runner's $n CPUs) lifts the run's 0.5 CPU quota off the compile stage's cgroup"
+    got=$(compile_quota SANDBOX_COMPILE_CPUS=1.5)
+    period=${got#*/}
+    is "$got" "1.5 $((3 * period / 2))/$period" "compile_cpus 1.5 sets the compile stage's quota"
+    got=$(compile_quota SANDBOX_LANGUAGE_BURN_COMPILE_CPUS=0.25 SANDBOX_COMPILE_CPUS=1.5)
+    period=${got#*/}
+    is "$got" "0.25 $((period / 4))/$period" "a language's compile_cpus wins over the setting"
+    got=$(stage_quota nap "sleep 2")
+    period=${got#*/}
+    is "$got" "0.5 $((period / 2))/$period" "the run stage keeps the run's quota (cpus 0.5)"
     ;;
   *) skip "no CPU cgroup enforces limits here ($(field limits.cpu)): compile_cpus cannot be seen" ;;
 esac

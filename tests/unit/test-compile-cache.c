@@ -154,7 +154,8 @@ test_store (void)
   _cleanup_free_ char *runtime = sr_xasprintf ("%s/run", base);
   _cleanup_free_ char *cache_dir = sr_xasprintf ("%s/run/compile-cache", base);
   _cleanup_free_ char *entry = NULL;
-  char *const inputs[] = { (char *) "main.cpp", (char *) "lib/util.cpp", NULL };
+  const struct sr_code_file inputs[] = { { "main.cpp", "int main(){}", 12 },
+                                         { "lib/util.cpp", "int f;", 6 } };
   struct sr_compile_cache *c = NULL;
   sr_error_t err = NULL;
   struct stat st;
@@ -181,7 +182,7 @@ test_store (void)
   write_at (src, "main", "ELF-binary", 0755);
   (void) mkdirat (src, "pkg", 0755);
   write_at (src, "pkg/A.class", "class-bytes", 0644);
-  ok (sr_compile_cache_put (c, k1, src, inputs, &err) == 0, "a compile's output is stored");
+  ok (sr_compile_cache_put (c, k1, src, inputs, 2, &err) == 0, "a compile's output is stored");
   dst = new_dir (base, "dst");
   write_at (dst, "main.cpp", "int main(){}", 0644);
   is_int (sr_compile_cache_get (c, k1, dst, getuid (), getgid (), &err), 1, "and found again");
@@ -208,8 +209,25 @@ test_store (void)
   ok (access (entry, F_OK) < 0 && errno == ENOENT, "and is removed");
   ok (faccessat (dst, "main", F_OK, 0) < 0, "and nothing of it is put in place");
 
+  /* An input the compile overwrote is part of its output, and replaces
+   * the input where the entry is put.  */
+  {
+    const struct sr_code_file given[] = { { "main.cpp", "int main(){}", 12 },
+                                          { "main", "data", 4 } };
+    const char *k6 = "6666666666666666666666666666666666666666666666666666666666666666";
+
+    ok (sr_compile_cache_put (c, k6, src, given, 2, &err) == 0, "an overwritten input is stored");
+    close (dst);
+    dst = new_dir (base, "dst");
+    write_at (dst, "main", "data", 0644);
+    is_int (sr_compile_cache_get (c, k6, dst, getuid (), getgid (), &err), 1, "and found");
+    is_str (read_at (dst, "main"), "ELF-binary", "the compile's file replaces the input's");
+    _cleanup_free_ char *p6 = sr_xasprintf ("%s/%s", cache_dir, k6);
+    (void) unlink (p6);
+  }
+
   /* A cut entry.  */
-  ok (sr_compile_cache_put (c, k1, src, inputs, &err) == 0, "stored again");
+  ok (sr_compile_cache_put (c, k1, src, inputs, 2, &err) == 0, "stored again");
   ok (truncate (entry, 20) == 0, "then cut short");
   ok (sr_compile_cache_get (c, k1, dst, getuid (), getgid (), &err) < 0, "a cut entry is refused");
   sr_error_free (&err);
@@ -223,9 +241,9 @@ test_store (void)
     big[sizeof big - 1] = '\0';
     write_at (src, "main", big, 0755);
     (void) unlinkat (src, "pkg/A.class", 0);
-    ok (sr_compile_cache_put (c, k1, src, inputs, &err) == 0
-            && sr_compile_cache_put (c, k2, src, inputs, &err) == 0
-            && sr_compile_cache_put (c, k3, src, inputs, &err) == 0,
+    ok (sr_compile_cache_put (c, k1, src, inputs, 2, &err) == 0
+            && sr_compile_cache_put (c, k2, src, inputs, 2, &err) == 0
+            && sr_compile_cache_put (c, k3, src, inputs, 2, &err) == 0,
         "three entries fit in 4 KiB");
     age (cache_dir, k1, 300);
     age (cache_dir, k2, 200);
@@ -235,7 +253,7 @@ test_store (void)
     is_int (sr_compile_cache_get (c, k1, dst, getuid (), getgid (), &err), 1,
             "using the oldest makes it the newest");
     ok (sr_compile_cache_put (c, "4444444444444444444444444444444444444444444444444444444444444444",
-                              src, inputs, &err) == 0, "a fourth is stored");
+                              src, inputs, 2, &err) == 0, "a fourth is stored");
     is_int (sr_compile_cache_get (c, k2, dst, getuid (), getgid (), &err), 0,
             "the least recently used entry was evicted");
     ok (faccessat (AT_FDCWD, entry, F_OK, 0) == 0, "the one just used was kept");
@@ -249,7 +267,7 @@ test_store (void)
     write_at (src, "main", huge, 0755);
     free (huge);
     ok (sr_compile_cache_put (c, "5555555555555555555555555555555555555555555555555555555555555555",
-                              src, inputs, &err) == 0, "an output over the bound is no error");
+                              src, inputs, 2, &err) == 0, "an output over the bound is no error");
     _cleanup_free_ char *p5 = sr_xasprintf ("%s/%s", cache_dir,
                                             "5555555555555555555555555555555555555555555555555555555555555555");
     ok (access (p5, F_OK) < 0, "and is not stored");
