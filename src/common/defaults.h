@@ -163,7 +163,12 @@
  *                  DOM's, and no check of the .d.ts files: a quarter of
  *                  the compile time.
  * An operator who raises memory or pids raises these with
- * language.NAME.compile and language.NAME.run.  */
+ * language.NAME.compile and language.NAME.run.
+ *
+ * cpp's -std=c++17 -O2 are also the flags rootfs/cpp.recipe precompiles
+ * the common standard headers with: g++ uses a precompiled header only
+ * under the flags it was made with, so a change to one is a change to
+ * both (other flags still compile, from the headers).  */
 #define SR_CODE_DIR                 "/scratch"
 #define SR_JVM_FLAGS                                                                  \
   "-XX:+UseSerialGC -XX:ActiveProcessorCount=1 -XX:TieredStopAtLevel=1 "            \

@@ -92,6 +92,20 @@ is "$(field compile_cached)" false "the least recently used was evicted"
 SANDBOX_COMPILE_CACHE_SIZE=0 code cpp "$hello"
 is "$(field compile_cached)" false "compile_cache_size 0 turns the cache off"
 
+# The cpp image's precompiled headers (rootfs/cpp.recipe) serve the
+# table's flags: g++ -H marks a precompiled header it uses with '!'.
+for h in bits/stdc++.h iostream vector string algorithm; do
+  SANDBOX_LANGUAGE_CPP_COMPILE="g++ -std=c++17 -O2 -H -o /scratch/main /scratch/main.cpp" \
+    code cpp "#include <$h>
+int main() { return nope; }"
+  if printf '%s' "$(field stderr)" | grep -q '\.gch'; then
+    like "$(field stderr)" "^! /usr/include/.*/$(printf '%s' "$h" | sed 's/[+.]/\\&/g')\\.gch" \
+      "the cpp image's precompiled <$h> is used with the language table's flags"
+  else
+    skip "the cpp image has no precompiled <$h> (built before rootfs/cpp.recipe made them)"
+  fi
+done
+
 # What other compilers leave is cached as well: class files, JavaScript.
 for lang in java typescript; do
   case $lang in
