@@ -26,7 +26,8 @@ import sys
 
 NAN = float("nan")
 # The chart's labels, short enough to sit side by side.
-SHORT = {"C++ hello world, compile + run": "C++ compile + run", "python3 -c 'import json, re'": "import json, re",
+SHORT = {"C++ hello world, compile + run": "C++ compile + run",
+         "C++ hello world, again (compile cache)": "C++ again (cache)", "python3 -c 'import json, re'": "import json, re",
          "python3 -c pass": "python3 -c pass", "run_code print(1)": "run_code print(1)"}
 SR = "sandbox-runner"
 
@@ -185,6 +186,12 @@ def targets(startup, tput, server):
             out.append((False, f"{name}: {'some' if failures < 0 else failures} of {calls} runs failed"))
             continue
         check(name, ratio(rate, tput.get("chroot", {}).get(8, (NAN,))[0]) * 100, 90, ">=", "%")
+    c = med.get("C++ hello world, compile + run", {})
+    check("C++ hello, compile + run: run-code at most 0.8x bare chroot g++ -O2 + run",
+          ratio(c.get(f"{SR} run-code", NAN), c.get("chroot", NAN)), 0.8, "<=")
+    again = med.get("C++ hello world, again (compile cache)", {})
+    check("C++ hello again: run-code (compile cache) at most 0.1x bare chroot g++ -O2 + run",
+          ratio(again.get(f"{SR} run-code", NAN), c.get("chroot", NAN)), 0.1, "<=")
     for t in ("stdio", "http"):
         idle = server.get(f"{SR} MCP {t}", {}).get("idle, initialized", (NAN,))
         check(f"server RSS idle ({t}, initialized) under 8 MiB", idle[0] / 1024, 8, "<=", " MiB")

@@ -7,7 +7,8 @@
 #               and python3 -c 'import json, re' on the python image; the
 #               C++ hello world compiled and run on the cpp image (the peers
 #               compile, then run, in two invocations on the same rootfs;
-#               sandbox-runner also through run-code); the MCP round trip of
+#               sandbox-runner also through run-code, compiling each time,
+#               and the same snippet again from its compile cache); the MCP round trip of
 #               run_code print(1) from the official TypeScript SDK client
 #               over stdio and Streamable HTTP, against python3 -c 'print(1)'
 #   throughput  CALLS runs of python3 print(1) at 1, 4, 8, 16 at once:
@@ -286,7 +287,12 @@ if cpproot=$(image cpp); then
   }
   time_runs sandbox-runner "$w" "$cpp_runs" cpp_sr
   time_runs "sandbox-runner (no limits)" "$w" "$cpp_runs" cpp_sr --memory 0 --cpus 0 --pids 0
-  time_runs "sandbox-runner run-code" "$w" "$cpp_runs" "$sr" run-code -l cpp "$work/main.cpp"
+  # Cold: a compile every time (no compile cache); then the same snippet
+  # again, which the compile cache answers (time_runs' first call fills it).
+  time_runs "sandbox-runner run-code" "$w" "$cpp_runs" \
+    env SANDBOX_COMPILE_CACHE_SIZE=0 "$sr" run-code -l cpp "$work/main.cpp"
+  time_runs "sandbox-runner run-code" "C++ hello world, again (compile cache)" "$runs" \
+    "$sr" run-code -l cpp "$work/main.cpp"
   if [ -n "$oci" ]; then
     oci_bundle "$work/oci-cc" "$cpproot" "$code:/scratch:rw" $cc
     oci_bundle "$work/oci-run" "$cpproot" "$code:/scratch:ro" /scratch/main

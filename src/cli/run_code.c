@@ -127,7 +127,10 @@ code_result_json (const struct sr_code_result *r)
   cJSON_ReplaceItemInObject (o, "status", cJSON_CreateString (sr_code_status_name (r->status)));
   cJSON_AddStringToObject (o, "language", r->language);
   if (r->compiled)
-    cJSON_AddNumberToObject (o, "compile_ms", (double) r->compile_ms);
+    {
+      cJSON_AddNumberToObject (o, "compile_ms", (double) r->compile_ms);
+      cJSON_AddBoolToObject (o, "compile_cached", r->compile_cached);
+    }
   return o;
 }
 

@@ -61,6 +61,10 @@ static const struct setting settings[] = {
      { "SANDBOX_EXEC_TIMEOUT_S", A_SAME }),
   U ("compile_timeout", T_SECONDS, compile_timeout_ms, SR_DEFAULT_COMPILE_TIMEOUT_MS,
      "ceiling of a compile stage"),
+  { "compile_cpus", T_CPUS, offsetof (struct sr_config, compile_cpus), 0, 0, NULL,
+    "CPU limit of a compile stage (0: all the CPUs the runner may use)", {} },
+  U ("compile_cache_size", T_SIZE, compile_cache_size, SR_DEFAULT_COMPILE_CACHE_SIZE,
+     "bytes of compiled programs kept for repeated run_code snippets (0: no cache)"),
   U ("max_output", T_SIZE, max_output, SR_DEFAULT_MAX_OUTPUT, "captured bytes per stream",
      { "SANDBOX_MAX_OUTPUT_BYTES", A_SAME }),
   U ("max_output_ceiling", T_SIZE, max_output_ceiling, SR_DEFAULT_MAX_OUTPUT_CEILING,
@@ -279,6 +283,21 @@ default_path (const char *key)
   return sr_xasprintf ("/tmp/sandbox-runner-%u", (unsigned) geteuid ());
 }
 
+/* A number of CPUs, from 0 to 4096.  */
+static int
+parse_cpus (const char *value, double *ret)
+{
+  char *end;
+  double v;
+
+  errno = 0;
+  v = strtod (value, &end);
+  if (errno || end == value || *end || !isfinite (v) || v < 0 || v > 4096)
+    return -1;
+  *ret = v;
+  return 0;
+}
+
 static int
 parse_bool (const char *s, bool *ret)
 {
@@ -319,16 +338,9 @@ parse_value (struct sr_config *cfg, const struct setting *s, const char *value, 
         return 0;
       }
     case T_CPUS:
-      {
-        double v;
-
-        errno = 0;
-        v = strtod (value, &end);
-        if (errno || end == value || *end || !isfinite (v) || v < 0 || v > 4096)
-          return sr_error_set (err, 0, "%s: '%s' is not a number of CPUs", s->key, value);
-        *FIELD (cfg, s, double) = v;
-        return 0;
-      }
+      if (parse_cpus (value, FIELD (cfg, s, double)) < 0)
+        return sr_error_set (err, 0, "%s: '%s' is not a number of CPUs", s->key, value);
+      return 0;
     case T_BOOL:
       if (parse_bool (value, FIELD (cfg, s, bool)) < 0)
         return sr_error_set (err, 0, "%s: '%s' is not true or false", s->key, value);
@@ -354,14 +366,15 @@ static const struct
   const char *name, *image, *source, *compile, *run, *description, *docker_image, *sources;
 } default_languages[] = { SR_DEFAULT_LANGUAGES };
 
-static const char *const language_fields[] = { "image", "source", "compile", "run",
-                                               "description", "docker_image", "sources" };
+static const char *const language_fields[] = { "image",       "source",      "compile",
+                                               "run",         "description", "docker_image",
+                                               "sources",     "compile_cpus" };
 
 static char **
 language_field (struct sr_language *l, size_t field)
 {
   char **fields[] = { &l->image, &l->source, &l->compile, &l->run, &l->description,
-                      &l->docker_image, &l->sources };
+                      &l->docker_image, &l->sources, &l->compile_cpus };
 
   return fields[field];
 }
@@ -373,6 +386,14 @@ sr_config_language (const struct sr_config *cfg, const char *name)
     if (strcmp (cfg->languages[i].name, name) == 0)
       return &cfg->languages[i];
   return NULL;
+}
+
+double
+sr_language_compile_cpus (const struct sr_config *cfg, const struct sr_language *l)
+{
+  double v;
+
+  return *l->compile_cpus && parse_cpus (l->compile_cpus, &v) == 0 ? v : cfg->compile_cpus;
 }
 
 static bool
@@ -404,7 +425,10 @@ set_language (struct sr_config *cfg, const char *name, size_t name_len, const ch
       break;
   if (f == SR_ARRAY_SIZE (language_fields))
     return sr_error_set (err, 0, "unknown language field '%s' (image, source, compile, run, "
-                         "description, docker_image, sources)", field);
+                         "description, docker_image, sources, compile_cpus)", field);
+  if (strcmp (field, "compile_cpus") == 0 && *value && parse_cpus (value, &(double){ 0 }) < 0)
+    return sr_error_set (err, 0, "language %.*s: compile_cpus '%s' is not a number of CPUs",
+                         (int) name_len, name, value);
   if (strcmp (field, "source") == 0 && (strchr (value, '/') || *value == '\0' || *value == '.'))
     return sr_error_set (err, 0, "language %.*s: source '%s' must be a plain file name",
                          (int) name_len, name, value);
@@ -1068,6 +1092,7 @@ set_defaults (struct sr_config *cfg)
       .description = sr_xstrdup (default_languages[i].description),
       .docker_image = sr_xstrdup (default_languages[i].docker_image),
       .sources = sr_xstrdup (default_languages[i].sources),
+      .compile_cpus = sr_xstrdup (""),
       .origin = SR_ORIGIN_DEFAULT,
     };
 }

@@ -51,6 +51,7 @@ struct sr_language
   char *description;
   char *docker_image; /* the Docker backend's image; "" when none */
   char *sources;      /* patterns of the other files compiled too (common/defaults.h) */
+  char *compile_cpus; /* the compile stage's CPUs; "": the compile_cpus setting */
   enum sr_origin origin;
   char *where;        /* file:line or variable of the last change, or NULL */
 };
@@ -96,6 +97,8 @@ struct sr_config
   uint64_t timeout_ms;
   uint64_t max_timeout_ms;
   uint64_t compile_timeout_ms;
+  double compile_cpus;         /* a compile stage's CPU limit; 0: the runner's CPUs */
+  uint64_t compile_cache_size; /* bytes of the compile cache; 0: none */
   uint64_t max_output;
   uint64_t max_output_ceiling; /* the most a tool call's max_output may ask */
   uint64_t max_code_size;
@@ -222,6 +225,9 @@ bool sr_ssh_name_valid (const char *name);
 /* The ssh.NAME entry, or NULL.  */
 const struct sr_ssh_target *sr_config_ssh_target (const struct sr_config *cfg, const char *name);
 
+/* The CPUs of l's compile stage: its compile_cpus, else the setting's
+ * (0: all the runner may use, sandbox/policy.h).  */
+double sr_language_compile_cpus (const struct sr_config *cfg, const struct sr_language *l);
 /* The entry for name, or NULL.  */
 const struct sr_language *sr_config_language (const struct sr_config *cfg, const char *name);
 

@@ -38,6 +38,9 @@
 #define SR_DEFAULT_MAX_FANOTIFY_MARKS    8192u
 
 #define SR_DEFAULT_COMPILE_TIMEOUT_MS 60000u
+/* The compile cache of run_code (sandbox/compile-cache.h): its bound
+ * in bytes of entries, least recently used evicted first.  */
+#define SR_DEFAULT_COMPILE_CACHE_SIZE (256ull << 20)
 #define SR_DEFAULT_MAX_CODE_SIZE    (50u * 1024u)
 /* What run_code takes beside the code: its stdin, the other files of the
  * program (each, and all together) and the program's arguments.  Each
@@ -160,7 +163,12 @@
  *                  DOM's, and no check of the .d.ts files: a quarter of
  *                  the compile time.
  * An operator who raises memory or pids raises these with
- * language.NAME.compile and language.NAME.run.  */
+ * language.NAME.compile and language.NAME.run.
+ *
+ * cpp's -std=c++17 -O2 are also the flags rootfs/cpp.recipe precompiles
+ * the common standard headers with: g++ uses a precompiled header only
+ * under the flags it was made with, so a change to one is a change to
+ * both (other flags still compile, from the headers).  */
 #define SR_CODE_DIR                 "/scratch"
 #define SR_JVM_FLAGS                                                                  \
   "-XX:+UseSerialGC -XX:ActiveProcessorCount=1 -XX:TieredStopAtLevel=1 "            \

@@ -178,7 +178,8 @@ sr_docker_image_missing_ (const char *image, sr_error_t *err)
 }
 
 int
-sr_docker_image_exists (struct sr_docker *d, const char *image, sr_error_t *err)
+sr_docker_image_exists (struct sr_docker *d, const char *image, char **ret_id,
+                        sr_error_t *err)
 {
   _cleanup_free_ char *esc = NULL, *path = NULL;
   struct sr_buf resp = { 0 };
@@ -194,6 +195,14 @@ sr_docker_image_exists (struct sr_docker *d, const char *image, sr_error_t *err)
     return -1;
   if (status == 200)
     {
+      if (ret_id)
+        {
+          cJSON *o = cJSON_Parse (resp.data ? resp.data : "");
+          const cJSON *id = cJSON_GetObjectItemCaseSensitive (o, "Id");
+
+          *ret_id = cJSON_IsString (id) ? sr_xstrdup (id->valuestring) : NULL;
+          cJSON_Delete (o);
+        }
       sr_buf_done (&resp);
       return 0;
     }

@@ -121,9 +121,12 @@ const char *sr_docker_endpoint (const struct sr_docker *d);
  * know.  */
 const char *sr_docker_api_version (const struct sr_docker *d);
 
-/* 0 when the daemon has image; -1 with errnum ENOENT and a message that
- * names `docker pull IMAGE` and `docker import` when it has not.  */
-int sr_docker_image_exists (struct sr_docker *d, const char *image, sr_error_t *err);
+/* 0 when the daemon has image, and *ret_id (unless NULL) gets its Id
+ * ("sha256:...", the caller's to free; NULL if the daemon gave none); -1
+ * with errnum ENOENT and a message that names `docker pull IMAGE` and
+ * `docker import` when it has not.  */
+int sr_docker_image_exists (struct sr_docker *d, const char *image, char **ret_id,
+                            sr_error_t *err);
 
 /* One command in a fresh container: create, attach, start, wait, remove.
  * Returns 0 when the command ran (whatever its status) and -1 when the

@@ -179,7 +179,10 @@ run_result (const struct sr_mcp_tool_ctx *ctx, struct sr_service_run *run, uint6
   cJSON_AddNumberToObject (o, "max_output", (double) max_output);
   cJSON_AddNumberToObject (o, "duration_ms", (double) res->duration_ms);
   if (res->compiled)
-    cJSON_AddNumberToObject (o, "compile_ms", (double) res->compile_ms);
+    {
+      cJSON_AddNumberToObject (o, "compile_ms", (double) res->compile_ms);
+      cJSON_AddBoolToObject (o, "compile_cached", res->compile_cached);
+    }
   cJSON_AddStringToObject (o, "language", res->language);
   if (run->session_id)
     {

@@ -143,7 +143,9 @@ sr_mcp_text_run (FILE *f, const cJSON *o)
     fprintf (f, ", exit code %.0f", exit_code->valuedouble);
   if (ms)
     fprintf (f, ", %.0f ms", ms->valuedouble);
-  if (compile_ms)
+  if (compile_ms && flag (o, "compile_cached"))
+    fputs (" (compile cached)", f);
+  else if (compile_ms)
     fprintf (f, " (compile %.0f ms)", compile_ms->valuedouble);
   /* Each cut stream ends with the runner's marker saying how much.  */
   if (flag (o, "stdout_truncated") || flag (o, "stderr_truncated"))

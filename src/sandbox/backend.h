@@ -113,6 +113,10 @@ struct sr_backend
   int (*run_stage) (struct sr_backend_run *run, const char *code_dir, struct sr_code_stage *st,
                     struct sr_run_result *res, sr_error_t *err);
   void (*run_end) (struct sr_backend_run *run);
+  /* The content digest of the run's image, which the compile cache's key
+   * takes (sandbox/compile-cache.h); NULL (or no op): not known, so no
+   * cache.  */
+  const char *(*run_image_id) (struct sr_backend_run *run);
 
   /* keeps_warm only (NULL otherwise).  warm_new creates what run_stage
    * would for l's run stage, with ids (sandbox/policy.h), code_dir

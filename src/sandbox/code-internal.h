@@ -26,6 +26,7 @@ struct sr_code_stage
   bool code_writable;       /* SR_CODE_DIR writable (compile) or read-only (run) */
   const struct sr_policy_ids *ids; /* a fresh container's ids; NULL in a session's */
   uint64_t timeout_ms;
+  double cpus;              /* the compile stage's sr_policy_compile_cpus; 0: the policy's */
   const struct sr_code_request *req;
   uint64_t output_bytes;
 };
@@ -72,6 +73,13 @@ int sr_code_put_files (const struct sr_fsroot *fs, const struct sr_code_file *fi
  * without following it (a session's code may have put a symlink there).  */
 int sr_code_write_source (int dirfd, const char *name, const char *code, size_t len, uid_t uid,
                           gid_t gid, sr_error_t *err);
+
+/* The directory name's file is in, below dirfd, made as needed (owned by
+ * uid, gid) and opened component by component without following a
+ * symlink: a session's code may have put one anywhere in its /scratch.
+ * *ret_base points at the file's own name in name.  Returns the fd.  */
+int sr_code_open_parent (int dirfd, const char *name, uid_t uid, gid_t gid,
+                         const char **ret_base, sr_error_t *err);
 
 /* Writes a validated request's code as l's source and its files beside
  * it into dirfd, making the directories of their names (owned by uid,

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,12 +19,14 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/log.h"
 #include "common/statedir.h"
 #include "common/util.h"
 #include "common/workdir.h"
 #include "runtime/idmap.h"
 #include "runtime/mounts.h"
 #include "runtime/state.h"
+#include "sandbox/compile-cache.h"
 
 void
 sr_code_result_done (struct sr_code_result *r)
@@ -294,13 +297,9 @@ sr_code_write_source (int dirfd, const char *name, const char *code, size_t len,
   return 0;
 }
 
-/* The directory name's file is in, below dirfd, made as needed (owned by
- * uid, gid) and opened component by component without following a
- * symlink: a session's code may have put one anywhere in its /scratch.
- * *ret_base points at the file's own name in name.  */
-static int
-open_parent (int dirfd, const char *name, uid_t uid, gid_t gid, const char **ret_base,
-             sr_error_t *err)
+int
+sr_code_open_parent (int dirfd, const char *name, uid_t uid, gid_t gid, const char **ret_base,
+                     sr_error_t *err)
 {
   _cleanup_close_ int fd = fcntl (dirfd, F_DUPFD_CLOEXEC, 3);
   const char *p = name;
@@ -339,7 +338,7 @@ sr_code_write_inputs (int dirfd, const struct sr_language *l, const struct sr_co
     {
       const struct sr_code_file *f = &req->files[i];
       const char *base = f->name;
-      _cleanup_close_ int fd = open_parent (dirfd, f->name, uid, gid, &base, err);
+      _cleanup_close_ int fd = sr_code_open_parent (dirfd, f->name, uid, gid, &base, err);
 
       if (fd < 0 || sr_code_write_source (fd, base, f->content, f->len, uid, gid, err) < 0)
         return sr_error_wrap (err, "file %s", f->name);
@@ -450,34 +449,102 @@ code_status_of (const struct sr_run_result *r)
   return SR_CODE_ERROR;
 }
 
-int
-sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
-                    const struct sr_code_request *req, const struct sr_policy_ids *ids,
-                    sr_code_stage_fn run_stage, void *ctx, struct sr_code_result *res,
-                    sr_error_t *err)
+/* The compile cache as one run uses it: its code directory, and the key
+ * of its compile.  */
+struct cache_use
+{
+  struct sr_compile_cache *cache;
+  const char *image_id;
+  int dirfd;
+  uid_t uid;
+  gid_t gid;
+  char key[SR_COMPILE_KEY_LEN + 1];
+};
+
+/* A cache that cannot be used never fails a run: it compiles, and a
+ * server's log says so once per process.  */
+static void
+cache_failed (sr_error_t *e)
+{
+  static atomic_flag warned = ATOMIC_FLAG_INIT;
+
+  if (!atomic_flag_test_and_set (&warned))
+    sr_log (SR_LOG_WARNING, "compile_cache_failed", "error", (*e)->msg, "action",
+            "compiling without it", NULL);
+  sr_error_free (e);
+}
+
+/* Whether the cache put the compile's output in place.  */
+static bool
+cache_answers (struct cache_use *cu, const struct sr_language *l, char *const *argv,
+               const struct sr_code_request *req)
+{
+  sr_error_t e = NULL;
+  int r;
+
+  if (cu == NULL)
+    return false;
+  sr_compile_cache_key (l, argv, cu->image_id, req, cu->key);
+  r = sr_compile_cache_get (cu->cache, cu->key, cu->dirfd, cu->uid, cu->gid, &e);
+  if (r < 0)
+    cache_failed (&e);
+  return r > 0;
+}
+
+static void
+cache_keep (struct cache_use *cu, const struct sr_language *l,
+            const struct sr_code_request *req)
+{
+  _cleanup_free_ struct sr_code_file *inputs = NULL;
+  sr_error_t e = NULL;
+
+  if (cu == NULL)
+    return;
+  inputs = sr_xcalloc (req->n_files + 1, sizeof *inputs);
+  inputs[0] = (struct sr_code_file){ .name = l->source, .content = req->code,
+                                     .len = req->code_len };
+  memcpy (inputs + 1, req->files, req->n_files * sizeof *inputs);
+  if (sr_compile_cache_put (cu->cache, cu->key, cu->dirfd, inputs, req->n_files + 1, &e) < 0)
+    cache_failed (&e);
+}
+
+static int
+run_stages (const struct sr_config *cfg, const struct sr_language *l,
+            const struct sr_code_request *req, const struct sr_policy_ids *ids,
+            sr_code_stage_fn run_stage, void *ctx, struct cache_use *cu,
+            struct sr_code_result *res, sr_error_t *err)
 {
   if (l->compile[0])
     {
       _cleanup_strv_ char **argv = compile_argv (l, req);
       struct sr_code_stage compile = { .name = "compile", .command = l->compile, .argv = argv,
                                        .code_writable = true, .ids = ids,
-                                       .timeout_ms = cfg->compile_timeout_ms, .req = req };
+                                       .timeout_ms = cfg->compile_timeout_ms,
+                                       .cpus = sr_policy_compile_cpus (cfg, l), .req = req };
+      uint64_t start = sr_now_ns ();
 
       res->compiled = true;
-      if (run_stage (ctx, &compile, &res->run, err) < 0)
-        return sr_error_wrap (err, "compile stage");
-      res->compile_ms = res->run.duration_ns / 1000000;
-      if (res->run.status != SR_RUN_SUCCESS)
+      res->compile_cached = cache_answers (cu, l, argv, req);
+      if (res->compile_cached)
+        res->compile_ms = (sr_now_ns () - start) / 1000000;
+      else
         {
-          /* A compiler killed by its ceiling or the memory limit failed to
-           * compile all the same; only a cancel stays a cancel.  */
-          res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
-                                                            : SR_CODE_COMPILE_ERROR;
-          res->duration_ms = res->compile_ms;
-          return 0;
+          if (run_stage (ctx, &compile, &res->run, err) < 0)
+            return sr_error_wrap (err, "compile stage");
+          res->compile_ms = res->run.duration_ns / 1000000;
+          if (res->run.status != SR_RUN_SUCCESS)
+            {
+              /* A compiler killed by its ceiling or the memory limit failed
+               * to compile all the same; only a cancel stays a cancel.  */
+              res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
+                                                                : SR_CODE_COMPILE_ERROR;
+              res->duration_ms = res->compile_ms;
+              return 0;
+            }
+          cache_keep (cu, l, req);
+          sr_run_result_done (&res->run);
+          memset (&res->run, 0, sizeof res->run);
         }
-      sr_run_result_done (&res->run);
-      memset (&res->run, 0, sizeof res->run);
     }
   {
     _cleanup_strv_ char **argv = run_argv (l->run, req);
@@ -492,6 +559,15 @@ sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
   res->status = code_status_of (&res->run);
   res->duration_ms = res->run.duration_ns / 1000000;
   return 0;
+}
+
+int
+sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l,
+                    const struct sr_code_request *req, const struct sr_policy_ids *ids,
+                    sr_code_stage_fn run_stage, void *ctx, struct sr_code_result *res,
+                    sr_error_t *err)
+{
+  return run_stages (cfg, l, req, ids, run_stage, ctx, NULL, res, err);
 }
 
 int
@@ -557,8 +633,15 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
     goto out;
   {
     struct backend_stage bs = { .be = be, .run = run, .code_dir = scratch };
+    struct cache_use cu = { .dirfd = scratch_fd, .uid = uid, .gid = gid };
+    sr_error_t e = NULL;
 
-    r = sr_code_run_stages (cfg, l, req, &ids, run_backend_stage, &bs, res, err);
+    cu.image_id = be->run_image_id ? be->run_image_id (run) : NULL;
+    if (l->compile[0] && cfg->compile_cache_size && cu.image_id
+        && sr_compile_cache_open (cfg->runtime_dir, cfg->compile_cache_size, &cu.cache, &e) < 0)
+      cache_failed (&e);
+    r = run_stages (cfg, l, req, &ids, run_backend_stage, &bs, cu.cache ? &cu : NULL, res, err);
+    sr_compile_cache_close (cu.cache);
   }
 
 out:

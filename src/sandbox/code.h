@@ -67,8 +67,9 @@ struct sr_code_result
   /* The stage that decided the outcome: the compile stage when it
    * failed, else the run stage.  */
   struct sr_run_result run;
-  bool compiled;         /* a compile stage ran */
-  uint64_t compile_ms;
+  bool compiled;         /* the language compiles: a compile stage ran, or the cache answered */
+  bool compile_cached;   /* the compile cache answered: no compile stage ran */
+  uint64_t compile_ms;   /* the compile stage's, or the cache's */
   uint64_t duration_ms;  /* the run stage (the compile stage when it failed) */
 };
 void sr_code_result_done (struct sr_code_result *r);

@@ -99,7 +99,14 @@ struct sr_backend_run
 {
   struct sr_docker_state *ds;
   char *image;
+  char *image_id;    /* the daemon's Id of image, or NULL */
 };
+
+const char *
+sr_docker_run_image_id (struct sr_backend_run *run)
+{
+  return run->image_id;
+}
 
 void
 sr_docker_run_end (struct sr_backend_run *run)
@@ -107,6 +114,7 @@ sr_docker_run_end (struct sr_backend_run *run)
   if (run == NULL)
     return;
   free (run->image);
+  free (run->image_id);
   free (run);
 }
 
@@ -128,7 +136,7 @@ sr_docker_run_begin (void *state, const struct sr_language *l, struct sr_backend
                                  "language %s has no Docker image: set language.%s.docker_image "
                                  "or %s", l->name, l->name, var);
     }
-  if (sr_docker_image_exists (run->ds->d, run->image, &e) < 0)
+  if (sr_docker_image_exists (run->ds->d, run->image, &run->image_id, &e) < 0)
     {
       if (e->errnum == ENOENT)
         sr_error_recode (&e, "image_missing");
@@ -172,6 +180,8 @@ sr_docker_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr
   dc.n_binds = 1;
   /* As native: the CPU-time rlimit backs the stage's wall-clock timeout.  */
   dc.max_cpu_seconds = sr_policy_cpu_seconds (st->timeout_ms);
+  if (st->cpus)
+    dc.nano_cpus = (uint64_t) (st->cpus * 1e9);
   sr_code_stage_progress (st, &opts);
   return sr_docker_run (run->ds->d, &dc, &spec, &opts, res, err);
 }

@@ -40,6 +40,7 @@ int sr_docker_run_begin (void *state, const struct sr_language *l, struct sr_bac
 int sr_docker_run_stage (struct sr_backend_run *run, const char *code_dir,
                          struct sr_code_stage *st, struct sr_run_result *res, sr_error_t *err);
 void sr_docker_run_end (struct sr_backend_run *run);
+const char *sr_docker_run_image_id (struct sr_backend_run *run);
 
 /* The Docker image of the language of cfg named language: its
  * language.NAME.docker_image (the file, $SANDBOX_DOCKER_IMAGE_<NAME> or

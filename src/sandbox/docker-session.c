@@ -256,7 +256,7 @@ docker_create (void *state, const char *id, const char *image_ref,
    * backend maps it; anything else is a Docker image reference.  */
   image = sr_docker_code_image (ds->cfg, image_ref);
   b->image = image ? image : sr_xstrdup (image_ref);
-  if (sr_docker_image_exists (ds->d, b->image, &e) < 0)
+  if (sr_docker_image_exists (ds->d, b->image, NULL, &e) < 0)
     {
       sr_error_recode (&e, e->errnum == ENOENT ? "image_missing" : "sandbox_error");
       sr_error_move (err, &e);
@@ -297,6 +297,7 @@ const struct sr_backend sr_docker_backend = {
   .run_begin = sr_docker_run_begin,
   .run_stage = sr_docker_run_stage,
   .run_end = sr_docker_run_end,
+  .run_image_id = sr_docker_run_image_id,
   .create = docker_create,
   .destroy = docker_destroy,
   .alive = docker_alive,

@@ -132,6 +132,8 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
   spec.env = env;
   sr_policy_to_container (policy, run->image.rootfs, &cc);
   cc.max_cpu_seconds = sr_policy_cpu_seconds (st->timeout_ms);
+  if (st->cpus)
+    cc.limits.cpus = st->cpus;
   cc.fs.binds = &bind;
   cc.fs.n_binds = 1;
   cc.idmap = st->ids ? &st->ids->map : NULL;
@@ -140,6 +142,12 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
   if (stage_options (policy, st, &opts, &stdin_fd, err) < 0)
     return -1;
   return sr_container_run (&cc, &spec, &opts, res, err);
+}
+
+static const char *
+native_run_image_id (struct sr_backend_run *run)
+{
+  return run->image.info.id;
 }
 
 static void
@@ -379,6 +387,7 @@ const struct sr_backend sr_native_backend = {
   .run_begin = native_run_begin,
   .run_stage = native_run_stage,
   .run_end = native_run_end,
+  .run_image_id = native_run_image_id,
   .warm_new = native_warm_new,
   .warm_current = native_warm_current,
   .warm_stage = native_warm_stage,

@@ -2,6 +2,7 @@
 
 #include "sandbox/policy.h"
 
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -27,6 +28,22 @@ uint32_t
 sr_policy_cpu_seconds (uint64_t timeout_ms)
 {
   return (uint32_t) ((timeout_ms + 999) / 1000 + 1);
+}
+
+double
+sr_policy_compile_cpus (const struct sr_config *cfg, const struct sr_language *l)
+{
+  double cpus = sr_language_compile_cpus (cfg, l);
+  cpu_set_t set;
+
+  if (cpus > 0)
+    return cpus;
+  /* A compiler held to the run's share of a CPU is what made a C++ hello
+   * cost twice the bare compile: it gets every CPU the runner itself may
+   * use (its affinity; the runner's own cgroup still caps the sum).  */
+  if (sched_getaffinity (0, sizeof set, &set) == 0 && CPU_COUNT (&set) > 0)
+    return CPU_COUNT (&set);
+  return 1;
 }
 
 /* "CHOWN, SETUID" -> { "CHOWN", "SETUID" }; NULL when empty.  */

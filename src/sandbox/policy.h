@@ -125,6 +125,12 @@ void sr_policy_seccomp_cache (const struct sr_config *cfg);
  * a translator made.  */
 uint32_t sr_policy_cpu_seconds (uint64_t timeout_ms);
 
+/* The CPU limit of language l's compile stage, which replaces the
+ * policy's cpus there (the memory and pids limits stay): l's or the
+ * configuration's compile_cpus, and for 0 every CPU the runner may use.
+ * A stage's timeout and this are all a stage changes of its policy.  */
+double sr_policy_compile_cpus (const struct sr_config *cfg, const struct sr_language *l);
+
 /* The environment of a command (allocated): PATH, HOME and LANG, then
  * image_env's KEY=VALUE entries (NULL: none), then the overrides' env.  */
 char **sr_policy_env (const struct sr_policy *p, char *const *image_env);

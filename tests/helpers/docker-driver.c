@@ -251,7 +251,7 @@ main (int argc, char **argv)
     printf ("ok %s\n", sr_docker_api_version (d));
   else if (strcmp (cmd, "image") == 0 && i < argc)
     {
-      if (sr_docker_image_exists (d, argv[i], &err) < 0)
+      if (sr_docker_image_exists (d, argv[i], NULL, &err) < 0)
         rc = fail ("image", &err);
       else
         printf ("present\n");

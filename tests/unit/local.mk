@@ -14,6 +14,7 @@ unit_tests = \
 	tests/unit/test-policy \
 	tests/unit/test-backend \
 	tests/unit/test-code-inputs \
+	tests/unit/test-compile-cache \
 	tests/unit/test-state-workdir \
 	tests/unit/test-state-full \
 	tests/unit/test-tool-args \
@@ -44,6 +45,7 @@ tests_unit_test_files_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_backend_LDADD = $(UNIT_LDADD)
 tests_unit_test_code_inputs_LDADD = $(UNIT_LDADD)
+tests_unit_test_compile_cache_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
 tests_unit_test_tool_args_LDADD = $(UNIT_LDADD)

@@ -357,7 +357,10 @@ main (void)
   expect_error ("ceiling.conf", "timeout = 40\n", "at most max_timeout");
   expect_error ("backend.conf", "backend = lxc\n", "neither native nor docker");
   expect_error ("output.conf", "max_output = 2G\n", "max_output 2147483648 must be from 1 byte to 16M");
-  expect_error ("field.conf", "language.python.docker = x\n", "docker_image, sources)");
+  expect_error ("field.conf", "language.python.docker = x\n",
+                "docker_image, sources, compile_cpus)");
+  expect_error ("compilecpus.conf", "language.cpp.compile_cpus = many\n",
+                "language cpp: compile_cpus 'many' is not a number of CPUs");
   expect_error ("sshfield.conf", "ssh.a.hostname = x\n", "sshfield.conf:1: unknown ssh field 'hostname'");
   expect_error ("sshname.conf", "ssh.a.b.host = x\n", "unknown ssh field 'b.host'");
   expect_error ("sshport.conf", "ssh.a.port = 22x\n", "ssh.a.port '22x': a port from 1 to 65535");

@@ -1,6 +1,7 @@
 #include <config.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -230,6 +231,28 @@ test_bad_caps (struct sr_config *cfg)
   ok (p == NULL, "and returns no policy");
 }
 
+/* The compile stage's CPUs: the language's, else the setting's, and for
+ * 0 every CPU the runner may use.  */
+static void
+test_compile_cpus (struct sr_config *cfg)
+{
+  const struct sr_language *cpp = sr_config_language (cfg, "cpp");
+  const struct sr_language *c = sr_config_language (cfg, "c");
+  cpu_set_t mine;
+
+  ok (sched_getaffinity (0, sizeof mine, &mine) == 0, "the runner's CPUs");
+  ok (sr_policy_compile_cpus (cfg, cpp) == CPU_COUNT (&mine),
+      "by default a compile stage may use all the runner's CPUs, not the run's share");
+  set (cfg, "compile_cpus", "3");
+  ok (sr_policy_compile_cpus (cfg, cpp) == 3, "compile_cpus sets it");
+  set (cfg, "language.cpp.compile_cpus", "0.75");
+  ok (sr_policy_compile_cpus (cfg, cpp) == 0.75, "a language's compile_cpus wins");
+  ok (sr_policy_compile_cpus (cfg, c) == 3, "for that language only");
+  set (cfg, "language.cpp.compile_cpus", "");
+  ok (sr_policy_compile_cpus (cfg, cpp) == 3, "an empty one is the setting's");
+  set (cfg, "compile_cpus", "0");
+}
+
 int
 main (void)
 {
@@ -259,6 +282,7 @@ main (void)
   test_overrides (&cfg);
   test_session (&cfg);
   test_docker (&cfg);
+  test_compile_cpus (&cfg);
   test_bad_caps (&cfg);
 
   sr_config_done (&cfg);
