@@ -464,7 +464,7 @@ sr_cmd_run (int argc, char **argv)
   struct sr_exec_spec spec = { 0 };
   struct sr_store *store = NULL;
   struct sr_image_use image = { .lock_fd = -1 };
-  struct sr_policy_ids ids = { .lease_fd = -1 };
+  struct sr_policy_ids ids = { .map.lease_fd = -1 };
   _cleanup_strv_ char **env = NULL, **image_argv = NULL;
   sr_error_t err = NULL;
   int cmd_index, status = SR_EXIT_RUNNER;

@@ -447,7 +447,8 @@ hold (struct child_state *st)
   if (sfd < 0)
     die (st, errno, "signalfd");
   /* Nothing of the runner stays open in the init but the sync socket.  */
-  close_all_except ((int[]){ st->args->sync_fd, sfd }, 2);
+  close_all_except ((int[]){ st->args->sync_fd, sfd, st->args->keep_fd },
+                    st->args->keep_fd >= 0 ? 3 : 2);
   open_held_fds (st, held);
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     die (st, errno, "clear the dumpable flag");
@@ -657,7 +658,7 @@ sr_child_main (const struct sr_child_args *args)
    * may wait long (a warm container), and one holding another container's
    * sync socket or output pipe would keep that container's runner from
    * ever seeing its EOF.  START brings the fds the command needs.  */
-  close_all_except (&args->sync_fd, 1);
+  close_all_except ((int[]){ args->sync_fd, args->keep_fd }, args->keep_fd >= 0 ? 2 : 1);
 
   /* sync 2: built; wait for the command, or to be held.  */
   st.msg.marks[SR_MARK_READY] = sr_now_ns ();

@@ -48,6 +48,9 @@ struct sr_child_args
    * every namespace the container is built with.  */
   struct sr_child_sysctl sysctls[SR_CHILD_MAX_SYSCTLS];
   size_t n_sysctls;
+  /* An fd the init keeps for its life (an id lease, runtime/idmap.h), so
+   * what it stands for ends with the container; -1: none.  */
+  int keep_fd;
 };
 
 /* Exit status of the init when it fails before exec (the parent normally

@@ -503,6 +503,7 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
   c->init.sync_fd = -1;
   c->init.container = c;
   c->child.sync_fd = -1;
+  c->child.keep_fd = -1;
   snprintf (c->name, sizeof c->name, "sr-%ld-%u", (long) getpid (),
             __atomic_fetch_add (&serial, 1, __ATOMIC_RELAXED));
 
@@ -528,6 +529,7 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
   c->child.mounts = c->mounts;
   c->child.hostname = cfg->hostname ? cfg->hostname : SR_DEFAULT_HOSTNAME;
   c->child.setgroups_allowed = sr_idmap_setgroups_allowed (&c->idmap);
+  c->child.keep_fd = c->idmap.lease_fd;
   c->child.caps = &c->caps;
   c->child.seccomp = cfg->seccomp;
   if (proc_socket (&c->init, &c->child, err) < 0)

@@ -123,7 +123,7 @@ int
 sr_idmap_plan (struct sr_idmap *ret, const char *subuid_file, const char *subgid_file,
                sr_error_t *err)
 {
-  struct sr_idmap m = { .caller_uid = geteuid (), .caller_gid = getegid () };
+  struct sr_idmap m = { .caller_uid = geteuid (), .caller_gid = getegid (), .lease_fd = -1 };
   struct passwd *pw = getpwuid (m.caller_uid);
   const char *name = pw ? pw->pw_name : NULL;
   int found_u, found_g;
@@ -174,11 +174,11 @@ sr_idmap_setgroups_allowed (const struct sr_idmap *m)
 }
 
 int
-sr_idmap_lease (struct sr_idmap *m, const char *lock_dir, int *ret_fd, sr_error_t *err)
+sr_idmap_lease (struct sr_idmap *m, const char *lock_dir, sr_error_t *err)
 {
   _cleanup_close_ int dfd = -1;
 
-  *ret_fd = -1;
+  m->lease_fd = -1;
   if (m->mode != SR_IDMAP_ROOT || m->slots <= 1)
     return 0;
   dfd = open (lock_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -200,7 +200,7 @@ sr_idmap_lease (struct sr_idmap *m, const char *lock_dir, int *ret_fd, sr_error_
           m->uid_base += slot * SR_ROOT_MAP_COUNT;
           m->gid_base += slot * SR_ROOT_MAP_COUNT;
           m->slots = 1;
-          *ret_fd = fd;
+          m->lease_fd = fd;
           return 0;
         }
       int e = errno;

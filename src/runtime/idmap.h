@@ -39,6 +39,7 @@ struct sr_idmap
   uint32_t uid_base, uid_count; /* host range (ROOT, SUBID) */
   uint32_t gid_base, gid_count;
   uint32_t slots;               /* ROOT: ranges of uid_count from uid_base (and gid_base) */
+  int lease_fd;                 /* the lease's lock (sr_idmap_lease); -1: none */
 };
 
 /* Chooses the mapping for this process.  subid_file/subgid_file are
@@ -66,12 +67,14 @@ uint32_t sr_subid_free_range (const char *subuid_text, const char *subgid_text);
 
 /* Moves a ROOT plan of more than one slot to a slot no other live lease
  * under lock_dir holds (a lock on lock_dir/<slot>, the lowest free
- * slot), and returns the lease in *ret_fd: the slot is free again once
- * the fd is closed, by the holder or by its death.  Any other plan stays
- * as it is, with *ret_fd -1.  Runners that share lock_dir (every root
- * runner of a host with the default runtime_dir) share the slots.  Error
- * code ids_exhausted when every slot is leased.  */
-int sr_idmap_lease (struct sr_idmap *m, const char *lock_dir, int *ret_fd, sr_error_t *err);
+ * slot), and keeps the lease in m->lease_fd: the slot is free again once
+ * every copy of the fd is closed, the caller's (its to close) and the one
+ * the container's init keeps for its life, so a slot outlives neither
+ * its runner nor its container.  Any other plan stays as it is, with
+ * lease_fd -1.  Runners that share lock_dir (every root runner of a host
+ * with the default runtime_dir) share the slots.  Error code
+ * ids_exhausted when every slot is leased.  */
+int sr_idmap_lease (struct sr_idmap *m, const char *lock_dir, sr_error_t *err);
 
 /* May the container call setgroups()?  (Only when a privileged writer set
  * the gid map.)  */

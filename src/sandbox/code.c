@@ -616,7 +616,7 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
   struct sr_backend_run *run = NULL;
   _cleanup_free_ char *scratch = NULL;
   _cleanup_close_ int scratch_fd = -1;
-  struct sr_policy_ids ids = { .lease_fd = -1 };
+  struct sr_policy_ids ids = { .map.lease_fd = -1 };
   uid_t uid;
   gid_t gid;
   int r = -1;

@@ -277,13 +277,13 @@ sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_e
 {
   _cleanup_free_ char *lock_dir = NULL;
 
-  *ret = (struct sr_policy_ids){ .lease_fd = -1 };
+  *ret = (struct sr_policy_ids){ .map.lease_fd = -1 };
   if (sr_idmap_plan (&ret->map, "/etc/subuid", "/etc/subgid", err) < 0)
     return -1;
   if (ret->map.mode == SR_IDMAP_ROOT && ret->map.slots > 1)
     {
       lock_dir = sr_statedir_runtime_sub (cfg->runtime_dir, "ids", err);
-      if (lock_dir == NULL || sr_idmap_lease (&ret->map, lock_dir, &ret->lease_fd, err) < 0)
+      if (lock_dir == NULL || sr_idmap_lease (&ret->map, lock_dir, err) < 0)
         return -1;
     }
   ret->uid = ret->map.mode == SR_IDMAP_ROOT ? ret->map.uid_base : ret->map.caller_uid;
@@ -294,7 +294,7 @@ sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_e
 void
 sr_policy_ids_release (struct sr_policy_ids *ids)
 {
-  if (ids->lease_fd >= 0)
-    close (ids->lease_fd);
-  ids->lease_fd = -1;
+  if (ids->map.lease_fd >= 0)
+    close (ids->map.lease_fd);
+  ids->map.lease_fd = -1;
 }

@@ -156,10 +156,9 @@ void sr_policy_to_docker (const struct sr_policy *p,
  * else the runner's own).  The lease lives in <runtime_dir>/ids.  */
 struct sr_policy_ids
 {
-  struct sr_idmap map;
+  struct sr_idmap map;      /* map.lease_fd: -1 for no lease (a rootless runner's) */
   uid_t uid;
   gid_t gid;
-  int lease_fd;             /* -1: no lease (a rootless runner's) */
 };
 int sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_error_t *err);
 /* Frees the ids for another container; their containers must be gone.  */

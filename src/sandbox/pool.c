@@ -81,7 +81,7 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret
 
   w->l = l;
   w->scratch_fd = -1;
-  w->ids.lease_fd = -1;
+  w->ids.map.lease_fd = -1;
   if (sr_policy_ids_take (p->cfg, &w->ids, err) < 0)
     goto fail;
   w->uid = w->ids.uid;

@@ -439,7 +439,7 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
   s->m = m;
   s->be = m->be;
   s->be_state = m->be_state;
-  s->ids.lease_fd = -1;
+  s->ids.map.lease_fd = -1;
   make_id (s->id);
   if (sr_policy_ids_take (m->cfg, &s->ids, err) < 0
       || m->be->create (m->be_state, s->id, image_ref, &s->ids, &s->box, &s->fs, err) < 0)
@@ -1173,7 +1173,7 @@ machine_create (struct sr_sessions *m, const char *name, struct sr_session **ret
   s->m = m;
   s->be = m->ssh_be;
   s->be_state = m->ssh_state;
-  s->ids.lease_fd = -1;
+  s->ids.map.lease_fd = -1;
   snprintf (s->id, sizeof s->id, "%s", name);
   if (sr_random_hex (s->shell_tag, (sizeof s->shell_tag - 1) / 2, err) < 0)
     goto fail;

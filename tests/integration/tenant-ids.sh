@@ -31,6 +31,13 @@ like "$first" '^[0-9]+$' "a container's root is a host uid"
 ok "$([ -n "$second" ] && [ "$first" != "$second" ]; echo $?)" \
   "two live containers are different host uids ($first, $second)"
 
+# The lease lives as long as the container: its init keeps a copy.
+init=$(python3 -c 'import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/containers/*.json"):
+    print(json.load(open(f))["init_pid"])' "$SANDBOX_RUNTIME_DIR" | head -1)
+ls -l "/proc/$init/fd" 2>/dev/null | grep -q " $ids/0\$"
+ok $? "the container's init holds its id lease too (pid $init)"
+
 kill -KILL "$holder"
 wait "$holder" 2>/dev/null
 is "$(host_uid)" "$first" "the slot of a runner killed with SIGKILL is free again"

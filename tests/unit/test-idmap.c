@@ -52,33 +52,32 @@ check_lease (void)
   struct sr_idmap plan = { .mode = SR_IDMAP_ROOT, .uid_base = 1000000, .uid_count = 65536,
                            .gid_base = 2000000, .gid_count = 65536, .slots = 2 };
   struct sr_idmap a = plan, b = plan, c = plan, single = plan, user = plan;
-  int fa = -1, fb = -1, fc = -1, fs = -1, fu = -1;
   sr_error_t err = NULL;
 
   if (mkdtemp (dir) == NULL)
     return;
-  is_int (sr_idmap_lease (&a, dir, &fa, &err), 0, "lease: the first container gets a slot");
+  is_int (sr_idmap_lease (&a, dir, &err), 0, "lease: the first container gets a slot");
   is_int (a.uid_base, 1000000, "lease: the lowest, the range's first ids");
-  ok (fa >= 0 && a.slots == 1, "lease: held by an fd, and the plan is one slot now");
-  is_int (sr_idmap_lease (&b, dir, &fb, &err), 0, "lease: so does the second");
+  ok (a.lease_fd >= 0 && a.slots == 1, "lease: held by an fd, and the plan is one slot now");
+  is_int (sr_idmap_lease (&b, dir, &err), 0, "lease: so does the second");
   is_int (b.uid_base, 1065536, "lease: the next slot's uids");
   is_int (b.gid_base, 2065536, "lease: and gids");
-  is_int (sr_idmap_lease (&c, dir, &fc, &err), -1, "lease: none is left for a third");
+  is_int (sr_idmap_lease (&c, dir, &err), -1, "lease: none is left for a third");
   is_str (err ? sr_error_code (err) : "", "ids_exhausted", "lease: code ids_exhausted");
   ok (err && strstr (err->msg, "every one of the 2 id ranges"), "lease: saying how many there are");
   sr_error_free (&err);
-  close (fa);
+  close (a.lease_fd);
   c = plan;
-  is_int (sr_idmap_lease (&c, dir, &fc, &err), 0, "lease: a closed lease frees its slot");
+  is_int (sr_idmap_lease (&c, dir, &err), 0, "lease: a closed lease frees its slot");
   is_int (c.uid_base, 1000000, "lease: for the next container");
   single.slots = 1;
-  is_int (sr_idmap_lease (&single, dir, &fs, &err), 0, "lease: a range of one slot is not leased");
-  ok (fs == -1 && single.uid_base == 1000000, "lease: and stays as it is");
+  is_int (sr_idmap_lease (&single, dir, &err), 0, "lease: a range of one slot is not leased");
+  ok (single.lease_fd == -1 && single.uid_base == 1000000, "lease: and stays as it is");
   user.mode = SR_IDMAP_SUBID;
-  is_int (sr_idmap_lease (&user, dir, &fu, &err), 0, "lease: nor is a rootless plan");
-  is_int (fu, -1, "lease: which holds no fd");
-  close (fb);
-  close (fc);
+  is_int (sr_idmap_lease (&user, dir, &err), 0, "lease: nor is a rootless plan");
+  is_int (user.lease_fd, -1, "lease: which holds no fd");
+  close (b.lease_fd);
+  close (c.lease_fd);
   for (int slot = 0; slot < 2; slot++)
     {
       char path[64];
