@@ -363,18 +363,20 @@ parse_value (struct sr_config *cfg, const struct setting *s, const char *value, 
 
 static const struct
 {
-  const char *name, *image, *source, *compile, *run, *description, *docker_image, *sources;
+  const char *name, *image, *source, *compile, *run, *description, *docker_image, *sources,
+    *warm_start, *preload;
 } default_languages[] = { SR_DEFAULT_LANGUAGES };
 
-static const char *const language_fields[] = { "image",       "source",      "compile",
-                                               "run",         "description", "docker_image",
-                                               "sources",     "compile_cpus" };
+static const char *const language_fields[] = { "image", "source", "compile", "run",
+                                               "description", "docker_image", "sources",
+                                               "compile_cpus", "warm_start", "preload" };
 
 static char **
 language_field (struct sr_language *l, size_t field)
 {
   char **fields[] = { &l->image, &l->source, &l->compile, &l->run, &l->description,
-                      &l->docker_image, &l->sources, &l->compile_cpus };
+                      &l->docker_image, &l->sources, &l->compile_cpus, &l->warm_start,
+                      &l->preload };
 
   return fields[field];
 }
@@ -408,6 +410,53 @@ valid_language_name (const char *s, size_t n)
   return true;
 }
 
+/* A module name as python's import statement takes it.  */
+static bool
+valid_module_name (const char *s, size_t n)
+{
+  bool start = true;
+
+  for (size_t i = 0; i < n; i++)
+    {
+      if (s[i] == '.' && !start)
+        start = true;
+      else if (isalpha ((unsigned char) s[i]) || s[i] == '_'
+               || (!start && isdigit ((unsigned char) s[i])))
+        start = false;
+      else
+        return false;
+    }
+  return n > 0 && !start;
+}
+
+/* warm_start names a bootstrap this runner has, for a language without a
+ * compile stage; preload, modules that bootstrap can import.  */
+static int
+check_warm_start (const struct sr_language *l, sr_error_t *err)
+{
+  const char *p = l->preload;
+
+  if (*l->warm_start == '\0')
+    return 0;
+  if (strcmp (l->warm_start, SR_WARM_START_PYTHON) != 0)
+    return sr_error_set (err, 0, "warm_start '%s' is not a bootstrap of this runner (\"\" or "
+                         SR_WARM_START_PYTHON ")", l->warm_start);
+  if (*l->compile)
+    return sr_error_set (err, 0, "warm_start needs a language without a compile stage");
+  for (;;)
+    {
+      size_t n;
+
+      p += strspn (p, ", ");
+      n = strcspn (p, ", ");
+      if (n == 0)
+        return 0;
+      if (!valid_module_name (p, n))
+        return sr_error_set (err, 0, "preload '%.*s' is not a module name", (int) n, p);
+      p += n;
+    }
+}
+
 /* language.NAME.FIELD = value: changes an entry or starts a new one.  */
 static int
 set_language (struct sr_config *cfg, const char *name, size_t name_len, const char *field,
@@ -425,7 +474,8 @@ set_language (struct sr_config *cfg, const char *name, size_t name_len, const ch
       break;
   if (f == SR_ARRAY_SIZE (language_fields))
     return sr_error_set (err, 0, "unknown language field '%s' (image, source, compile, run, "
-                         "description, docker_image, sources, compile_cpus)", field);
+                         "description, docker_image, sources, compile_cpus, warm_start, "
+                         "preload)", field);
   if (strcmp (field, "compile_cpus") == 0 && *value && parse_cpus (value, &(double){ 0 }) < 0)
     return sr_error_set (err, 0, "language %.*s: compile_cpus '%s' is not a number of CPUs",
                          (int) name_len, name, value);
@@ -1093,6 +1143,8 @@ set_defaults (struct sr_config *cfg)
       .docker_image = sr_xstrdup (default_languages[i].docker_image),
       .sources = sr_xstrdup (default_languages[i].sources),
       .compile_cpus = sr_xstrdup (""),
+      .warm_start = sr_xstrdup (default_languages[i].warm_start),
+      .preload = sr_xstrdup (default_languages[i].preload),
       .origin = SR_ORIGIN_DEFAULT,
     };
 }
@@ -1163,6 +1215,9 @@ sr_config_check (const struct sr_config *cfg, sr_error_t *err)
         return sr_error_set (err, 0, "language %s%s%s%s: image, source and run must all be set",
                              l->name, l->where ? " (" : "", l->where ? l->where : "",
                              l->where ? ")" : "");
+      if (check_warm_start (l, err) < 0)
+        return sr_error_wrap (err, "language %s%s%s%s", l->name, l->where ? " (" : "",
+                              l->where ? l->where : "", l->where ? ")" : "");
     }
   if (cfg->timeout_ms == 0 || cfg->timeout_ms > cfg->max_timeout_ms)
     return sr_error_set (err, 0, "timeout %.3g s must be above 0 and at most max_timeout %.3g s",

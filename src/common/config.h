@@ -52,6 +52,8 @@ struct sr_language
   char *docker_image; /* the Docker backend's image; "" when none */
   char *sources;      /* patterns of the other files compiled too (common/defaults.h) */
   char *compile_cpus; /* the compile stage's CPUs; "": the compile_cpus setting */
+  char *warm_start;   /* the bootstrap of a pre-started interpreter; "": none */
+  char *preload;      /* modules it imports ahead, separated by commas or spaces */
   enum sr_origin origin;
   char *where;        /* file:line or variable of the last change, or NULL */
 };

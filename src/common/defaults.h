@@ -135,6 +135,12 @@
  * it out.  The run command gets the request's args after its own.  One
  * row per language.
  *
+ * warm_start names the bootstrap (sandbox/prestart.h) with which a warm
+ * container of a one-stage language starts its interpreter ahead of the
+ * run ("": none, the run starts it cold); preload lists the modules it
+ * imports then (names separated by commas or spaces).  python-data's are
+ * the heavy ones its snippets import first.
+ *
  * python-data is Python with the data stack, for one-shot runs as for
  * sessions (whose default image it is, so a Docker session gets its
  * docker_image too).  On Docker it is Jupyter's scipy-notebook, the
@@ -170,6 +176,7 @@
  * under the flags it was made with, so a change to one is a change to
  * both (other flags still compile, from the headers).  */
 #define SR_CODE_DIR                 "/scratch"
+#define SR_WARM_START_PYTHON        "python"
 #define SR_JVM_FLAGS                                                                  \
   "-XX:+UseSerialGC -XX:ActiveProcessorCount=1 -XX:TieredStopAtLevel=1 "            \
   "-XX:MaxRAM=256m -XX:MaxRAMPercentage=100 -Xss1m"
@@ -179,47 +186,48 @@
 #define SR_NODE_FLAGS               "--max-old-space-size=256 --v8-pool-size=2"
 #define SR_DEFAULT_LANGUAGES                                                          \
   { "python", "python", "main.py", "", "python3 " SR_CODE_DIR "/main.py",             \
-    "Python 3 (CPython, standard library only): the fastest to start",               \
-    "python:3.12-slim", "" },                                                             \
+    "Python 3 (CPython, standard library only): the fastest to start",                \
+    "python:3.12-slim", "", SR_WARM_START_PYTHON, "" },                               \
   { "python-data", "python-data", "main.py", "",                                      \
     "python3 " SR_CODE_DIR "/main.py",                                                \
     "Python 3 with numpy, pandas, matplotlib, seaborn, scipy, openpyxl and "          \
-    "reportlab: for data and charts; slower to start than python",                   \
-    "quay.io/jupyter/scipy-notebook", "" },                                               \
+    "reportlab: for data and charts; slower to start than python",                    \
+    "quay.io/jupyter/scipy-notebook", "",                                             \
+    SR_WARM_START_PYTHON, "numpy, pandas, matplotlib" },                              \
   { "cpp", "cpp", "main.cpp",                                                         \
     "g++ -std=c++17 -O2 -o " SR_CODE_DIR "/main " SR_CODE_DIR "/main.cpp",            \
-    SR_CODE_DIR "/main", "C++17, compiled with g++ -O2", "gcc:14", "*.cpp *.cc *.cxx" }, \
+    SR_CODE_DIR "/main", "C++17, compiled with g++ -O2", "gcc:14", "*.cpp *.cc *.cxx", "", "" }, \
   { "c", "c", "main.c",                                                               \
     "gcc -std=c17 -O2 -o " SR_CODE_DIR "/main " SR_CODE_DIR "/main.c -lm",            \
-    SR_CODE_DIR "/main", "C17, compiled with gcc -O2 (libm linked)", "gcc:14",       \
-    "*.c" },                                                                          \
+    SR_CODE_DIR "/main", "C17, compiled with gcc -O2 (libm linked)", "gcc:14",        \
+    "*.c", "", "" },                                                                  \
   { "javascript", "javascript", "main.js", "",                                        \
     "node " SR_NODE_FLAGS " " SR_CODE_DIR "/main.js",                                 \
-    "JavaScript on Node.js (CommonJS, no npm packages)", "node:20-slim", "" },        \
+    "JavaScript on Node.js (CommonJS, no npm packages)", "node:20-slim", "", "", "" }, \
   { "typescript", "typescript", "main.ts",                                            \
-    "tsc --pretty false --noEmitOnError --skipLibCheck --target es2022 --lib es2022 "  \
-    "--module commonjs --types node --typeRoots /usr/share/nodejs/@types --outDir "    \
+    "tsc --pretty false --noEmitOnError --skipLibCheck --target es2022 --lib es2022 " \
+    "--module commonjs --types node --typeRoots /usr/share/nodejs/@types --outDir "   \
     SR_CODE_DIR " " SR_CODE_DIR "/main.ts",                                           \
     "node " SR_NODE_FLAGS " " SR_CODE_DIR "/main.js",                                 \
-    "TypeScript, checked and compiled with tsc, run on Node.js", "", "" },            \
+    "TypeScript, checked and compiled with tsc, run on Node.js", "", "", "", "" },    \
   { "go", "go", "main.go", SR_GO_ENV "sr-go-build -o " SR_CODE_DIR "/main "           \
-    SR_CODE_DIR "/main.go", "env GOMAXPROCS=2 " SR_CODE_DIR "/main",                 \
-    "Go, compiled with go build (package main, standard library only)", "", "*.go" }, \
+    SR_CODE_DIR "/main.go", "env GOMAXPROCS=2 " SR_CODE_DIR "/main",                  \
+    "Go, compiled with go build (package main, standard library only)", "", "*.go", "", "" }, \
   { "rust", "rust", "main.rs",                                                        \
     "rustc --edition 2021 -O -C codegen-units=1 -o " SR_CODE_DIR "/main "             \
     SR_CODE_DIR "/main.rs",                                                           \
     SR_CODE_DIR "/main", "Rust (edition 2021), compiled with rustc -O (std only)",    \
-    "rust:slim", "" },                                                                \
+    "rust:slim", "", "", "" },                                                        \
   { "java", "java", "Main.java",                                                      \
-    "java " SR_JVM_FLAGS " -m jdk.compiler/com.sun.tools.javac.Main -d " SR_CODE_DIR   \
+    "java " SR_JVM_FLAGS " -m jdk.compiler/com.sun.tools.javac.Main -d " SR_CODE_DIR  \
     " " SR_CODE_DIR "/Main.java",                                                     \
     "java " SR_JVM_FLAGS " -cp " SR_CODE_DIR " Main",                                 \
     "Java 21 on OpenJDK, compiled with javac (class Main)", "eclipse-temurin:21",     \
-    "*.java" },                                                                       \
+    "*.java", "", "" },                                                               \
   { "bash", "bash", "main.sh", "", "bash " SR_CODE_DIR "/main.sh",                    \
-    "Bash with the coreutils, grep, sed and gawk", "debian:trixie-slim", "" },        \
+    "Bash with the coreutils, grep, sed and gawk", "debian:trixie-slim", "", "", "" }, \
   { "ruby", "ruby", "main.rb", "", "ruby " SR_CODE_DIR "/main.rb", "Ruby 3",          \
-    "ruby:3.3-slim", "" }
+    "ruby:3.3-slim", "", "", "" }
 
 /* The largest image manifest, index or config we read.  */
 #define SR_MAX_IMAGE_DOCUMENT       (4u << 20)

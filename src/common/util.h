@@ -25,6 +25,18 @@
 
 #define SR_ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
 
+/* The file at path (a string literal), assembled into the binary's
+ * read-only data as name[] up to name_end[]: data kept in a file of its
+ * own in the tree, which a build-tree or relocated binary never runs
+ * without.  */
+#define SR_INCBIN(name, path)                                                          \
+  __asm__ (".section .rodata\n"                                                        \
+           ".balign 16\n" #name ":\n"                                                  \
+           ".incbin \"" path "\"\n" #name "_end:\n"                                    \
+           ".previous\n");                                                             \
+  extern const char name[] __asm__ (#name);                                            \
+  extern const char name##_end[] __asm__ (#name "_end")
+
 static inline void
 sr_closep (int *fd)
 {

@@ -183,6 +183,8 @@ run_result (const struct sr_mcp_tool_ctx *ctx, struct sr_service_run *run, uint6
       cJSON_AddNumberToObject (o, "compile_ms", (double) res->compile_ms);
       cJSON_AddBoolToObject (o, "compile_cached", res->compile_cached);
     }
+  if (res->prestarted)
+    cJSON_AddBoolToObject (o, "prestarted", true);
   cJSON_AddStringToObject (o, "language", res->language);
   if (run->session_id)
     {

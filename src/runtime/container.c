@@ -142,6 +142,18 @@ proc_reap (struct proc *p)
   p->reaped = true;
 }
 
+static bool
+proc_alive (struct proc *p)
+{
+  siginfo_t si = { 0 };
+
+  if (p->reaped || p->pidfd < 0)
+    return false;
+  if (waitid (P_PIDFD, (id_t) p->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+    return false;
+  return si.si_pid == 0;
+}
+
 /* Describes how the process ended, for a failure before it said why.  */
 static int
 proc_died (struct proc *p, const char *when, sr_error_t *err)
@@ -636,25 +648,42 @@ take_command_status (int fd, siginfo_t *exit)
     }
 }
 
-/* START for p (an init waiting after READY, or a joiner), then supervision
- * to the end.  */
+/* A command past its execve, not yet supervised: the read ends of its
+ * stdout and stderr, and of the status pipe of an init's command.  */
+struct launch
+{
+  int out_fd, err_fd, status_fd;
+};
+
+static void
+launch_done (struct launch *l)
+{
+  if (l->out_fd >= 0)
+    close (l->out_fd);
+  if (l->err_fd >= 0)
+    close (l->err_fd);
+  if (l->status_fd >= 0)
+    close (l->status_fd);
+  l->out_fd = l->err_fd = l->status_fd = -1;
+}
+
+/* START for p (an init waiting after READY, or a joiner) with stdin_fd
+ * (-1: /dev/null), up to the command's execve.  */
 static int
-run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *spec,
-             const struct sr_run_options *opts, struct sr_run_result *result, sr_error_t *err)
+launch (struct sr_container *c, struct proc *p, const struct sr_exec_spec *spec, int stdin_fd,
+        struct launch *l, int *ret_exit_code, sr_error_t *err)
 {
   _cleanup_close_ int spec_fd = -1, null_fd = -1;
   int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, status[2] = { -1, -1 };
-  struct sr_supervise_outcome outcome = { 0 };
-  struct sr_supervise_io io = { 0 };
-  uint64_t t0, oom_kills_before;
   int r = -1;
 
+  *l = (struct launch){ .out_fd = -1, .err_fd = -1, .status_fd = -1 };
   if (spec->argv == NULL || spec->argv[0] == NULL)
     return sr_error_set (err, EINVAL, "no command given");
   spec_fd = make_spec_fd (spec, err);
   if (spec_fd < 0)
     goto out;
-  if (opts->stdin_fd < 0)
+  if (stdin_fd < 0)
     {
       null_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
       if (null_fd < 0)
@@ -669,15 +698,10 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
       sr_error_set (err, errno, "pipe");
       goto out;
     }
-
-  /* A held container's OOM kills of earlier commands are not this one's.  */
-  oom_kills_before = c->held && c->cgroup ? sr_cgroup_oom_kills (c->cgroup) : 0;
   {
-    int fds[5] = { spec_fd, opts->stdin_fd >= 0 ? opts->stdin_fd : null_fd, out[1], errp[1],
-                   status[1] };
+    int fds[5] = { spec_fd, stdin_fd >= 0 ? stdin_fd : null_fd, out[1], errp[1], status[1] };
 
-    t0 = sr_now_ns ();
-    p->marks[SR_MARK_START] = t0;
+    p->marks[SR_MARK_START] = sr_now_ns ();
     if (send_msg (p, SR_SYNC_START, fds, status[1] >= 0 ? 5 : 4, err) < 0)
       goto out;
   }
@@ -687,14 +711,43 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
     close (status[1]);
   out[1] = errp[1] = status[1] = -1;
 
-  if (expect_exec (p, &result->exit_code, err) < 0)
+  if (expect_exec (p, ret_exit_code, err) < 0)
     goto out;
   p->marks[SR_MARK_EXEC] = sr_now_ns ();
-
   fcntl (out[0], F_SETFL, O_NONBLOCK);
   fcntl (errp[0], F_SETFL, O_NONBLOCK);
-  io.out_fd = out[0];
-  io.err_fd = errp[0];
+  *l = (struct launch){ .out_fd = out[0], .err_fd = errp[0], .status_fd = status[0] };
+  out[0] = errp[0] = status[0] = -1;
+  r = 0;
+
+out:
+  for (int i = 0; i < 2; i++)
+    {
+      if (out[i] >= 0)
+        close (out[i]);
+      if (errp[i] >= 0)
+        close (errp[i]);
+      if (status[i] >= 0)
+        close (status[i]);
+    }
+  return r;
+}
+
+/* Supervises a launched command to its end; its duration, and its
+ * timeout, count from t0.  */
+static int
+supervise_command (struct sr_container *c, struct proc *p, struct launch *l,
+                   const struct sr_run_options *opts, uint64_t t0, struct sr_run_result *result,
+                   sr_error_t *err)
+{
+  struct sr_supervise_outcome outcome = { 0 };
+  struct sr_supervise_io io = { 0 };
+  /* A held container's OOM kills of earlier commands are not this one's.  */
+  uint64_t oom_kills_before = c->held && c->cgroup ? sr_cgroup_oom_kills (c->cgroup) : 0;
+  int r = -1;
+
+  io.out_fd = l->out_fd;
+  io.err_fd = l->err_fd;
   io.pidfd = p->pidfd;
   io.cancel_fd = opts->cancel_fd;
   io.timeout_ms = opts->timeout_ms;
@@ -706,7 +759,7 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
   if (sr_supervise (&io, &outcome, err) < 0)
     goto out;
   p->reaped = true;
-  take_command_status (status[0], &outcome.exit);
+  take_command_status (l->status_fd, &outcome.exit);
   result->duration_ns = sr_now_ns () - t0;
   fill_status (c, &outcome, oom_kills_before, result);
   result->out = outcome.out;
@@ -715,18 +768,24 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
   r = 0;
 
 out:
-  memcpy (result->marks, p->marks, sizeof p->marks);
   sr_captured_done (&outcome.out);
   sr_captured_done (&outcome.err);
-  for (int i = 0; i < 2; i++)
-    {
-      if (out[i] >= 0)
-        close (out[i]);
-      if (errp[i] >= 0)
-        close (errp[i]);
-      if (status[i] >= 0)
-        close (status[i]);
-    }
+  return r;
+}
+
+/* START for p, then supervision to the end.  */
+static int
+run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *spec,
+             const struct sr_run_options *opts, struct sr_run_result *result, sr_error_t *err)
+{
+  struct launch l;
+  uint64_t t0 = sr_now_ns ();
+  int r = launch (c, p, spec, opts->stdin_fd, &l, &result->exit_code, err);
+
+  if (r == 0)
+    r = supervise_command (c, p, &l, opts, t0, result, err);
+  memcpy (result->marks, p->marks, sizeof p->marks);
+  launch_done (&l);
   return r;
 }
 
@@ -782,38 +841,103 @@ sr_container_hold (struct sr_container *c, sr_error_t *err)
   return 0;
 }
 
+/* A joiner for one command of held container c, entered and waiting for
+ * START.  */
+static int
+join (struct sr_container *c, struct proc *joiner, sr_error_t *err)
+{
+  struct sr_child_args args = c->child;
+  int r;
+
+  *joiner = (struct proc){ .pidfd = -1, .sync_fd = -1, .command_pidfd = -1, .container = c };
+  if (!c->held)
+    return sr_error_set (err, EINVAL, "the container is not held");
+  if (c->init.reaped || pidfd_signal (c->init.pidfd, 0) < 0)
+    return sr_error_set (err, ESRCH, "the container's init is gone");
+  if (proc_socket (joiner, &args, err) < 0)
+    return -1;
+  r = spawn (c, joiner, &args, true, err);
+  close (args.sync_fd);
+  if (r < 0)
+    return -1;
+  if (c->cgroup && sr_cgroup_exec_new (c->cgroup, joiner->pid, &joiner->exec_cgroup, err) < 0)
+    return -1;
+  if (send_msg (joiner, SR_SYNC_GO, NULL, 0, err) < 0)
+    return -1;
+  return expect (joiner, SR_SYNC_READY, "while entering the container", err);
+}
+
 int
 sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
                    const struct sr_run_options *opts, struct sr_run_result *result,
                    sr_error_t *err)
 {
-  struct proc joiner = { .pidfd = -1, .sync_fd = -1, .command_pidfd = -1, .container = c };
-  struct sr_child_args args = c->child;
-  int r = -1;
+  struct proc joiner;
+  int r;
 
   result_init (c, result);
-  if (!c->held)
-    return sr_error_set (err, EINVAL, "the container is not held");
-  if (c->init.reaped || pidfd_signal (c->init.pidfd, 0) < 0)
-    return sr_error_set (err, ESRCH, "the container's init is gone");
-  if (proc_socket (&joiner, &args, err) < 0)
-    return -1;
-  r = spawn (c, &joiner, &args, true, err);
-  close (args.sync_fd);
-  if (r < 0)
-    goto out;
-  r = -1;
-  if (c->cgroup && sr_cgroup_exec_new (c->cgroup, joiner.pid, &joiner.exec_cgroup, err) < 0)
-    goto out;
-  if (send_msg (&joiner, SR_SYNC_GO, NULL, 0, err) < 0)
-    goto out;
-  if (expect (&joiner, SR_SYNC_READY, "while entering the container", err) < 0)
-    goto out;
-  r = run_command (c, &joiner, spec, opts, result, err);
-
-out:
+  r = join (c, &joiner, err);
+  if (r == 0)
+    r = run_command (c, &joiner, spec, opts, result, err);
   proc_reap (&joiner);
   return r;
+}
+
+struct sr_container_cmd
+{
+  struct sr_container *c;
+  struct proc joiner;
+  struct launch launch;
+  int exit_code;          /* what a failed exec would have set */
+};
+
+int
+sr_container_exec_begin (struct sr_container *c, const struct sr_exec_spec *spec, int stdin_fd,
+                         struct sr_container_cmd **ret, sr_error_t *err)
+{
+  struct sr_container_cmd *cmd = sr_xcalloc (1, sizeof *cmd);
+
+  cmd->c = c;
+  cmd->launch = (struct launch){ .out_fd = -1, .err_fd = -1, .status_fd = -1 };
+  if (join (c, &cmd->joiner, err) < 0
+      || launch (c, &cmd->joiner, spec, stdin_fd, &cmd->launch, &cmd->exit_code, err) < 0)
+    {
+      sr_container_cmd_free (cmd);
+      return -1;
+    }
+  *ret = cmd;
+  return 0;
+}
+
+bool
+sr_container_cmd_alive (struct sr_container_cmd *cmd)
+{
+  return proc_alive (&cmd->joiner);
+}
+
+int
+sr_container_exec_finish (struct sr_container_cmd *cmd, const struct sr_run_options *opts,
+                          struct sr_run_result *result, sr_error_t *err)
+{
+  uint64_t t0 = sr_now_ns ();
+  int r;
+
+  result_init (cmd->c, result);
+  if (cmd->joiner.reaped)
+    return sr_error_set (err, EINVAL, "the command was supervised already");
+  r = supervise_command (cmd->c, &cmd->joiner, &cmd->launch, opts, t0, result, err);
+  memcpy (result->marks, cmd->joiner.marks, sizeof cmd->joiner.marks);
+  return r;
+}
+
+void
+sr_container_cmd_free (struct sr_container_cmd *cmd)
+{
+  if (cmd == NULL)
+    return;
+  proc_reap (&cmd->joiner);
+  launch_done (&cmd->launch);
+  free (cmd);
 }
 
 int
@@ -828,13 +952,7 @@ sr_container_charged (struct sr_container *c, uint64_t need, sr_charge_fn fn, vo
 bool
 sr_container_alive (struct sr_container *c)
 {
-  siginfo_t si = { 0 };
-
-  if (c->init.reaped || c->init.pidfd < 0)
-    return false;
-  if (waitid (P_PIDFD, (id_t) c->init.pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
-    return false;
-  return si.si_pid == 0;
+  return proc_alive (&c->init);
 }
 
 void

@@ -2,19 +2,12 @@
 
 #include <stddef.h>
 
+#include "common/util.h"
 #include "runtime/seccomp.h"
 
 /* The profile is data in seccomp/default.json; it is assembled into the
  * binary so a build-tree or relocated binary never runs without it.  */
-__asm__ (".section .rodata\n"
-         ".balign 16\n"
-         "sr_default_profile:\n"
-         ".incbin \"" SR_SECCOMP_DEFAULT_JSON "\"\n"
-         "sr_default_profile_end:\n"
-         ".previous\n");
-
-extern const char sr_default_profile[] __asm__ ("sr_default_profile");
-extern const char sr_default_profile_end[] __asm__ ("sr_default_profile_end");
+SR_INCBIN (sr_default_profile, SR_SECCOMP_DEFAULT_JSON);
 
 int
 sr_seccomp_filter_default (struct sr_seccomp_filter **ret, sr_error_t *err)

@@ -29,9 +29,13 @@ struct sr_code_stage
   double cpus;              /* the compile stage's sr_policy_compile_cpus; 0: the policy's */
   const struct sr_code_request *req;
   uint64_t output_bytes;
+  bool prestarted;          /* out: ran in an interpreter started ahead (prestart.h) */
 };
 typedef int (*sr_code_stage_fn) (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
                                  sr_error_t *err);
+
+/* "g++ -O2 -o x y" -> argv (a strv, allocated).  */
+char **sr_code_split_command (const char *cmd);
 
 /* The stdin of the stage's command: *ret_fd gets a file holding the
  * request's stdin (a memfd at its start, the caller's to close), or -1

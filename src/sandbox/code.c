@@ -181,9 +181,8 @@ sr_code_validate (const struct sr_config *cfg, const struct sr_code_request *req
   return 0;
 }
 
-/* "g++ -O2 -o x y" -> argv.  */
-static char **
-split_command (const char *cmd)
+char **
+sr_code_split_command (const char *cmd)
 {
   char **argv = sr_xcalloc (1, sizeof *argv);
   const char *p = cmd;
@@ -382,8 +381,8 @@ sr_code_stage_stdin (const struct sr_code_stage *st, int *ret_fd, sr_error_t *er
 static char **
 compile_argv (const struct sr_language *l, const struct sr_code_request *req)
 {
-  char **argv = split_command (l->compile);
-  _cleanup_strv_ char **patterns = split_command (l->sources);
+  char **argv = sr_code_split_command (l->compile);
+  _cleanup_strv_ char **patterns = sr_code_split_command (l->sources);
 
   for (size_t i = 0; i < req->n_files; i++)
     for (char **p = patterns; *p; p++)
@@ -401,7 +400,7 @@ compile_argv (const struct sr_language *l, const struct sr_code_request *req)
 static char **
 run_argv (const char *run, const struct sr_code_request *req)
 {
-  char **argv = split_command (run);
+  char **argv = sr_code_split_command (run);
 
   for (size_t i = 0; i < req->n_args; i++)
     sr_strv_push (&argv, req->args[i]);
@@ -555,6 +554,7 @@ run_stages (const struct sr_config *cfg, const struct sr_language *l,
 
     if (run_stage (ctx, &run, &res->run, err) < 0)
       return -1;
+    res->prestarted = run.prestarted;
   }
   res->status = code_status_of (&res->run);
   res->duration_ms = res->run.duration_ns / 1000000;

@@ -71,6 +71,7 @@ struct sr_code_result
   bool compile_cached;   /* the compile cache answered: no compile stage ran */
   uint64_t compile_ms;   /* the compile stage's, or the cache's */
   uint64_t duration_ms;  /* the run stage (the compile stage when it failed) */
+  bool prestarted;       /* the run stage's interpreter was started ahead (a warm one) */
 };
 void sr_code_result_done (struct sr_code_result *r);
 

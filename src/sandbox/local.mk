@@ -5,6 +5,7 @@ libsandbox_a_SOURCES += \
 	src/sandbox/compile-cache.c src/sandbox/compile-cache.h \
 	src/sandbox/policy.c src/sandbox/policy.h \
 	src/sandbox/pool.c src/sandbox/pool.h \
+	src/sandbox/prestart.c src/sandbox/prestart.h \
 	src/sandbox/session.c src/sandbox/session.h \
 	src/sandbox/files-path.c src/sandbox/files-write.c src/sandbox/files-artifacts.c \
 	src/sandbox/files-edit.c src/sandbox/files-search.c src/sandbox/files-native.c \
@@ -18,3 +19,9 @@ libsandbox_a_SOURCES += \
 # (cli/main-full.c), so only it links these and libcurl.
 libsandbox_a_SOURCES += src/sandbox/docker-run.c src/sandbox/docker-run.h \
 	src/sandbox/docker-session.c
+
+# The bootstrap of a pre-started python is assembled into the binary from
+# its source (sandbox/prestart.c).
+src/sandbox/prestart.$(OBJEXT): $(top_srcdir)/src/sandbox/warm-python.py
+AM_CPPFLAGS += -DSR_WARM_PYTHON='"$(abs_top_srcdir)/src/sandbox/warm-python.py"'
+EXTRA_DIST += src/sandbox/warm-python.py

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "runtime/container.h"
 #include "sandbox/code-internal.h"
 #include "sandbox/policy.h"
+#include "sandbox/prestart.h"
 
 struct native_state
 {
@@ -166,6 +168,11 @@ struct sr_backend_warm
   struct sr_backend_run run;  /* its image */
   const struct sr_language *l;
   struct sr_container *c;
+  /* A pre-started interpreter (prestart.h), held container and all: the
+   * command and the socket of its hand-over; else NULL and -1, and the
+   * container's init waits for its command.  */
+  struct sr_container_cmd *cmd;
+  int sock;
 };
 
 static void
@@ -173,9 +180,36 @@ native_warm_free (struct sr_backend_warm *w)
 {
   if (w == NULL)
     return;
+  if (w->sock >= 0)
+    close (w->sock);
+  sr_container_cmd_free (w->cmd);
   sr_container_destroy (w->c);
   sr_image_release (&w->run.image);
   free (w);
+}
+
+/* Holds w's container and starts its interpreter, joined as a command is,
+ * on the bootstrap the pool wrote as the entry file; waits until it is
+ * ready.  */
+static int
+prestart (struct native_state *ns, struct sr_backend_warm *w, sr_error_t *err)
+{
+  _cleanup_strv_ char **argv = sr_code_split_command (w->l->run);
+  _cleanup_strv_ char **env = sr_policy_env (ns->policy, w->run.image.info.env);
+  struct sr_exec_spec spec = { .argv = argv, .env = env, .cwd = SR_DEFAULT_WORKDIR };
+  int pair[2];
+  int r;
+
+  if (sr_container_hold (w->c, err) < 0)
+    return -1;
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    return sr_error_set (err, errno, "socketpair");
+  w->sock = pair[0];
+  r = sr_container_exec_begin (w->c, &spec, pair[1], &w->cmd, err);
+  close (pair[1]);
+  if (r < 0 || sr_prestart_wait_ready (w->sock, SR_PRESTART_READY_MS, err) < 0)
+    return sr_error_wrap (err, "pre-start %s", w->l->name);
+  return 0;
 }
 
 static int
@@ -193,6 +227,7 @@ native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
   w->run.ns = ns;
   w->run.image.lock_fd = -1;
   w->l = l;
+  w->sock = -1;
   if (sr_code_use_image (ns->store, l, &w->run.image, err) < 0)
     goto fail;
   sr_policy_to_container (ns->policy, w->run.image.rootfs, &cc);
@@ -202,6 +237,8 @@ native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
   cc.state_dir = ns->state_dir;
   cc.label = label;
   if (sr_container_create (&cc, &w->c, err) < 0)
+    goto fail;
+  if (*l->warm_start && prestart (ns, w, err) < 0)
     goto fail;
   *ret = w;
   return 0;
@@ -219,7 +256,9 @@ native_warm_current (void *state, struct sr_backend_warm *w)
   struct sr_image_info info = { 0 };
   bool same;
 
-  if (!sr_container_alive (w->c) || sr_store_lookup (ns->store, w->l->image, &info, NULL) < 0)
+  if (!sr_container_alive (w->c)
+      || (w->cmd && !(sr_container_cmd_alive (w->cmd) && sr_prestart_waiting (w->sock)))
+      || sr_store_lookup (ns->store, w->l->image, &info, NULL) < 0)
     return false;
   same = strcmp (info.id, w->run.image.info.id) == 0;
   sr_image_info_done (&info);
@@ -242,6 +281,15 @@ native_warm_stage (struct sr_backend_warm *w, struct sr_code_stage *st,
   spec.env = env;
   if (stage_options (policy, st, &opts, &stdin_fd, err) < 0)
     return -1;
+  if (w->cmd)
+    {
+      /* The code is in the entry file: what is left of the run is its
+       * args and stdin, and the supervision, timeout and all, from here.  */
+      if (sr_prestart_hand_over (w->sock, st->req->args, st->req->n_args, stdin_fd, err) < 0)
+        return -1;
+      st->prestarted = true;
+      return sr_container_exec_finish (w->cmd, &opts, res, err);
+    }
   return sr_container_start (w->c, &spec, &opts, res, err);
 }
 

@@ -3,6 +3,7 @@
 #include "sandbox/pool.h"
 #include "sandbox/backend.h"
 #include "sandbox/code-internal.h"
+#include "sandbox/prestart.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,7 +73,21 @@ warm_free (struct sr_code_pool *p, struct warm *w)
   free (w);
 }
 
-/* What sr_code_run would create for l's run stage, waiting for START.  */
+/* The bootstrap of l's pre-started interpreter as its entry file, which
+ * the run's code replaces; nothing when l has none.  */
+static int
+write_bootstrap (const struct warm *w, sr_error_t *err)
+{
+  size_t len = 0;
+  _cleanup_free_ char *program = sr_prestart_program (w->l, &len);
+
+  if (program == NULL)
+    return 0;
+  return sr_code_write_source (w->scratch_fd, w->l->source, program, len, w->uid, w->gid, err);
+}
+
+/* What sr_code_run would create for l's run stage, waiting for START, or
+ * with l's interpreter started ahead (prestart.h).  */
 static int
 warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret,
           sr_error_t *err)
@@ -88,6 +103,7 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret
   w->gid = w->ids.gid;
   if (sr_code_make_dir (p->cfg, &w->ids, &w->scratch, &w->scratch_fd, err) < 0
       || p->be->code_dir (p->state, w->scratch, w->scratch_fd, &w->uid, &w->gid, err) < 0
+      || write_bootstrap (w, err) < 0
       || p->be->warm_new (p->state, l, w->scratch, &w->ids, &w->bw, err) < 0)
     goto fail;
   *ret = w;

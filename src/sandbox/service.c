@@ -316,8 +316,9 @@ sr_service_run_code (struct sr_service *s, const struct sr_code_request *req, co
 
     snprintf (ms, sizeof ms, "%llu", (unsigned long long) run->code.duration_ms);
     sr_log (SR_LOG_INFO, "run", "language", run->code.language, "status",
-            sr_code_status_name (run->code.status), "duration_ms", ms, "session",
-            run->session_id, "run_id", run->run_id[0] ? run->run_id : NULL, NULL);
+            sr_code_status_name (run->code.status), "duration_ms", ms, "prestarted",
+            run->code.prestarted ? "true" : NULL, "session", run->session_id, "run_id",
+            run->run_id[0] ? run->run_id : NULL, NULL);
   }
   return 0;
 }
