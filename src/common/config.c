@@ -821,7 +821,8 @@ load_language_env (struct sr_config *cfg, sr_error_t *err)
         }
       if (f == SR_ARRAY_SIZE (language_fields))
         return sr_error_set (err, 0, "environment variable %s: expected SANDBOX_LANGUAGE_<NAME>_"
-                             "<IMAGE|SOURCE|COMPILE|RUN|DESCRIPTION|DOCKER_IMAGE>", var);
+                             "<IMAGE|SOURCE|COMPILE|RUN|DESCRIPTION|DOCKER_IMAGE|SOURCES|WARM_START|"
+                             "PRELOAD>", var);
       n = (size_t) (eq - name) - strlen (language_fields[f]) - 1;
       lower = sr_xasprintf ("%.*s", (int) n, name);
       for (char *p = lower; *p; p++)

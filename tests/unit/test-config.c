@@ -297,6 +297,31 @@ test_compat_tools (void)
   expect_error ("compat.conf", "compat_tools = e2b\n", "'e2b' is not empty or mcp-code-sandbox");
 }
 
+/* The table's pre-started interpreters, and preloads set by name.  */
+static void
+test_warm_start (void)
+{
+  _cleanup_free_ char *path = write_conf ("warm.conf", "language.python.preload = json,decimal "
+                                          "xml.dom\nlanguage.python-data.warm_start =\n");
+  struct sr_config cfg;
+  sr_error_t err = NULL;
+
+  ok (sr_config_load (&cfg, path, "/nonexistent", &err) == 0, "warm_start and preload load");
+  is_str (sr_config_language (&cfg, "python")->warm_start, "python",
+          "python is pre-started by default");
+  is_str (sr_config_language (&cfg, "python")->preload, "json,decimal xml.dom",
+          "its preloads are the configured ones");
+  is_str (sr_config_language (&cfg, "python-data")->warm_start, "", "a language's can be off");
+  is_str (sr_config_language (&cfg, "cpp")->warm_start, "", "a compiled language has none");
+  sr_config_done (&cfg);
+  ok (sr_config_load (&cfg, "/nonexistent", "/nonexistent", &err) == 0, "the defaults load");
+  is_str (sr_config_language (&cfg, "python-data")->preload, "numpy, pandas, matplotlib",
+          "python-data preloads its data stack by default");
+  sr_config_done (&cfg);
+  sr_error_free (&err);
+  unlink (path);
+}
+
 int
 main (void)
 {
@@ -358,9 +383,18 @@ main (void)
   expect_error ("backend.conf", "backend = lxc\n", "neither native nor docker");
   expect_error ("output.conf", "max_output = 2G\n", "max_output 2147483648 must be from 1 byte to 16M");
   expect_error ("field.conf", "language.python.docker = x\n",
-                "docker_image, sources, compile_cpus)");
+                "docker_image, sources, compile_cpus, warm_start, preload)");
   expect_error ("compilecpus.conf", "language.cpp.compile_cpus = many\n",
                 "language cpp: compile_cpus 'many' is not a number of CPUs");
+  expect_error ("warmstart.conf", "language.ruby.warm_start = ruby\n",
+                "warmstart.conf:1): warm_start 'ruby' is not a bootstrap");
+  expect_error ("warmcompiled.conf", "language.cpp.warm_start = python\n",
+                "warmcompiled.conf:1): warm_start needs a language without a compile");
+  expect_error ("preload.conf", "language.python.preload = numpy, os.path, 3d\n",
+                "preload.conf:1): preload '3d' is not a module name");
+  expect_error ("preloaddot.conf", "language.python.preload = numpy.\n",
+                "preload 'numpy.' is not a module name");
+  test_warm_start ();
   expect_error ("sshfield.conf", "ssh.a.hostname = x\n", "sshfield.conf:1: unknown ssh field 'hostname'");
   expect_error ("sshname.conf", "ssh.a.b.host = x\n", "unknown ssh field 'b.host'");
   expect_error ("sshport.conf", "ssh.a.port = 22x\n", "ssh.a.port '22x': a port from 1 to 65535");
