@@ -3,7 +3,8 @@
 // server bench/run.sh started, whose pid it is given).  In this order:
 //   - the server's memory idle (just listening, HTTP only; then initialized);
 //   - one warm-up call of run_code python print(1), then RUNS timed calls
-//     in a row: the round trip;
+//     in a row: the round trip (SR_BENCH_GAP_MS apart, default 0: the
+//     pause an agent leaves between calls, in which the warm pool refills);
 //   - N calls at each CONCURRENCY (calls in flight at once): throughput,
 //     with the server's memory sampled throughout (the peak);
 //   - the largest CONCURRENCY of calls that sleep, all in flight at once:
@@ -88,7 +89,9 @@ const printed = (r, text = "1\n") => r.structuredContent?.status === "success" &
 const warm = await call();
 if (!printed(warm)) throw new Error(`run_code did not print 1: ${JSON.stringify(warm).slice(0, 400)}`);
 
+const gap = Number(process.env.SR_BENCH_GAP_MS ?? 0);
 for (let i = 0; i < runs; i++) {
+  if (gap) await sleep(gap);
   const t0 = process.hrtime.bigint();
   const r = await call();
   const us = (process.hrtime.bigint() - t0) / 1000n;

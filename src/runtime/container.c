@@ -933,9 +933,27 @@ sr_container_exec_finish (struct sr_container_cmd *cmd, const struct sr_run_opti
 void
 sr_container_cmd_free (struct sr_container_cmd *cmd)
 {
+  struct proc *j;
+
   if (cmd == NULL)
     return;
-  proc_reap (&cmd->joiner);
+  /* The command first, and only it (its process group), so that its
+   * joiner reaps it and ends: killed with it (as its cgroup would be),
+   * the joiner would leave the command to whatever adopts it, a
+   * subreaper that may not be waiting, and until it is reaped the
+   * container's init cannot end: its pid namespace is not empty.  What
+   * the command started is inside, for the init to reap.  */
+  j = &cmd->joiner;
+  if (!j->reaped && j->pidfd >= 0 && j->command_pid > 0)
+    {
+      siginfo_t si;
+
+      kill (-j->command_pid, SIGKILL);
+      kill (j->command_pid, SIGKILL);
+      if (waitid (P_PIDFD, (id_t) j->pidfd, &si, WEXITED) == 0)
+        j->reaped = true;
+    }
+  proc_reap (j);
   launch_done (&cmd->launch);
   free (cmd);
 }

@@ -120,12 +120,15 @@ struct sr_backend
 
   /* keeps_warm only (NULL otherwise).  warm_new creates what run_stage
    * would for l's run stage, with ids (sandbox/policy.h), code_dir
-   * bound read-only, and leaves it
-   * waiting for its one command; warm_current says whether it may still
-   * serve (alive, and its image still the store's for l); warm_stage runs
-   * the stage in it, once; warm_free destroys it (accepts NULL).  */
+   * bound read-only, and leaves it waiting for its one command; with
+   * prestart (l has a warm_start), it starts l's interpreter in it ahead
+   * instead (sandbox/prestart.h: the bootstrap is in code_dir already);
+   * warm_current says whether it may still serve (alive, and its image
+   * still the store's for l); warm_stage runs the stage in it, once (on
+   * the interpreter, setting st->prestarted, when it has one); warm_free
+   * destroys it (accepts NULL).  */
   int (*warm_new) (void *state, const struct sr_language *l, const char *code_dir,
-                   const struct sr_policy_ids *ids, struct sr_backend_warm **ret,
+                   const struct sr_policy_ids *ids, bool prestart, struct sr_backend_warm **ret,
                    sr_error_t *err);
   bool (*warm_current) (void *state, struct sr_backend_warm *w);
   int (*warm_stage) (struct sr_backend_warm *w, struct sr_code_stage *st,

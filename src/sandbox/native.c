@@ -192,7 +192,7 @@ native_warm_free (struct sr_backend_warm *w)
  * on the bootstrap the pool wrote as the entry file; waits until it is
  * ready.  */
 static int
-prestart (struct native_state *ns, struct sr_backend_warm *w, sr_error_t *err)
+start_interpreter (struct native_state *ns, struct sr_backend_warm *w, sr_error_t *err)
 {
   _cleanup_strv_ char **argv = sr_code_split_command (w->l->run);
   _cleanup_strv_ char **env = sr_policy_env (ns->policy, w->run.image.info.env);
@@ -214,7 +214,8 @@ prestart (struct native_state *ns, struct sr_backend_warm *w, sr_error_t *err)
 
 static int
 native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
-                 const struct sr_policy_ids *ids, struct sr_backend_warm **ret, sr_error_t *err)
+                 const struct sr_policy_ids *ids, bool prestart, struct sr_backend_warm **ret,
+                 sr_error_t *err)
 {
   struct native_state *ns = state;
   struct sr_backend_warm *w = sr_xcalloc (1, sizeof *w);
@@ -238,7 +239,7 @@ native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
   cc.label = label;
   if (sr_container_create (&cc, &w->c, err) < 0)
     goto fail;
-  if (*l->warm_start && prestart (ns, w, err) < 0)
+  if (prestart && start_interpreter (ns, w, err) < 0)
     goto fail;
   *ret = w;
   return 0;

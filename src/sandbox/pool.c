@@ -38,6 +38,11 @@ struct slot
   const struct sr_language *l;
   uint64_t ready;
   uint64_t retry_ns;       /* no new try before this (CLOCK_MONOTONIC) */
+  /* A run asked for l: its next containers start l's interpreter ahead,
+   * when it has a warm_start.  Not before, so that an interpreter and
+   * its preloads (the data stack's hundred MiB) wait in memory only for
+   * the languages in use.  */
+  bool asked;
 };
 
 struct sr_code_pool
@@ -74,22 +79,24 @@ warm_free (struct sr_code_pool *p, struct warm *w)
 }
 
 /* The bootstrap of l's pre-started interpreter as its entry file, which
- * the run's code replaces; nothing when l has none.  */
+ * the run's code replaces; *prestart false when l has none.  */
 static int
-write_bootstrap (const struct warm *w, sr_error_t *err)
+write_bootstrap (const struct warm *w, bool *prestart, sr_error_t *err)
 {
   size_t len = 0;
-  _cleanup_free_ char *program = sr_prestart_program (w->l, &len);
+  _cleanup_free_ char *program = *prestart ? sr_prestart_program (w->l, &len) : NULL;
 
+  *prestart = program != NULL;
   if (program == NULL)
     return 0;
   return sr_code_write_source (w->scratch_fd, w->l->source, program, len, w->uid, w->gid, err);
 }
 
 /* What sr_code_run would create for l's run stage, waiting for START, or
- * with l's interpreter started ahead (prestart.h).  */
+ * with prestart, l's interpreter started ahead if it has a warm_start
+ * (prestart.h).  */
 static int
-warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret,
+warm_new (struct sr_code_pool *p, const struct sr_language *l, bool prestart, struct warm **ret,
           sr_error_t *err)
 {
   struct warm *w = sr_xcalloc (1, sizeof *w);
@@ -103,8 +110,8 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret
   w->gid = w->ids.gid;
   if (sr_code_make_dir (p->cfg, &w->ids, &w->scratch, &w->scratch_fd, err) < 0
       || p->be->code_dir (p->state, w->scratch, w->scratch_fd, &w->uid, &w->gid, err) < 0
-      || write_bootstrap (w, err) < 0
-      || p->be->warm_new (p->state, l, w->scratch, &w->ids, &w->bw, err) < 0)
+      || write_bootstrap (w, &prestart, err) < 0
+      || p->be->warm_new (p->state, l, w->scratch, &w->ids, prestart, &w->bw, err) < 0)
     goto fail;
   *ret = w;
   return 0;
@@ -112,6 +119,21 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, struct warm **ret
 fail:
   warm_free (p, w);
   return -1;
+}
+
+/* Destroys every container of the pool; called with the lock held.  */
+static void
+free_all (struct sr_code_pool *p)
+{
+  while (p->ready || p->used)
+    {
+      struct warm **list = p->ready ? &p->ready : &p->used, *w = *list;
+
+      *list = w->next;
+      pthread_mutex_unlock (&p->lock);
+      warm_free (p, w);
+      pthread_mutex_lock (&p->lock);
+    }
 }
 
 static uint64_t
@@ -137,6 +159,7 @@ pool_main (void *arg)
       struct slot *want = NULL;
       struct warm *w = NULL;
       sr_error_t e = NULL;
+      bool prestart;
       int r;
 
       if (p->used)
@@ -174,8 +197,9 @@ pool_main (void *arg)
           continue;
         }
 
+      prestart = want->asked;
       pthread_mutex_unlock (&p->lock);
-      r = warm_new (p, want->l, &w, &e);
+      r = warm_new (p, want->l, prestart, &w, &e);
       sr_error_free (&e);
       pthread_mutex_lock (&p->lock);
       if (r < 0)
@@ -187,6 +211,10 @@ pool_main (void *arg)
       p->ready = w;
       want->ready++;
     }
+  /* The containers go on this thread, which made them: a pre-started
+   * interpreter's joiner dies with it (PR_SET_PDEATHSIG) and must reap
+   * its command first (sr_container_cmd_free).  */
+  free_all (p);
   pthread_mutex_unlock (&p->lock);
   return NULL;
 }
@@ -244,19 +272,29 @@ sr_code_pool_free (struct sr_code_pool *p)
       pthread_mutex_unlock (&p->lock);
       pthread_join (p->thread, NULL);
     }
-  while (p->ready || p->used)
-    {
-      struct warm **list = p->ready ? &p->ready : &p->used, *w = *list;
-
-      *list = w->next;
-      warm_free (p, w);
-    }
+  pthread_mutex_lock (&p->lock);
+  free_all (p);
+  pthread_mutex_unlock (&p->lock);
   if (p->state)
     p->be->close (p->state);
   pthread_mutex_destroy (&p->lock);
   pthread_cond_destroy (&p->wake);
   free (p->slots);
   free (p);
+}
+
+/* Marks l in use: the pool's thread pre-starts its next containers.  */
+static void
+ask (struct sr_code_pool *p, const struct sr_language *l)
+{
+  pthread_mutex_lock (&p->lock);
+  for (size_t i = 0; i < p->n_slots; i++)
+    if (p->slots[i].l == l && !p->slots[i].asked)
+      {
+        p->slots[i].asked = true;
+        pthread_cond_signal (&p->wake);
+      }
+  pthread_mutex_unlock (&p->lock);
 }
 
 /* A warm container of l, out of the pool; NULL when none is ready.  */
@@ -315,6 +353,7 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
   if (sr_code_validate (cfg, req, &l, err) < 0)
     return -1;
   res->language = sr_xstrdup (l->name);
+  ask (p, l);
 
   /* A warm container's CPU-seconds backstop is the default timeout's.  */
   if (l->compile[0] == '\0'

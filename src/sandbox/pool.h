@@ -13,6 +13,12 @@
  * container is destroyed after that one command, never reused, and the
  * pool's thread makes the next.
  *
+ * For a language with a warm_start, once a run has asked for it, a warm
+ * container also has the language's interpreter started, its preloads
+ * imported, waiting for the code (sandbox/prestart.h); until then, and for
+ * the other languages, it waits for its command.  A run that finds no
+ * container ready never waits for one: it makes its own.
+ *
  * Containers are created on the pool's own thread, which lives as long as
  * the pool: an init dies with the thread that cloned it (PR_SET_PDEATHSIG),
  * and a request's thread ends with the request.
