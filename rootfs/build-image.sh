@@ -45,7 +45,7 @@ if [ -f "$out/index.json" ]; then
   exit 0
 fi
 
-description="" packages="" cmd='["sh"]' env_extra="" setup=""
+description="" packages="" cmd='["sh"]' env_extra="" setup="" version=""
 # shellcheck disable=SC1090
 . "$recipe"
 
@@ -62,6 +62,12 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 # environment.
 SR_RECIPE_SETUP=$setup
 export SR_RECIPE_SETUP
+# The recipe's version, a command whose first line of output says which
+# version of the language the image holds; it becomes the image's
+# org.opencontainers.image.version label, which list_supported_languages
+# reports.
+SR_RECIPE_VERSION=$version SR_RECIPE_VERSION_OUT=$tmp/version
+export SR_RECIPE_VERSION SR_RECIPE_VERSION_OUT
 
 # Reproducible timestamps: the newest of recipe and script.
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(stat -c %Y "$recipe" "$0" | sort -n | tail -1)}
@@ -79,6 +85,7 @@ mmdebstrap --mode="$mode" --variant=essential --format=tar \
   --essential-hook='mkdir -p "$1/usr/share/man/man1"' \
   --customize-hook='mkdir -p "$1/work" "$1/scratch" "$1/mnt/data"' \
   --customize-hook='[ -z "$SR_RECIPE_SETUP" ] || chroot "$1" sh -ec "$SR_RECIPE_SETUP"' \
+  --customize-hook='[ -z "$SR_RECIPE_VERSION" ] || chroot "$1" sh -ec "$SR_RECIPE_VERSION" > "$SR_RECIPE_VERSION_OUT"' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/log/*' \
   --quiet \
   "$suite" "$tmp/layer.tar" "$mirror"
@@ -92,6 +99,12 @@ layer_size=$(stat -c %s "$tmp/layer.tar.gz")
 mv "$tmp/layer.tar.gz" "$tmp/oci/blobs/sha256/$layer"
 
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+# One line of printable text, nothing JSON would have to escape.
+version_label=""
+if [ -s "$tmp/version" ]; then
+  version_label=$(head -1 "$tmp/version" | tr -d '"\\' | tr -cd '[:print:]')
+  version_label=',"org.opencontainers.image.version":"'"$version_label"'"'
+fi
 env_json='"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","LANG=C.UTF-8"'
 [ -z "$env_extra" ] || env_json="$env_json,$env_extra"
 
@@ -103,8 +116,8 @@ blob () {
   echo "$d $s"
 }
 
-printf '{"created":"%s","architecture":"amd64","os":"linux","config":{"Env":[%s],"Cmd":%s,"WorkingDir":"/work","Labels":{"org.opencontainers.image.description":"%s","org.opencontainers.image.title":"%s"}},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"%s","created_by":"rootfs/build-image.sh %s: mmdebstrap %s %s"}]}' \
-  "$created" "$env_json" "$cmd" "$description" "$name" "$diff_id" "$created" "$name" "$suite" "$packages" \
+printf '{"created":"%s","architecture":"amd64","os":"linux","config":{"Env":[%s],"Cmd":%s,"WorkingDir":"/work","Labels":{"org.opencontainers.image.description":"%s","org.opencontainers.image.title":"%s"%s}},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"%s","created_by":"rootfs/build-image.sh %s: mmdebstrap %s %s"}]}' \
+  "$created" "$env_json" "$cmd" "$description" "$name" "$version_label" "$diff_id" "$created" "$name" "$suite" "$packages" \
   > "$tmp/config.json"
 set -- $(blob "$tmp/config.json")
 config_digest=$1 config_size=$2

@@ -201,6 +201,8 @@ info_json (const struct sr_image_info *i, bool with_rootfs)
   cJSON_AddItemToObject (o, "cmd", strv_json (i->cmd));
   cJSON_AddStringToObject (o, "working_dir", i->working_dir ? i->working_dir : "");
   cJSON_AddStringToObject (o, "user", i->user ? i->user : "");
+  if (i->version)
+    cJSON_AddStringToObject (o, "version", i->version);
   cJSON_AddStringToObject (o, "store", i->store);
   cJSON_AddBoolToObject (o, "read_only", i->readonly);
   if (with_rootfs)

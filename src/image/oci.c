@@ -280,7 +280,7 @@ int
 sr_oci_parse_config (const char *json, size_t len, struct sr_oci_config *ret, sr_error_t *err)
 {
   _cleanup_json_ cJSON *root = parse_object (json, len, "image config", err);
-  const cJSON *config, *rootfs, *diff_ids;
+  const cJSON *config, *labels, *rootfs, *diff_ids;
   struct sr_oci_config c = { 0 };
 
   if (root == NULL)
@@ -296,6 +296,11 @@ sr_oci_parse_config (const char *json, size_t len, struct sr_oci_config *ret, sr
           || opt_strv (config, "Cmd", "image config", &c.cmd, err) < 0
           || opt_string (config, "WorkingDir", "image config", &c.working_dir, err) < 0
           || opt_string (config, "User", "image config", &c.user, err) < 0)
+        goto fail;
+      labels = cJSON_GetObjectItemCaseSensitive (config, "Labels");
+      if (cJSON_IsObject (labels)
+          && opt_string (labels, "org.opencontainers.image.version", "image config label",
+                         &c.version, err) < 0)
         goto fail;
     }
   rootfs = cJSON_GetObjectItemCaseSensitive (root, "rootfs");
@@ -339,6 +344,7 @@ sr_oci_config_done (struct sr_oci_config *c)
   sr_strv_free (c->env);
   sr_strv_free (c->entrypoint);
   sr_strv_free (c->cmd);
+  free (c->version);
   free (c->working_dir);
   free (c->user);
   memset (c, 0, sizeof *c);

@@ -63,6 +63,7 @@ struct sr_oci_config
   char **cmd;
   char *working_dir;
   char *user;
+  char *version;       /* Labels' org.opencontainers.image.version; NULL: none */
   size_t n_diff_ids;
 };
 

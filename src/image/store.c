@@ -692,6 +692,7 @@ sr_image_info_done (struct sr_image_info *info)
   sr_strv_free (info->entrypoint);
   sr_strv_free (info->cmd);
   free (info->working_dir);
+  free (info->version);
   free (info->user);
   free (info->architecture);
   free (info->os);
@@ -754,6 +755,7 @@ read_image (struct sr_store *s, const char *id, const cJSON *names, struct sr_im
   info.entrypoint = TAKE_PTR (c.entrypoint);
   info.cmd = TAKE_PTR (c.cmd);
   info.working_dir = TAKE_PTR (c.working_dir);
+  info.version = TAKE_PTR (c.version);
   info.user = TAKE_PTR (c.user);
   info.architecture = TAKE_PTR (c.architecture);
   info.os = TAKE_PTR (c.os);

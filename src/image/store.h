@@ -137,6 +137,7 @@ struct sr_image_info
   /* from the image config */
   char **env, **entrypoint, **cmd;
   char *working_dir, *user, *architecture, *os;
+  char *version;       /* its org.opencontainers.image.version label; NULL: none */
 };
 void sr_image_info_done (struct sr_image_info *info);
 

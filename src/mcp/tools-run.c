@@ -239,11 +239,14 @@ sr_mcp_call_list_languages (const struct sr_mcp_tool_ctx *ctx, const cJSON *args
     {
       const struct sr_language *l = &ctx->cfg->languages[i];
       cJSON *e = cJSON_CreateObject ();
-      bool available = sr_service_image_available (ctx->service, l->image);
+      _cleanup_free_ char *version = NULL;
+      bool available = sr_service_image_available (ctx->service, l->image, &version);
 
       cJSON_AddStringToObject (e, "language", l->name);
       cJSON_AddStringToObject (e, "image", l->image);
       cJSON_AddStringToObject (e, "description", l->description);
+      if (version)
+        cJSON_AddStringToObject (e, "version", version);
       cJSON_AddBoolToObject (e, "compiled", l->compile[0] != '\0');
       cJSON_AddBoolToObject (e, "available", available);
       cJSON_AddItemToArray (list, e);

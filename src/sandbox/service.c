@@ -152,11 +152,12 @@ sr_service_history_problem (struct sr_service *s)
 }
 
 bool
-sr_service_image_available (struct sr_service *s, const char *image)
+sr_service_image_available (struct sr_service *s, const char *image, char **ret_version)
 {
   struct sr_image_info info = { 0 };
   bool available = sr_store_lookup (s->store, image, &info, NULL) == 0;
 
+  *ret_version = available ? TAKE_PTR (info.version) : NULL;
   sr_image_info_done (&info);
   return available;
 }

@@ -50,8 +50,10 @@ const char *sr_service_sessions_problem (const struct sr_service *s);
 /* Why the history is not open (NULL when it is, or has not been tried).  */
 const char *sr_service_history_problem (struct sr_service *s);
 
-/* Whether the image is in the store.  */
-bool sr_service_image_available (struct sr_service *s, const char *image);
+/* Whether the image is in the store; *ret_version gets what its build
+ * said of the language's version (the org.opencontainers.image.version
+ * label: "Python 3.13.5"), the caller's to free, or NULL.  */
+bool sr_service_image_available (struct sr_service *s, const char *image, char **ret_version);
 
 /* What sr_service_run_code did.  */
 struct sr_service_run

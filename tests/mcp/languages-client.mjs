@@ -1,7 +1,7 @@
 // run_code once per language through the official MCP TypeScript SDK
 // client over stdio: hello world in each language named in SR_LANGUAGES
 // (the ones whose image the test imported), and list_supported_languages
-// saying each is there and whether it compiles.  Prints "RESULT 0|1 name"
+// saying each is there, whether it compiles and its version.  Prints "RESULT 0|1 name"
 // lines and "# ..." diagnostics.
 //   SR_LANGUAGES="c go ..." node languages-client.mjs SR_BIN
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -32,12 +32,21 @@ await client.connect(new StdioClientTransport({ command: process.argv[2], args: 
   env: process.env, stderr: "inherit" }));
 
 const languages = (process.env.SR_LANGUAGES ?? "").split(/\s+/).filter(Boolean);
+// What each image's build asked of its toolchain (rootfs/*.recipe's version).
+const versions = {
+  c: /^gcc \(Debian [^)]+\) \d+\.\d+/, cpp: /^g\+\+ \(Debian [^)]+\) \d+\.\d+/,
+  javascript: /^Node\.js v\d+\.\d+/, typescript: /^TypeScript \d+\.\d+.*, Node\.js v\d+/,
+  go: /^go version go1\.\d+/, rust: /^rustc 1\.\d+/, java: /^openjdk version 21\./,
+  bash: /^GNU bash, version 5\./, ruby: /^ruby 3\.\d+/, python: /^Python 3\.\d+/,
+};
 let r = await client.callTool({ name: "list_supported_languages", arguments: {} });
 const listed = new Map((r.structuredContent?.languages ?? []).map((l) => [l.language, l]));
 for (const lang of languages) {
   const l = listed.get(lang);
   check(l?.available === true && l?.compiled === compiled.has(lang),
     `list_supported_languages: ${lang} is available${compiled.has(lang) ? " and compiled" : ""}`, l);
+  check(versions[lang]?.test(l?.version ?? ""),
+    `list_supported_languages: ${lang}'s version, as its image's build recorded it (${l?.version})`, l);
   r = await client.callTool({ name: "run_code", arguments: { language: lang, code: hello[lang] } },
     undefined, { timeout: 120000 });
   const s = r.structuredContent;

@@ -145,6 +145,8 @@ const py = langs.structuredContent?.languages?.find((l) => l.language === "pytho
 const cpp = langs.structuredContent?.languages?.find((l) => l.language === "cpp");
 check(py?.available === true && cpp?.compiled === true && cpp?.available === true,
   "list_supported_languages lists python and cpp as available", langs.structuredContent);
+check(/^Python 3\.\d+/.test(py?.version ?? "") && /^g\+\+ \(Debian [^)]+\) \d+/.test(cpp?.version ?? ""),
+  "and their versions, as their images' builds recorded them", [py?.version, cpp?.version]);
 
 const hist = await client.callTool({ name: "get_execution_history", arguments: { limit: 3 } });
 const runs = hist.structuredContent?.runs ?? [];

@@ -241,7 +241,26 @@ main (void)
     ok (sr_oci_parse_config (c, strlen (c), &cfg, &err) == 0 && sr_strv_length (cfg.env) == 2
             && strcmp (cfg.working_dir, "/w") == 0 && cfg.n_diff_ids == 1,
         "a config parses with Env, Cmd, WorkingDir");
+    ok (cfg.version == NULL, "a config without the version label has no version");
     sr_oci_config_done (&cfg);
+  }
+  {
+    const char *c = "{\"config\":{\"Labels\":{\"org.opencontainers.image.version\":\"Python 3.13.5\","
+                    "\"other\":\"x\"}}}";
+    struct sr_oci_config cfg = { 0 };
+
+    ok (sr_oci_parse_config (c, strlen (c), &cfg, &err) == 0 && cfg.version
+            && strcmp (cfg.version, "Python 3.13.5") == 0,
+        "the org.opencontainers.image.version label is the image's version");
+    sr_oci_config_done (&cfg);
+  }
+  {
+    const char *c = "{\"config\":{\"Labels\":{\"org.opencontainers.image.version\":3}}}";
+    struct sr_oci_config cfg = { 0 };
+
+    ok (sr_oci_parse_config (c, strlen (c), &cfg, &err) < 0 && strstr (err->msg, "version"),
+        "a version label that is not a string is refused, naming it");
+    sr_error_free (&err);
   }
   {
     const char *c = "{\"config\":{\"Env\":\"A=1\"}}";
