@@ -3,7 +3,8 @@
 # same cases through `run-code --json --backend native` and `--backend
 # docker` agree on status, exit code and output (python: streams, exit
 # code, error, timeout, oom, truncation, non-UTF-8 output; cpp: success
-# and compile_error); so do sessions through `serve`, the cases of
+# and compile_error; every other language of the table: stdin and args, a
+# runtime error, a compile error); so do sessions through `serve`, the cases of
 # tests/docker/session-cases.py (files across runs, upload and read back,
 # artifacts with MIME, the file tools, path escapes, quota, oom, timeout,
 # close).  Both run the same cached OCI images: the native
@@ -91,6 +92,72 @@ int add (int, int);
 int main (int argc, char **argv) { int n; std::cin >> n; std::cout << add (n, 1) << argv[argc - 1] << "\n"; }' \
   --stdin "$sr_tmp/n" --arg x --file add.cpp="$sr_tmp/add.cpp"
 like "$native" 'stdout "42x\\n"' "cpp stdin, args and two sources: compiled and ran"
+
+# --- the other languages of the table, on the same images ---
+# Each gets its cached image under its docker_image (the table's name;
+# typescript and go have no public image, so they get one of the test's,
+# set as the environment would set it).  A program that echoes a line of
+# stdin and its args, a runtime error, and for the compiled ones a
+# compile error, agree on both backends.
+other_languages="c javascript typescript go rust java bash ruby"
+docker_name () {
+  case $1 in
+    c) echo gcc:14 ;; javascript) echo node:20-slim ;; rust) echo rust:slim ;;
+    java) echo eclipse-temurin:21 ;; bash) echo debian:trixie-slim ;; ruby) echo ruby:3.3-slim ;;
+    *) echo "sandbox-runner-test/$1:parity" ;;
+  esac
+}
+printf 'one line\nnot this\n' >"$sr_tmp/line"
+# language_parity LANG ECHO ERROR [COMPILE_ERROR]
+language_parity () {
+  local lang=$1 var n=4
+  [ $# -lt 4 ] || n=6
+  want_image "$lang" "$n" || return 0
+  docker_image_from_cache "$lang" "$(docker_name "$lang")"
+  var=SANDBOX_DOCKER_IMAGE_$(echo "$lang" | tr a-z A-Z)
+  export "$var=$(docker_name "$lang")"
+  parity "$lang stdin and args" "$lang" "$2" --stdin "$sr_tmp/line" --arg "a b" --arg c
+  like "$native" 'stdout "got one line a b c\\n"' "$lang stdin and args: both reach the program"
+  parity "$lang runtime error" "$lang" "$3"
+  like "$native" 'status "error"' "$lang runtime error: status error"
+  if [ $# -ge 4 ]; then
+    parity "$lang compile error" "$lang" "$4"
+    like "$native" 'status "compile_error"' "$lang compile error: status compile_error"
+  fi
+  unset "$var"
+}
+
+language_parity c '#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) { char l[64] = ""; fgets(l, sizeof l, stdin); l[strcspn(l, "\n")] = 0;
+  printf("got %s %s %s\n", l, argv[1], argv[2]); return 0; }' \
+  'int main(void) { return 4; }' 'int main(void) { return missing; }'
+language_parity javascript 'const l = require("fs").readFileSync(0, "utf8").split("\n")[0];
+console.log(["got", l, ...process.argv.slice(2)].join(" "));' 'process.exitCode = 4; throw new Error("x");'
+language_parity typescript 'import { readFileSync } from "fs";
+const l: string = readFileSync(0, "utf8").split("\n")[0];
+console.log(["got", l, ...process.argv.slice(2)].join(" "));' 'throw new Error("x");' \
+  'const n: number = "text";'
+language_parity go 'package main
+import ("bufio"; "fmt"; "os"; "strings")
+func main() { l, _ := bufio.NewReader(os.Stdin).ReadString(10)
+	fmt.Println("got", strings.TrimSpace(l), strings.Join(os.Args[1:], " ")) }' \
+  'package main
+import "os"
+func main() { os.Exit(4) }' 'package main
+func main() { y := 2 }'
+language_parity rust 'use std::io::BufRead;
+fn main() { let mut l = String::new(); std::io::stdin().lock().read_line(&mut l).unwrap();
+  let a: Vec<String> = std::env::args().skip(1).collect(); println!("got {} {}", l.trim_end(), a.join(" ")); }' \
+  'fn main() { std::process::exit(4); }' 'fn main() { let y: u8 = "s"; }'
+language_parity java 'import java.io.*;
+public class Main { public static void main(String[] a) throws IOException {
+  String l = new BufferedReader(new InputStreamReader(System.in)).readLine();
+  System.out.println("got " + l + " " + String.join(" ", a)); } }' \
+  'public class Main { public static void main(String[] a) { System.exit(4); } }' \
+  'public class Main { public static void main(String[] a) { int y = "s"; } }'
+language_parity bash 'read -r l; echo "got $l $*"' 'exit 4'
+language_parity ruby 'puts "got #{$stdin.gets.chomp} #{ARGV.join(" ")}"' 'exit 4'
 
 # --- sessions: the same cases through `serve` on both backends ---
 # tests/docker/session-cases.py prints one line per case; the lines must

@@ -14,35 +14,16 @@
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 export SANDBOX_IMAGE_STORE=$sr_tmp/store
-cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
-scratch=$SANDBOX_RUNTIME_DIR/scratch
 
-# have_language NAME N: imports NAME's image, or skips its N checks
-# with the reason; an image tools/run-tests.sh promised is a failure.
-have_language () {
-  local name=$1 n=$2
-  if [ ! -f "$cache/$name/index.json" ]; then
-    case " ${SR_IMAGES:-} " in
-      *" $name "*)
-        ok 1 "$name: image built for this run (SR_IMAGES) is in $cache" ;;
-      *)
-        for _ in $(seq 1 "$n"); do
-          skip "$name: image $name is not built in $cache (rootfs/build-all.sh $name)"
-        done ;;
-    esac
-    return 1
-  fi
-  imported="$imported $name"
-  "$SR_BIN" image import --quiet --name "$name" "$cache/$name" >/dev/null 2>"$sr_tmp/import.err" ||
-    { cat "$sr_tmp/import.err"; echo "Bail out! import of image $name failed"; exit 1; }
-}
+scratch=$SANDBOX_RUNTIME_DIR/scratch
 
 # check LANG HELLO ERROR EXIT STDERR_RE LOOP BALLOON [COMPILE_ERROR MESSAGE_RE]
 check () {
   local lang=$1 hello=$2 error=$3 exit=$4 stderr_re=$5 loop=$6 balloon=$7
   local n=10
   [ $# -lt 9 ] || n=13
-  have_language "$lang" "$n" || return 0
+  want_image "$lang" "$n" || return 0
+  imported="$imported $lang"
 
   code "$lang" "$hello"
   is "$(field status) $rc" "success 0" "$lang: hello world succeeds"
@@ -83,7 +64,7 @@ inputs () {
   local lang=$1 d=$sr_tmp/in/$1
   case " $imported " in
     *" $lang "*) ;;
-    *) skip "$lang: image $lang is not built in $cache (rootfs/build-all.sh $lang)"; return 0 ;;
+    *) skip "$lang: image $lang is not built in $image_cache (rootfs/build-all.sh $lang)"; return 0 ;;
   esac
   mkdir -p "$d"
   printf '%s\n' "$3" > "$d/$2"

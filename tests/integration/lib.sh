@@ -284,14 +284,36 @@ require_session_client () {
 }
 
 require_image () {
-  local cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images} name
-  export SANDBOX_IMAGE_STORE=${SANDBOX_IMAGE_STORE:-$sr_tmp/store}
+  local name
   for name in "$@"; do
-    [ -f "$cache/$name/index.json" ] ||
-      skip_all "image $name is not built in $cache (run rootfs/build-all.sh)"
-    "$SR_BIN" image import --quiet --name "$name" "$cache/$name" >/dev/null 2>"$sr_tmp/import.err" ||
-      { cat "$sr_tmp/import.err"; echo "Bail out! import of image $name failed"; exit 1; }
+    import_image "$name" ||
+      skip_all "image $name is not built in $image_cache (run rootfs/build-all.sh)"
   done
+}
+
+# import_image NAME: the cached image NAME into the test's store
+# (SANDBOX_IMAGE_STORE, the test's own unless set); false when it is not
+# built, a bail-out when its import fails.
+image_cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
+import_image () {
+  export SANDBOX_IMAGE_STORE=${SANDBOX_IMAGE_STORE:-$sr_tmp/store}
+  [ -f "$image_cache/$1/index.json" ] || return 1
+  "$SR_BIN" image import --quiet --name "$1" "$image_cache/$1" >/dev/null 2>"$sr_tmp/import.err" ||
+    { cat "$sr_tmp/import.err"; echo "Bail out! import of image $1 failed"; exit 1; }
+}
+
+# want_image NAME N: import_image NAME, or skips the N checks that need it
+# with the reason and is false; an image tools/run-tests.sh promised for
+# this run (named in $SR_IMAGES) is a failure, not a skip.
+want_image () {
+  import_image "$1" && return 0
+  case " ${SR_IMAGES:-} " in
+    *" $1 "*) ok 1 "$1: image built for this run (SR_IMAGES) is in $image_cache" ;;
+    *) for _ in $(seq 1 "$2"); do
+         skip "$1: image $1 is not built in $image_cache (rootfs/build-all.sh $1)"
+       done ;;
+  esac
+  return 1
 }
 
 # require_node_modules: the official MCP SDK, the conformance suite and
