@@ -149,45 +149,19 @@ sr_docker_inspect_done (struct sr_docker_inspect *i)
   memset (i, 0, sizeof *i);
 }
 
-/* The logs of a container without a terminal come multiplexed: frames of
- * an 8-byte header (stream type, 3 zero bytes, big-endian length) and
- * their payload.  Payload beyond max (per stream) is dropped and counted
- * as truncation.  */
-static void
-demux_logs (const unsigned char *p, size_t n, size_t max, struct sr_buf *out,
-            struct sr_buf *errb, bool *truncated)
-{
-  while (n >= STREAM_HEADER_LEN)
-    {
-      size_t len = ((size_t) p[4] << 24) | ((size_t) p[5] << 16) | ((size_t) p[6] << 8) | p[7];
-      struct sr_buf *b = p[0] == 2 ? errb : out;
-      size_t room;
-
-      p += STREAM_HEADER_LEN;
-      n -= STREAM_HEADER_LEN;
-      if (len > n)
-        {
-          len = n;
-          *truncated = true;
-        }
-      room = b->len < max ? max - b->len : 0;
-      if (len > room)
-        *truncated = true;
-      sr_buf_append (b, p, len < room ? len : room);
-      p += len;
-      n -= len;
-    }
-}
-
 int
 sr_docker_container_logs (struct sr_docker_container *c, unsigned tail, size_t max,
-                          char **ret_stdout, char **ret_stderr, bool *ret_truncated,
+                          struct sr_captured *ret_stdout, struct sr_captured *ret_stderr,
                           sr_error_t *err)
 {
   _cleanup_free_ char *path = sr_xasprintf ("/containers/%s/logs?stdout=1&stderr=1&tail=%u",
                                             c->id, tail);
-  struct sr_buf resp = { 0 }, out = { 0 }, errb = { 0 };
+  struct sr_buf resp = { 0 };
   long status = sr_docker_request_ (c->d, "GET", path, NULL, CONTROL_TIMEOUT_MS, &resp, err);
+  /* The logs of a container without a terminal come in the frames of a
+   * run's output stream: the same decoder and captures.  */
+  struct sr_run_options none = { .stdin_fd = -1, .cancel_fd = -1 };
+  struct stream s = { .opts = &none, .status = 200, .out.cap = max, .err.cap = max };
 
   if (status < 0)
     return sr_error_wrap (err, "read the container's logs");
@@ -197,12 +171,11 @@ sr_docker_container_logs (struct sr_docker_container *c, unsigned tail, size_t m
       sr_buf_done (&resp);
       return sr_error_wrap (err, "read the container's logs");
     }
-  *ret_truncated = false;
-  demux_logs ((const unsigned char *) (resp.data ? resp.data : ""), resp.len, max, &out, &errb,
-              ret_truncated);
+  if (resp.len)
+    sr_docker_on_stream_data_ (resp.data, 1, resp.len, &s);
   sr_buf_done (&resp);
-  *ret_stdout = out.data ? out.data : sr_xstrdup ("");
-  *ret_stderr = errb.data ? errb.data : sr_xstrdup ("");
+  *ret_stdout = sr_capture_finish (&s.out);
+  *ret_stderr = sr_capture_finish (&s.err);
   return 0;
 }
 

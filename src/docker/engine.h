@@ -203,10 +203,11 @@ int sr_docker_container_inspect (struct sr_docker_container *c, struct sr_docker
 void sr_docker_inspect_done (struct sr_docker_inspect *i);
 
 /* The last tail lines of what the container's init wrote (not what execs
- * wrote: those return their own output), demultiplexed, each stream cut
- * at max bytes (*ret_truncated then true).  */
+ * wrote: those return their own output), demultiplexed as a run's output
+ * is, each stream kept up to max bytes and then ended by the truncation
+ * marker (truncated set), as a run's.  */
 int sr_docker_container_logs (struct sr_docker_container *c, unsigned tail, size_t max,
-                              char **ret_stdout, char **ret_stderr, bool *ret_truncated,
+                              struct sr_captured *ret_stdout, struct sr_captured *ret_stderr,
                               sr_error_t *err);
 
 /* One sample of the container's usage (0: the daemon did not say).  */

@@ -172,14 +172,15 @@ add_state (struct sr_backend_box *b, cJSON *out, sr_error_t *err)
 static int
 add_logs (struct sr_backend_box *b, unsigned tail, size_t max, cJSON *out, sr_error_t *err)
 {
-  _cleanup_free_ char *o = NULL, *e = NULL;
-  bool truncated;
+  struct sr_captured o, e;
 
-  if (sr_docker_container_logs (b->c, tail, max, &o, &e, &truncated, err) < 0)
+  if (sr_docker_container_logs (b->c, tail, max, &o, &e, err) < 0)
     return -1;
-  cJSON_AddStringToObject (out, "stdout", o);
-  cJSON_AddStringToObject (out, "stderr", e);
-  cJSON_AddBoolToObject (out, "truncated", truncated);
+  cJSON_AddStringToObject (out, "stdout", o.data);
+  cJSON_AddStringToObject (out, "stderr", e.data);
+  cJSON_AddBoolToObject (out, "truncated", o.truncated || e.truncated);
+  sr_captured_done (&o);
+  sr_captured_done (&e);
   return 0;
 }
 

@@ -118,17 +118,22 @@ lifecycle (struct sr_docker_container *c, const char *line)
     {
       unsigned tail = (unsigned) strtoul (line + 6, NULL, 10);
       const char *max_s = strchr (line + 6, ':');
-      _cleanup_free_ char *o = NULL, *e = NULL;
-      bool truncated;
+      struct sr_captured o, e;
 
       if ((r = sr_docker_container_logs (c, tail, max_s ? strtoul (max_s + 1, NULL, 10) : 1024,
-                                         &o, &e, &truncated, &err)) == 0)
+                                         &o, &e, &err)) == 0)
         {
-          for (char *p = o; *p; p++)
+          /* What was kept of each stream, before a truncation marker.  */
+          o.data[sr_captured_output_len (&o)] = '\0';
+          e.data[sr_captured_output_len (&e)] = '\0';
+          for (char *p = o.data; *p; p++)
             *p = *p == '\n' ? '|' : *p;
-          for (char *p = e; *p; p++)
+          for (char *p = e.data; *p; p++)
             *p = *p == '\n' ? '|' : *p;
-          printf ("logs out=%s err=%s%s\n", o, e, truncated ? " truncated" : "");
+          printf ("logs out=%s err=%s%s\n", o.data, e.data,
+                  o.truncated || e.truncated ? " truncated" : "");
+          sr_captured_done (&o);
+          sr_captured_done (&e);
         }
     }
   else

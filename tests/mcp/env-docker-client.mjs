@@ -152,7 +152,8 @@ await call("shell_exec", { shell_id: logShell,
 r = await env({ action: "logs", name: m, tail: 1 });
 check(!r.isError && sc(r).stdout === "x".repeat(3000) + "\n" && sc(r).stderr === "", "logs' tail gives the last lines", sc(r));
 r = await env({ action: "logs", name: m, tail: 10, max_output: 100 });
-check(!r.isError && sc(r).stdout.length === 100 && sc(r).truncated === true, "logs is capped by max_output", sc(r));
+check(!r.isError && sc(r).stdout.indexOf("\n[sandbox-runner: output truncated after 100 bytes;") === 100
+  && sc(r).truncated === true, "logs is capped by max_output, and says so as a run's output does", sc(r));
 r = await env({ action: "stats", name: m });
 check(!r.isError && sc(r).memory_bytes > 0 && sc(r).memory_limit_bytes > 0 && sc(r).pids >= 1
   && sc(r).pids_limit > 0, "stats gives memory, its limit and pids", sc(r));
