@@ -2,7 +2,8 @@
 // client over stdio (it starts `SR_BIN serve`) or Streamable HTTP (a
 // server bench/run.sh started, whose pid it is given).  In this order:
 //   - the server's memory idle (just listening, HTTP only; then initialized);
-//   - one warm-up call of run_code python print(1), then RUNS timed calls
+//   - one warm-up call of run_code python print(1) (or SR_BENCH_LANGUAGE's
+//     SR_BENCH_CODE, timed as SR_BENCH_WORKLOAD), then RUNS timed calls
 //     in a row: the round trip (SR_BENCH_GAP_MS apart, default 0: the
 //     pause an agent leaves between calls, in which the warm pool refills);
 //   - N calls at each CONCURRENCY (calls in flight at once): throughput,
@@ -83,8 +84,13 @@ if (mode === "stdio") pid = transport.pid;
 await sleep(200);
 report("idle, initialized", memory());
 
-const call = (code = "print(1)") =>
-  client.callTool({ name: "run_code", arguments: { language: "python", code } }, undefined, { timeout: 120000 });
+// The timed call: run_code python print(1), or SR_BENCH_LANGUAGE's
+// SR_BENCH_CODE (which must print 1) under the name SR_BENCH_WORKLOAD.
+const language = process.env.SR_BENCH_LANGUAGE ?? "python";
+const timedCode = process.env.SR_BENCH_CODE ?? "print(1)";
+const workload = process.env.SR_BENCH_WORKLOAD ?? "run_code print(1)";
+const call = (code = timedCode) =>
+  client.callTool({ name: "run_code", arguments: { language, code } }, undefined, { timeout: 120000 });
 const printed = (r, text = "1\n") => r.structuredContent?.status === "success" && r.structuredContent?.stdout === text;
 const warm = await call();
 if (!printed(warm)) throw new Error(`run_code did not print 1: ${JSON.stringify(warm).slice(0, 400)}`);
@@ -96,7 +102,7 @@ for (let i = 0; i < runs; i++) {
   const r = await call();
   const us = (process.hrtime.bigint() - t0) / 1000n;
   if (!printed(r)) throw new Error(`run_code failed: ${JSON.stringify(r).slice(0, 400)}`);
-  out("T", system, "run_code print(1)", us);
+  out("T", system, workload, us);
 }
 
 // CONCURRENCY workers take the CALLS calls one by one.

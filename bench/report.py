@@ -167,25 +167,30 @@ def targets(startup, tput, server):
         ok = value <= limit if better == "<=" else value >= limit
         out.append((ok, f"{name}: {value:.2f}{unit} (target {better} {limit}{unit})"))
 
-    p = med.get("python3 -c pass", {})
-    sr = p.get(SR, NAN)
-    check("python3 -c pass: sandbox-runner within 1.10x of bare chroot", ratio(sr, p.get("chroot", NAN)), 1.10, "<=")
-    check("python3 -c pass: sandbox-runner at or below 0.9x of bwrap", ratio(sr, p.get("bwrap", NAN)), 0.90, "<=")
-    check("python3 -c pass: sandbox-runner at least 5x faster than crun (crun / sandbox-runner)",
-          ratio(p.get("crun", NAN), sr), 5.0, ">=")
+    # Issue 28's targets.  The older ones (1.10x of bare for a cold
+    # container, 5x faster than crun, 90% of bare throughput) are below
+    # the floor that namespaces cost on this kind of host: info_lines
+    # keeps them as information.
     rt = med.get("run_code print(1)", {})
     bare = rt.get("chroot", NAN)
-    for t in ("stdio", "http"):
-        check(f"MCP round trip over {t}: at most 1.3x of bare python3 startup (chroot python3 -c 'print(1)')",
-              ratio(rt.get(f"{SR} MCP {t}", NAN), bare), 1.3, "<=")
-    # MCP over stdio is the headline; the CLI is the other way in; HTTP when it was measured.
-    for s in [f"{SR} MCP stdio", f"{SR} run-code"] + ([f"{SR} MCP http"] if f"{SR} MCP http" in tput else []):
-        name = f"throughput at concurrency 8: {s} at least 90% of bare chroot"
-        rate, calls, failures = tput.get(s, {}).get(8, (NAN, 0, 0))
-        if failures:
-            out.append((False, f"{name}: {'some' if failures < 0 else failures} of {calls} runs failed"))
-            continue
-        check(name, ratio(rate, tput.get("chroot", {}).get(8, (NAN,))[0]) * 100, 90, ">=", "%")
+    for t, limit in (("stdio", 0.3), ("http", 0.4)):
+        check(f"MCP run_code print(1) over {t}: at most {limit}x of bare chroot python3 -c 'print(1)'",
+              ratio(rt.get(f"{SR} MCP {t}", NAN), bare), limit, "<=")
+    d = med.get("run_code import pandas, numpy", {})
+    check("MCP run_code import pandas, numpy (python-data): at most 0.1x of the same in a bare chroot",
+          ratio(d.get(f"{SR} MCP stdio", NAN), d.get("chroot", NAN)), 0.1, "<=")
+    p = med.get("python3 -c pass", {})
+    check("cold CLI run -- python3 -c pass, limits on: at or below bwrap",
+          ratio(p.get(SR, NAN), p.get("bwrap", NAN)), 1.0, "<=")
+    rate = {s: per[8] for s, per in tput.items() if 8 in per}
+    name = f"throughput at concurrency 8: {SR} MCP stdio at least bwrap's share of bare chroot"
+    mine = rate.get(f"{SR} MCP stdio", (NAN, 0, 0))
+    if mine[2]:
+        out.append((False, f"{name}: {'some' if mine[2] < 0 else mine[2]} of {mine[1]} runs failed"))
+    else:
+        chroot = rate.get("chroot", (NAN,))[0]
+        check(name, ratio(mine[0], chroot) * 100,
+              round(ratio(rate.get("bwrap", (NAN,))[0], chroot) * 100, 2), ">=", "%")
     c = med.get("C++ hello world, compile + run", {})
     check("C++ hello, compile + run: run-code at most 0.8x bare chroot g++ -O2 + run",
           ratio(c.get(f"{SR} run-code", NAN), c.get("chroot", NAN)), 0.8, "<=")
@@ -200,20 +205,34 @@ def targets(startup, tput, server):
 
 def info_lines(startup, tput):
     """Figures next to the targets that help read them: the setup cost
-    without an interpreter, and where the peers stand against the same
-    budgets (what no sandbox of namespaces gets under on this host)."""
+    without an interpreter, where the peers stand against the same
+    budgets (what no sandbox of namespaces gets under on this host), and
+    the targets the issues before 28 set, as information."""
     lines = []
+    p = {s: statistics.median(v) for s, v in startup.get("python3 -c pass", {}).items()}
+    if SR in p and "chroot" in p:
+        lines.append(f"info: python3 -c pass: sandbox-runner / chroot = {p[SR] / p['chroot']:.2f}x "
+                     f"(was a target of 1.10x)" + (f", crun / sandbox-runner = {p['crun'] / p[SR]:.2f}x "
+                                                  f"(was a target of 5x)" if "crun" in p else ""))
+    rt = {s: statistics.median(v) for s, v in startup.get("run_code print(1)", {}).items()}
+    for t in ("stdio", "http"):
+        if f"{SR} MCP {t}" in rt and "chroot" in rt:
+            lines.append(f"info: MCP run_code print(1) over {t} / chroot python3 = "
+                         f"{rt[f'{SR} MCP {t}'] / rt['chroot']:.2f}x (was a target of 1.3x)")
+    rate8 = {s: per[8][0] for s, per in tput.items() if 8 in per}
+    for s in (f"{SR} MCP stdio", f"{SR} run-code", f"{SR} MCP http"):
+        if s in rate8 and "chroot" in rate8:
+            lines.append(f"info: throughput at concurrency 8: {s} at {rate8[s] / rate8['chroot'] * 100:.2f}% "
+                         f"of bare chroot (was a target of 90%)")
     t = {s: statistics.median(v) for s, v in startup.get("true", {}).items()}
     if SR in t and "crun" in t:
         lines.append(f"info: /bin/true: crun / sandbox-runner = {t['crun'] / t[SR]:.2f}x "
                      f"(setup cost alone, no interpreter)")
-    p = {s: statistics.median(v) for s, v in startup.get("python3 -c pass", {}).items()}
     if "bwrap" in p and "chroot" in p:
         lines.append(f"info: python3 -c pass: bwrap / chroot = {p['bwrap'] / p['chroot']:.2f}x"
                      + (f", crun / bwrap = {p['crun'] / p['bwrap']:.2f}x" if "crun" in p else ""))
-    rate = {s: per[8][0] for s, per in tput.items() if 8 in per}
-    if "bwrap" in rate and "chroot" in rate:
-        lines.append(f"info: throughput at concurrency 8: bwrap at {rate['bwrap'] / rate['chroot'] * 100:.2f}% "
+    if "bwrap" in rate8 and "chroot" in rate8:
+        lines.append(f"info: throughput at concurrency 8: bwrap at {rate8['bwrap'] / rate8['chroot'] * 100:.2f}% "
                      f"of bare chroot")
     return lines
 
