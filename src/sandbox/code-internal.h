@@ -14,6 +14,7 @@
 #include "image/store.h"
 #include "runtime/container.h"
 #include "sandbox/code.h"
+#include "sandbox/code-dir.h"
 #include "sandbox/policy.h"
 
 /* One stage of a run_code, as a backend runs it.  */
@@ -57,12 +58,6 @@ int sr_code_run_stages (const struct sr_config *cfg, const struct sr_language *l
                         sr_code_stage_fn run_stage, void *ctx, struct sr_code_result *res,
                         sr_error_t *err);
 
-/* A new directory under <runtime_dir>/scratch owned by the container's
- * root (ids), locked by the returned fd so a concurrent runner never
- * reclaims it.  */
-int sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
-                      int *ret_fd, sr_error_t *err);
-
 struct sr_fsroot;
 /* Puts files (each named relative to SR_CODE_DIR, its missing parents
  * made) in a held container's SR_CODE_DIR through its file primitives
@@ -73,24 +68,7 @@ struct sr_fsroot;
 int sr_code_put_files (const struct sr_fsroot *fs, const struct sr_code_file *files, size_t n,
                        sr_error_t *err);
 
-/* Writes the source file name into dirfd, replacing whatever is there
- * without following it (a session's code may have put a symlink there).  */
-int sr_code_write_source (int dirfd, const char *name, const char *code, size_t len, uid_t uid,
-                          gid_t gid, sr_error_t *err);
 
-/* The directory name's file is in, below dirfd, made as needed (owned by
- * uid, gid) and opened component by component without following a
- * symlink: a session's code may have put one anywhere in its /scratch.
- * *ret_base points at the file's own name in name.  Returns the fd.  */
-int sr_code_open_parent (int dirfd, const char *name, uid_t uid, gid_t gid,
-                         const char **ret_base, sr_error_t *err);
-
-/* Writes a validated request's code as l's source and its files beside
- * it into dirfd, making the directories of their names (owned by uid,
- * gid) and following no symlink on the way.  */
-int sr_code_write_inputs (int dirfd, const struct sr_language *l,
-                          const struct sr_code_request *req, uid_t uid, gid_t gid,
-                          sr_error_t *err);
 
 /* The language's image from the store; a missing one fails with code
  * image_missing (errnum ENOENT) and says how to get it.  */

@@ -15,7 +15,7 @@
 
 #include "common/statedir.h"
 #include "common/util.h"
-#include "sandbox/code-internal.h"
+#include "sandbox/code-dir.h"
 
 /* An entry: MAGIC, then per file a header (name length, mode, size), its
  * name and its bytes, then the SHA-256 of all that.  Host byte order: an

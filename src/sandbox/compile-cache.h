@@ -19,7 +19,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/sha256.h"
-#include "sandbox/code.h"
+#include "sandbox/code-request.h"
 
 #define SR_COMPILE_KEY_LEN (2 * SR_SHA256_LEN)
 

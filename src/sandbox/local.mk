@@ -2,6 +2,7 @@ libsandbox_a_SOURCES += \
 	src/sandbox/backend.c src/sandbox/backend.h \
 	src/sandbox/native.c \
 	src/sandbox/code.c src/sandbox/code.h src/sandbox/code-internal.h \
+	src/sandbox/code-dir.c src/sandbox/code-dir.h src/sandbox/code-request.h \
 	src/sandbox/compile-cache.c src/sandbox/compile-cache.h \
 	src/sandbox/policy.c src/sandbox/policy.h \
 	src/sandbox/pool.c src/sandbox/pool.h \

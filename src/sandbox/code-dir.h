@@ -1,0 +1,41 @@
+/* The private directory that holds a one-shot run's code on the host
+ * (<runtime_dir>/scratch/code-XXXXXX), and writing the code and files of
+ * a request into a code directory without following a symlink: what
+ * code.c, the warm pool and the compile cache share.  */
+#ifndef SR_SANDBOX_CODE_DIR_H
+#define SR_SANDBOX_CODE_DIR_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "sandbox/code-request.h"
+#include "sandbox/policy.h"
+
+/* A new directory under <runtime_dir>/scratch owned by the container's
+ * root (ids), locked by the returned fd so a concurrent runner never
+ * reclaims it.  */
+int sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
+                      int *ret_fd, sr_error_t *err);
+
+/* Writes the source file name into dirfd, replacing whatever is there
+ * without following it (a session's code may have put a symlink there).  */
+int sr_code_write_source (int dirfd, const char *name, const char *code, size_t len, uid_t uid,
+                          gid_t gid, sr_error_t *err);
+
+/* The directory name's file is in, below dirfd, made as needed (owned by
+ * uid, gid) and opened component by component without following a
+ * symlink: a session's code may have put one anywhere in its /scratch.
+ * *ret_base points at the file's own name in name.  Returns the fd.  */
+int sr_code_open_parent (int dirfd, const char *name, uid_t uid, gid_t gid,
+                         const char **ret_base, sr_error_t *err);
+
+/* Writes a validated request's code as l's source and its files beside
+ * it into dirfd, making the directories of their names (owned by uid,
+ * gid) and following no symlink on the way.  */
+int sr_code_write_inputs (int dirfd, const struct sr_language *l,
+                          const struct sr_code_request *req, uid_t uid, gid_t gid,
+                          sr_error_t *err);
+
+#endif

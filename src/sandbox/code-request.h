@@ -1,0 +1,44 @@
+/* What a run_code asks for: the code, the program's other files, its
+ * arguments and stdin, and how to report on it (sandbox/code.h runs it).
+ * Types only, so that what reads a request (the code directory, the
+ * compile cache) needs no more of run_code than this.  */
+#ifndef SR_SANDBOX_CODE_REQUEST_H
+#define SR_SANDBOX_CODE_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One of a run's other files.  */
+struct sr_code_file
+{
+  const char *name;      /* relative to SR_CODE_DIR, as sr_code_validate checks it */
+  const char *content;
+  size_t len;
+};
+
+struct sr_code_request
+{
+  const char *language;
+  const char *code;
+  size_t code_len;
+  /* The run stage's stdin; NULL: empty.  */
+  const char *stdin_data;
+  size_t stdin_len;
+  /* The program's arguments, after the run command's own.  */
+  char *const *args;
+  size_t n_args;
+  const struct sr_code_file *files;
+  size_t n_files;
+  uint64_t timeout_ms;   /* 0: the configured default */
+  uint64_t max_output;   /* bytes captured per stream; 0: the configured max_output */
+  int cancel_fd;         /* readable cancels the run; -1: none */
+  /* Called, on the calling thread, when a stage starts (output_bytes 0,
+   * stream and chunk NULL) and as its output arrives: output_bytes of
+   * stdout and stderr so far, the chunk that came (len bytes) and its
+   * stream, "stdout" or "stderr".  */
+  void (*on_progress) (const char *stage, uint64_t output_bytes, const char *stream,
+                       const char *chunk, size_t len, void *userdata);
+  void *userdata;
+};
+
+#endif
