@@ -96,11 +96,14 @@ def _finish(status, interrupted):
     # What python's own exit does that the code can see (its threads
     # joined, atexit, the globals cleared, a collection, stdio flushed),
     # without tearing down every module the preloads brought: with the
-    # data stack that teardown alone costs more than a small run.
+    # data stack that teardown alone costs more than a small run.  Only
+    # modules that are built in or already loaded: the code may have left
+    # no fd to open a module's file with (EMFILE), and a cold python needs
+    # none to end.
+    import _signal
     import atexit
     import gc
     import os
-    import signal
     import sys
 
     if "threading" in sys.modules:
@@ -122,8 +125,8 @@ def _finish(status, interrupted):
         except BaseException:
             status = 120
     if interrupted:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+        os.kill(os.getpid(), _signal.SIGINT)
     os._exit(status & 0xFF)
 
 

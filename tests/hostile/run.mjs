@@ -205,13 +205,14 @@ const leftovers = (sub) => {
 // a run and belong to the server, not to a case: their state entries,
 // init pids, cgroups and code directories (the source of their /scratch).
 function warmContainers() {
-  const w = { states: new Set(), pids: new Set(), cgroups: new Set(), scratch: new Set() };
+  const w = { states: new Set(), pids: new Set(), cgroups: new Set(), scratch: new Set(), pidns: new Set() };
   for (const name of leftovers("containers")) {
     let st;
     try { st = JSON.parse(fs.readFileSync(path.join(runtimeDir, "containers", name), "utf8")); } catch { continue; }
     if (!st.label?.startsWith("warm: ")) continue;
     w.states.add(name);
     w.pids.add(st.init_pid);
+    try { w.pidns.add(fs.readlinkSync(`/proc/${st.init_pid}/ns/pid`)); } catch { }
     if (st.cgroup) w.cgroups.add(st.cgroup);
     try {
       for (const line of fs.readFileSync(`/proc/${st.init_pid}/mountinfo`, "utf8").split("\n")) {
@@ -359,11 +360,16 @@ const suiteMs = Date.now() - t0;
 
 const after = [];
 const hostCheck = (name, failure) => after.push({ name, failure });
+// A process of a warm container: its init, a pre-started interpreter in
+// its pid namespace, or the process that joined it there.
+const inWarm = (warm, pid) => warm.pids.has(pid) || ["pid", "pid_for_children"].some((ns) => {
+  try { return warm.pidns.has(fs.readlinkSync(`/proc/${pid}/ns/${ns}`)); } catch { return false; }
+});
 // What is below the server and not a warm container's.
 const leftBehind = () => {
   const warm = warmContainers();
   return {
-    kids: descendants(serverPid).filter((p) => !warm.pids.has(p)),
+    kids: descendants(serverPid).filter((p) => !inWarm(warm, p)),
     cgs: serverCgroups(serverPid).filter((d) => !cgroupsBefore.includes(d) && !warm.cgroups.has(path.basename(d))),
     scratch: runtimeDir ? leftovers("scratch").filter((d) => !warm.scratch.has(d)) : [],
     states: runtimeDir ? leftovers("containers").filter((n) => !warm.states.has(n)) : [],
