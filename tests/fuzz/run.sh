@@ -64,6 +64,7 @@ cppflags="-I$src/src -I$build -I$src -DSR_SYSCONFDIR=\"/usr/local/etc\"
   -DSR_LOCALSTATEDIR=\"/usr/local/var\" -DSR_DATADIR=\"/usr/local/share/sandbox-runner\"
   -DSR_PKGLIBEXECDIR=\"/usr/local/libexec/sandbox-runner\"
   -DSR_SECCOMP_DEFAULT_JSON=\"$src/seccomp/default.json\"
+  -DSR_WARM_PYTHON=\"$src/src/sandbox/warm-python.py\"
   -DSR_MCP_SCHEMA_DIR=\"$src/src/mcp/schemas\""
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cflags="-std=gnu11 -g -O1 -Wall -Wextra -Wno-unused-parameter $san"
@@ -71,7 +72,8 @@ export cc cppflags cflags pkg_cflags src out
 
 # Everything of src/ but the command line, instrumented for coverage.
 # An object is rebuilt when its source, any header or an embedded JSON
-# file (seccomp/default.json, src/mcp/schemas) is newer.
+# file (seccomp/default.json, src/mcp/schemas, src/sandbox/warm-python.py)
+# is newer.
 # The list is libsandbox.a's, read from the Makefile fragments.
 lib_sources=$(cat "$src"/src/*/local.mk "$src"/seccomp/local.mk | awk '
   /^libsandbox_a_SOURCES[ \t]*\+?=/ { on = 1; sub (/^[^=]*=/, "") }
@@ -84,7 +86,8 @@ stale=""
 for f in $lib_sources; do
   o=$out/obj/$(echo "$f" | tr / -).o
   if [ ! -f "$o" ] || [ "$src/$f" -nt "$o" ] || [ "$src/seccomp/default.json" -nt "$o" ] ||
-    [ -n "$(find "$src/src" "$build/config.h" \( -name '*.h' -o -path '*/mcp/schemas/*.json' \) \
+    [ -n "$(find "$src/src" "$build/config.h" \( -name '*.h' -o -path '*/mcp/schemas/*.json' \
+      -o -name warm-python.py \) \
       -newer "$o" 2>/dev/null | head -n 1)" ]; then
     stale="$stale $f"
   fi
