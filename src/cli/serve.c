@@ -104,7 +104,8 @@ sr_cmd_serve (int argc, char **argv)
           goto fail;
         break;
       case OPT_SERVER_ID:
-        if (sr_config_set (&config, "server_id", optarg, SR_ORIGIN_FLAG, "--server-id", &err) < 0)
+        if (sr_config_set (&config, "server_id", optarg, SR_ORIGIN_FLAG, "--server-id", &err) < 0
+            || sr_config_check_server_id (optarg, &err) < 0)
           goto fail;
         break;
       case 'h':

@@ -1200,6 +1200,19 @@ sr_config_read (struct sr_config *cfg, const char *system_file, const char *user
 }
 
 int
+sr_config_check_server_id (const char *id, sr_error_t *err)
+{
+  size_t n = id ? strlen (id) : 0;
+
+  if (n == 0 || n > SR_SERVER_ID_MAX
+      || strspn (id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != n)
+    return sr_error_set_code (err, "invalid_config", 0,
+                              "server_id '%s' is not 1 to %d letters, digits, '-' or '_'",
+                              id ? id : "", SR_SERVER_ID_MAX);
+  return 0;
+}
+
+int
 sr_config_check (const struct sr_config *cfg, sr_error_t *err)
 {
   enum sr_log_level level;
@@ -1240,6 +1253,9 @@ sr_config_check (const struct sr_config *cfg, sr_error_t *err)
   /* A page of none would never move on.  */
   if (cfg->resource_page_size == 0)
     return sr_error_set (err, 0, "resource_page_size must be at least 1");
+  /* Empty: the server makes one of its host name and port.  */
+  if (cfg->server_id[0] && sr_config_check_server_id (cfg->server_id, err) < 0)
+    return -1;
   return 0;
 }
 

@@ -182,6 +182,10 @@ int sr_config_read (struct sr_config *cfg, const char *system_file, const char *
 /* The checks that tie settings together (timeout at most max_timeout,
  * every language complete, ...), on the final values.  */
 int sr_config_check (const struct sr_config *cfg, sr_error_t *err);
+/* Whether id may be a server_id: 1 to SR_SERVER_ID_MAX letters, digits,
+ * '-' or '_' (a name HAProxy takes, without the '.' that ends it in an
+ * Mcp-Session-Id); code invalid_config naming it when not.  */
+int sr_config_check_server_id (const char *id, sr_error_t *err);
 /* sr_config_read and then sr_config_check, for callers without flags
  * that change checked settings.  */
 int sr_config_load (struct sr_config *cfg, const char *system_file, const char *user_file,

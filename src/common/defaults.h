@@ -82,6 +82,9 @@
 /* How long a draining HTTP server lets its MCP sessions finish before
  * it ends them and exits: a run of the default timeout fits.  */
 #define SR_DEFAULT_DRAIN_GRACE_MS (30u * 1000u)
+/* The longest server_id: a server's name in HAProxy and the prefix of
+ * its Mcp-Session-Ids, "{server_id}.{random}".  */
+#define SR_SERVER_ID_MAX            63
 /* A download_url is a link for a person or a plain client to follow soon
  * after the tool result that holds it: a quarter of an hour.  */
 #define SR_DEFAULT_DOWNLOAD_URL_TTL_MS (15u * 60u * 1000u)

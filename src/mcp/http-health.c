@@ -8,26 +8,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/config.h"
+#include "common/defaults.h"
 #include "common/json.h"
 #include "common/util.h"
 #include "mcp/http-internal.h"
 
 /* The one HTTP server of the process, set before it starts.  */
-static char server_id[HTTP_SERVER_ID_MAX + 1];
+static char server_id[SR_SERVER_ID_MAX + 1];
 
 int
 sr_http_server_id_set (const char *id, sr_error_t *err)
 {
-  size_t n = id ? strlen (id) : 0;
-
-  /* It is a server's name in HAProxy and the prefix of an id ended by
-   * '.': nothing else, no '.'.  */
-  if (n == 0 || n > HTTP_SERVER_ID_MAX
-      || strspn (id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != n)
-    return sr_error_set_code (err, "invalid_config", 0,
-                              "server_id '%s' is not 1 to %d letters, digits, '-' or '_'",
-                              id ? id : "", HTTP_SERVER_ID_MAX);
-  memcpy (server_id, id, n + 1);
+  if (sr_config_check_server_id (id, err) < 0)
+    return -1;
+  memcpy (server_id, id, strlen (id) + 1);
   return 0;
 }
 

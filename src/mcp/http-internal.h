@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/defaults.h"
 #include "common/error.h"
 #include "mcp/rpc-id.h"
 #include "mcp/server.h"
@@ -55,7 +56,6 @@
  * "{server_id}.{random}", a download link's session part
  * "{server_id}.{session}".  */
 #define HTTP_SERVER_HEADER "Sandbox-Runner-Server"
-#define HTTP_SERVER_ID_MAX 63
 /* Without tokens, the owner of the sandbox sessions of stateless
  * requests (2026-07-28): they have no identity but the sessions' ids.  */
 #define HTTP_STATELESS_OWNER "mcp:stateless"
@@ -119,7 +119,7 @@ struct session
 {
   struct http *h;
   unsigned refs;         /* under h->lock */
-  char id[HTTP_SERVER_ID_MAX + 1 + 2 * HTTP_SESSION_ID_BYTES + 1];
+  char id[SR_SERVER_ID_MAX + 1 + 2 * HTTP_SESSION_ID_BYTES + 1];
   /* Whose it is, and so its sandbox sessions (sandbox/session.h): the id
    * of the bearer token that opened it, or "mcp:ID" without tokens.  */
   char *owner;
@@ -285,9 +285,7 @@ void sr_http_session_slots (struct http *h, size_t *sessions, size_t *free_slots
 
 /* --- http-health.c --- */
 
-/* Checks and sets the server's id (server_id): 1 to HTTP_SERVER_ID_MAX
- * letters, digits, '-' or '_' (a name HAProxy takes, without the '.'
- * that ends it in an id).  */
+/* Checks (sr_config_check_server_id) and sets the server's id.  */
 int sr_http_server_id_set (const char *id, sr_error_t *err);
 const char *sr_http_server_id (void);
 /* MHD_queue_response, with the HTTP_SERVER_HEADER every response has.  */

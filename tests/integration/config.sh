@@ -59,6 +59,9 @@ like "$err" "timeout 50 s must be above 0 and at most max_timeout 30 s" "naming 
 SANDBOX_TIMEOUT=50 run_sr run --rootfs "$ROOTFS" --timeout 40 -- true
 is "$rc" 125 "a flag over the ceiling is refused"
 like "$err" "--timeout 40 is over the ceiling of 30 seconds" "by the flag's name"
+SANDBOX_SERVER_ID=host.example run_sr config show
+is "$rc" 125 "a server_id a balancer cannot route by is refused by the configuration's checks"
+like "$err" "server_id 'host\.example' is not 1 to 63 letters, digits, '-' or '_'" "naming it"
 echo "max_timeout = 60" >"$named"
 SANDBOX_TIMEOUT=50 run_sr --config "$named" run --rootfs "$ROOTFS" --timeout 55 -- true
 is "$rc" 0 "the flag is checked against the ceiling of the merged layers"
