@@ -434,8 +434,20 @@ valid_module_name (const char *s, size_t n)
 static int
 check_warm_start (const struct sr_language *l, sr_error_t *err)
 {
-  const char *p = l->preload;
+  /* The preloads are checked even while warm_start is off: a typo shows
+   * before the day it is turned on.  */
+  for (const char *p = l->preload;;)
+    {
+      size_t n;
 
+      p += strspn (p, ", ");
+      n = strcspn (p, ", ");
+      if (n == 0)
+        break;
+      if (!valid_module_name (p, n))
+        return sr_error_set (err, 0, "preload '%.*s' is not a module name", (int) n, p);
+      p += n;
+    }
   if (*l->warm_start == '\0')
     return 0;
   if (strcmp (l->warm_start, SR_WARM_START_PYTHON) != 0)
@@ -443,18 +455,7 @@ check_warm_start (const struct sr_language *l, sr_error_t *err)
                          SR_WARM_START_PYTHON ")", l->warm_start);
   if (*l->compile)
     return sr_error_set (err, 0, "warm_start needs a language without a compile stage");
-  for (;;)
-    {
-      size_t n;
-
-      p += strspn (p, ", ");
-      n = strcspn (p, ", ");
-      if (n == 0)
-        return 0;
-      if (!valid_module_name (p, n))
-        return sr_error_set (err, 0, "preload '%.*s' is not a module name", (int) n, p);
-      p += n;
-    }
+  return 0;
 }
 
 /* language.NAME.FIELD = value: changes an entry or starts a new one.  */

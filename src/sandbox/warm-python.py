@@ -109,6 +109,14 @@ def _finish(status, interrupted):
     if "threading" in sys.modules:
         sys.modules["threading"]._shutdown()
     atexit._run_exitfuncs()
+    # Then python flushes stdout and stderr, before the globals go (a file
+    # the code left open writes its buffer as it is collected).
+    for f in (sys.stdout, sys.stderr):
+        try:
+            if f is not None:
+                f.flush()
+        except BaseException:
+            pass
     main = sys.modules.get("__main__")
     if main is not None:
         d = main.__dict__

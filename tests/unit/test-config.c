@@ -301,17 +301,17 @@ test_compat_tools (void)
 static void
 test_warm_start (void)
 {
-  _cleanup_free_ char *path = write_conf ("warm.conf", "language.python.preload = json,decimal "
-                                          "xml.dom\nlanguage.python-data.warm_start =\n");
+  _cleanup_free_ char *path = write_conf ("warm.conf", "language.python.warm_start = python\n"
+                                          "language.python.preload = json,decimal xml.dom\n");
   struct sr_config cfg;
   sr_error_t err = NULL;
 
   ok (sr_config_load (&cfg, path, "/nonexistent", &err) == 0, "warm_start and preload load");
   is_str (sr_config_language (&cfg, "python")->warm_start, "python",
-          "python is pre-started by default");
+          "a file turns python's pre-started interpreters on");
   is_str (sr_config_language (&cfg, "python")->preload, "json,decimal xml.dom",
           "its preloads are the configured ones");
-  is_str (sr_config_language (&cfg, "python-data")->warm_start, "", "a language's can be off");
+  is_str (sr_config_language (&cfg, "python-data")->warm_start, "", "they are off by default");
   is_str (sr_config_language (&cfg, "cpp")->warm_start, "", "a compiled language has none");
   sr_config_done (&cfg);
   ok (sr_config_load (&cfg, "/nonexistent", "/nonexistent", &err) == 0, "the defaults load");
