@@ -374,7 +374,8 @@ cache_keep (struct cache_use *cu, const struct sr_language *l,
   inputs = sr_xcalloc (req->n_files + 1, sizeof *inputs);
   inputs[0] = (struct sr_code_file){ .name = l->source, .content = req->code,
                                      .len = req->code_len };
-  memcpy (inputs + 1, req->files, req->n_files * sizeof *inputs);
+  if (req->n_files)
+    memcpy (inputs + 1, req->files, req->n_files * sizeof *inputs);
   if (sr_compile_cache_put (cu->cache, cu->key, cu->dirfd, inputs, req->n_files + 1, &e) < 0)
     cache_failed (&e);
 }
