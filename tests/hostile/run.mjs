@@ -137,6 +137,10 @@ const othersMount = (l) => / \/(var\/lib|run)\/(docker|containerd)[/ ]/.test(l)
 const mountinfo = () => new Set(fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n")
   .filter((l) => l && !othersMount(l)));
 const mountsBefore = mountinfo();
+// Host-wide kernel counts a snippet could take for good (native AIO
+// contexts are counted against fs.aio-max-nr for the whole host).
+const aioNr = () => fs.readFileSync("/proc/sys/fs/aio-nr", "utf8").trim();
+const aioBefore = aioNr();
 
 // Every process descended from pid, by the children lists of its threads.
 function descendants(pid) {
@@ -389,6 +393,7 @@ if (runtimeDir) {
   hostCheck("the runtime dir's scratch is empty", left.scratch.length ? left.scratch.join(" ") : null);
   hostCheck("no container state is left in the runtime dir", left.states.length ? left.states.join(" ") : null);
 }
+hostCheck("the host's count of AIO contexts (fs.aio-nr) is as before", aioNr() === aioBefore ? null : `${aioBefore} -> ${aioNr()}`);
 hostCheck("no process named for this run is left on the host", await hostChecks["no-token-process"]());
 hostCheck("the host listeners saw no connection", await hostChecks["listener-untouched"]());
 hostCheck("the server still answers a run after the suite", await hostChecks["server-answers"]());
