@@ -1,7 +1,7 @@
 libsandbox_a_SOURCES += \
 	src/mcp/jsonrpc.c src/mcp/jsonrpc.h \
 	src/mcp/rpc-id.c src/mcp/rpc-id.h \
-	src/mcp/server.c src/mcp/server.h \
+	src/mcp/server.c src/mcp/server.h src/mcp/server-modern.c src/mcp/server-internal.h \
 	src/mcp/download-link.c src/mcp/download-link.h \
 	src/mcp/tools.c src/mcp/tools.h src/mcp/tools-internal.h \
 	src/mcp/tools-result.c src/mcp/tools-run.c src/mcp/tools-audit.c src/mcp/tools-session.c \
