@@ -8,7 +8,7 @@ libsandbox_a_SOURCES += \
 	src/mcp/tools-files.c src/mcp/tools-shell.c src/mcp/tools-compat.c src/mcp/tools-machine.c \
 	src/mcp/tool-args.c src/mcp/tool-args.h src/mcp/tool-schema.h \
 	src/mcp/resources.c src/mcp/resources.h src/mcp/resource-uri.c src/mcp/resource-uri.h \
-	src/mcp/tasks.c src/mcp/tasks.h \
+	src/mcp/tasks.c src/mcp/tasks.h src/mcp/stdin-pipe.c src/mcp/stdin-pipe.h \
 	src/mcp/tools-text.c \
 	src/mcp/stdio.c src/mcp/stdio.h \
 	src/mcp/http.c src/mcp/http.h src/mcp/http-internal.h \

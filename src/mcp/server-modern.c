@@ -16,6 +16,7 @@
 #include "common/utf8.h"
 #include "common/json.h"
 #include "common/util.h"
+#include "mcp/stdin-pipe.h"
 #include "mcp/tasks.h"
 #include "sandbox/service.h"
 
@@ -261,6 +262,28 @@ task_progress (const char *stage, uint64_t output_bytes, const char *stream, con
   sr_mcp_task_progress (userdata, stage, output_bytes);
 }
 
+/* The read end of a pipe for the stdin of run's program, its write end
+ * the task's (tasks/update feeds it): for a run_code on the native
+ * backend, whose program's stdin is this pipe and whose waits on it can
+ * be seen (mcp/stdin-pipe.h).  -1 for any other run, and when no pipe
+ * could be made: the program's stdin is empty, as without a task.  */
+static int
+task_stdin (const struct sr_config *cfg, struct task_run *run)
+{
+  sr_error_t err = NULL;
+  int r, w;
+
+  if (strcmp (run->name, "run_code") != 0 || cfg->backend_kind != SR_BACKEND_NATIVE)
+    return -1;
+  if (sr_stdin_pipe_new (cfg->max_stdin_size, &r, &w, &err) < 0)
+    {
+      sr_error_free (&err);
+      return -1;
+    }
+  sr_mcp_task_set_stdin (run->task, w);
+  return r;
+}
+
 static void *
 task_main (void *arg)
 {
@@ -273,8 +296,11 @@ task_main (void *arg)
     .client = run->client, .cancel_fd = run->cancel_fd, .nul_argument = run->nul_member,
     .on_progress = task_progress, .userdata = run->task,
   };
+  _cleanup_close_ int stdin_read = -1;
   cJSON *result = NULL;
 
+  stdin_read = task_stdin (s->cfg, run);
+  ctx.stdin_pipe = stdin_read < 0 ? 0 : stdin_read;
   if (!slot || sr_mcp_take_slot (s, task_cancelled, run->task))
     {
       result = sr_mcp_tool_call (&ctx, run->name, run->args, &cancelled);

@@ -41,6 +41,9 @@ const char sr_mcp_instructions[]
 /* Progress notifications of one call come at most this often (one per
  * stream with output), but every stage change is sent.  */
 #define PROGRESS_INTERVAL_NS (100u * 1000u * 1000u)
+/* The output all of a call's notifications carry; after that they give
+ * only the bytes so far.  The result has the output anyway: this is for
+ * watching it come.  */
 #define PROGRESS_OUTPUT_MAX (64u * 1024u)
 
 /* --- the server --- */

@@ -2,6 +2,7 @@
 
 #include "mcp/tasks.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,20 +11,29 @@
 
 #include "common/util.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/stdin-pipe.h"
 
 /* How often a client is asked to poll tasks/get.  */
 #define POLL_INTERVAL_MS 1000
 #define TASK_ID_BYTES 16
 
+/* The prefix of the keys of a task's stdin input requests, numbered
+ * from 1: a key is never used twice in a task, as SEP-2663 asks.  */
+#define STDIN_KEY "stdin-"
+
+/* In this order: from COMPLETED on, the task has ended.  */
 enum status
 {
   WORKING,
+  INPUT_REQUIRED,
   COMPLETED,
   FAILED,
   CANCELLED,
 };
 
-static const char *const status_names[] = { "working", "completed", "failed", "cancelled" };
+static const char *const status_names[] = {
+  "working", "input_required", "completed", "failed", "cancelled",
+};
 
 struct sr_mcp_task
 {
@@ -34,6 +44,8 @@ struct sr_mcp_task
   char id[2 * TASK_ID_BYTES + 1];
   char *owner;
   int cancel_fd;             /* -1 once the run ended */
+  int stdin_fd;              /* the write end of the run's stdin; -1: none, or closed */
+  unsigned input_key;        /* the number of the stdin request asked; 0: none yet */
   bool run_ended;
   enum status status;
   char *message;
@@ -75,9 +87,20 @@ sr_mcp_tasks_new (uint64_t keep_ms)
   return t;
 }
 
+/* t->lock held.  The program's stdin reaches its end (what the pipe
+ * holds is still read).  */
+static void
+close_stdin_locked (struct sr_mcp_task *task)
+{
+  if (task->stdin_fd >= 0)
+    close (task->stdin_fd);
+  task->stdin_fd = -1;
+}
+
 static void
 task_free (struct sr_mcp_task *task)
 {
+  close_stdin_locked (task);
   free (task->owner);
   free (task->message);
   free (task->failure);
@@ -120,7 +143,7 @@ sweep_locked (struct sr_mcp_tasks *t)
   for (; task; task = next)
     {
       next = task->next;
-      if (task->status != WORKING && now - task->ended_ns > t->keep_ms * 1000000u)
+      if (task->status >= COMPLETED && now - task->ended_ns > t->keep_ms * 1000000u)
         unlink_locked (task);
     }
 }
@@ -131,9 +154,10 @@ cancel_locked (struct sr_mcp_task *task)
 {
   uint64_t one = 1;
 
-  if (task->status != WORKING)
+  if (task->status >= COMPLETED)
     return;
   task->status = CANCELLED;
+  close_stdin_locked (task);
   free (TAKE_PTR (task->message));
   task->updated_ms = (uint64_t) sr_now_realtime_ms ();
   task->ended_ns = sr_now_ns ();
@@ -183,6 +207,7 @@ sr_mcp_task_new (struct sr_mcp_tasks *t, const char *owner, int cancel_fd, sr_er
   task->in_table = true;
   task->owner = owner ? sr_xstrdup (owner) : NULL;
   task->cancel_fd = cancel_fd;
+  task->stdin_fd = -1;
   task->status = WORKING;
   task->created_ms = task->updated_ms = (uint64_t) sr_now_realtime_ms ();
   pthread_mutex_lock (&t->lock);
@@ -212,6 +237,18 @@ sr_mcp_task_unref (struct sr_mcp_task *task)
 }
 
 void
+sr_mcp_task_set_stdin (struct sr_mcp_task *task, int fd)
+{
+  pthread_mutex_lock (&task->t->lock);
+  close_stdin_locked (task);
+  if (task->status >= COMPLETED)
+    close (fd);
+  else
+    task->stdin_fd = fd;
+  pthread_mutex_unlock (&task->t->lock);
+}
+
+void
 sr_mcp_task_progress (struct sr_mcp_task *task, const char *stage, uint64_t output_bytes)
 {
   char *message = sr_xasprintf ("%s: %llu bytes of output so far", stage,
@@ -231,7 +268,8 @@ sr_mcp_task_end (struct sr_mcp_task *task, cJSON *result, const char *failure)
   pthread_mutex_lock (&task->t->lock);
   task->cancel_fd = -1;
   task->run_ended = true;
-  if (task->status == WORKING)
+  close_stdin_locked (task);
+  if (task->status < COMPLETED)
     {
       task->status = result ? COMPLETED : FAILED;
       task->result = result;
@@ -303,7 +341,9 @@ add_task_locked (cJSON *o, const struct sr_mcp_task *task)
 {
   cJSON_AddStringToObject (o, "taskId", task->id);
   cJSON_AddStringToObject (o, "status", status_names[task->status]);
-  if (task->message)
+  if (task->status == INPUT_REQUIRED)
+    cJSON_AddStringToObject (o, "statusMessage", "the program waits for input on its stdin");
+  else if (task->message)
     cJSON_AddStringToObject (o, "statusMessage", task->message);
   add_time (o, "createdAt", task->created_ms);
   add_time (o, "lastUpdatedAt", task->updated_ms);
@@ -323,6 +363,138 @@ sr_mcp_task_created (struct sr_mcp_task *task)
   return result;
 }
 
+/* t->lock held.  A working task whose program waits on its stdin asks
+ * for input, under a new key; it stays input_required until the request
+ * is answered, or the task ends.  */
+static void
+refresh_input_locked (struct sr_mcp_task *task)
+{
+  if (task->status != WORKING || !sr_stdin_pipe_waiting (task->stdin_fd))
+    return;
+  task->status = INPUT_REQUIRED;
+  task->input_key++;
+  task->updated_ms = (uint64_t) sr_now_realtime_ms ();
+}
+
+static void
+add_property (cJSON *props, const char *name, const char *type, const char *description)
+{
+  cJSON *p = cJSON_AddObjectToObject (props, name);
+
+  cJSON_AddStringToObject (p, "type", type);
+  cJSON_AddStringToObject (p, "description", description);
+}
+
+/* t->lock held.  The inputRequests of an input_required task: one
+ * elicitation of what the program's stdin is to get.  */
+static void
+add_input_requests_locked (cJSON *o, const struct sr_mcp_task *task)
+{
+  char key[32];
+  cJSON *request, *params, *schema, *props;
+
+  snprintf (key, sizeof key, STDIN_KEY "%u", task->input_key);
+  request = cJSON_AddObjectToObject (cJSON_AddObjectToObject (o, "inputRequests"), key);
+  cJSON_AddStringToObject (request, "method", "elicitation/create");
+  params = cJSON_AddObjectToObject (request, "params");
+  cJSON_AddStringToObject (params, "mode", "form");
+  cJSON_AddStringToObject (params, "message",
+                           "The program waits for input on its stdin. Give it text (or base64 "
+                           "for bytes), and eof to close its stdin after that; declining "
+                           "closes its stdin.");
+  schema = cJSON_AddObjectToObject (params, "requestedSchema");
+  cJSON_AddStringToObject (schema, "type", "object");
+  props = cJSON_AddObjectToObject (schema, "properties");
+  add_property (props, "text", "string", "What the program reads, as UTF-8 text");
+  add_property (props, "base64", "string", "Or what it reads, as base64 bytes");
+  add_property (props, "eof", "boolean", "Close its stdin after this input");
+}
+
+/* t->lock held.  The task as tasks/get gives it: its result, error or
+ * input requests inline.  */
+static void
+add_detailed_locked (cJSON *o, const struct sr_mcp_task *task)
+{
+  add_task_locked (o, task);
+  if (task->status == COMPLETED)
+    cJSON_AddItemToObject (o, "result", cJSON_Duplicate (task->result, 1));
+  else if (task->status == FAILED)
+    {
+      cJSON *error = cJSON_AddObjectToObject (o, "error");
+
+      cJSON_AddNumberToObject (error, "code", SR_RPC_INTERNAL_ERROR);
+      cJSON_AddStringToObject (error, "message", task->failure);
+    }
+  else if (task->status == INPUT_REQUIRED)
+    add_input_requests_locked (o, task);
+}
+
+/* t->lock held.  Gives the program's stdin what response (an
+ * ElicitResult) says: text or bytes, then its end if asked; a declined
+ * or cancelled request ends it.  The task works on.  */
+static int
+answer_input_locked (struct sr_mcp_task *task, const char *key, const cJSON *response,
+                     sr_error_t *err)
+{
+  const cJSON *action = cJSON_GetObjectItemCaseSensitive (response, "action");
+  const cJSON *content = cJSON_GetObjectItemCaseSensitive (response, "content");
+  const cJSON *text = cJSON_GetObjectItemCaseSensitive (content, "text");
+  const cJSON *b64 = cJSON_GetObjectItemCaseSensitive (content, "base64");
+  const cJSON *eof = cJSON_GetObjectItemCaseSensitive (content, "eof");
+  _cleanup_free_ char *bytes = NULL;
+  size_t len = 0;
+
+  if (!cJSON_IsString (action))
+    return sr_error_set_plain (err, "invalid_arguments", EINVAL,
+                               "inputResponses.%s.action must be accept, decline or cancel",
+                               key);
+  if (strcmp (action->valuestring, "accept") == 0)
+    {
+      if ((text && !cJSON_IsString (text)) || (b64 && !cJSON_IsString (b64))
+          || (eof && !cJSON_IsBool (eof)) || (text && b64) || (!text && !b64 && !cJSON_IsTrue (eof)))
+        return sr_error_set_plain (err, "invalid_arguments", EINVAL,
+                                   "inputResponses.%s.content must give text (a string) or "
+                                   "base64 (a string), or eof (true), or both",
+                                   key);
+      if (b64 && sr_base64_decode (b64->valuestring, strlen (b64->valuestring), &bytes, &len) < 0)
+        return sr_error_set_plain (err, "invalid_arguments", EINVAL,
+                                   "inputResponses.%s.content.base64 is not valid base64", key);
+      if (text)
+        len = strlen (text->valuestring);
+      if (len && sr_stdin_pipe_write (task->stdin_fd, text ? text->valuestring : bytes, len, err)
+                     < 0)
+        return -1;
+      if (cJSON_IsTrue (eof))
+        close_stdin_locked (task);
+    }
+  else if (strcmp (action->valuestring, "decline") == 0
+           || strcmp (action->valuestring, "cancel") == 0)
+    close_stdin_locked (task);
+  else
+    return sr_error_set_plain (err, "invalid_arguments", EINVAL,
+                               "inputResponses.%s.action must be accept, decline or cancel",
+                               key);
+  task->status = WORKING;
+  task->updated_ms = (uint64_t) sr_now_realtime_ms ();
+  return 0;
+}
+
+/* t->lock held.  tasks/update: the response to the input request still
+ * open, if any; the other keys (answered already, never asked) are let
+ * be, as SEP-2663 asks.  */
+static int
+update_locked (struct sr_mcp_task *task, const cJSON *responses, sr_error_t *err)
+{
+  char key[32];
+  const cJSON *response;
+
+  if (task->status != INPUT_REQUIRED)
+    return 0;
+  snprintf (key, sizeof key, STDIN_KEY "%u", task->input_key);
+  response = cJSON_GetObjectItemCaseSensitive (responses, key);
+  return response ? answer_input_locked (task, key, response, err) : 0;
+}
+
 /* t->lock held.  The task id names, if owner may see it.  */
 static struct sr_mcp_task *
 find_locked (struct sr_mcp_tasks *t, const char *owner, const char *id)
@@ -333,48 +505,60 @@ find_locked (struct sr_mcp_tasks *t, const char *owner, const char *id)
   return NULL;
 }
 
+/* The empty result of tasks/cancel and tasks/update.  */
+static cJSON *
+ack (void)
+{
+  cJSON *result = cJSON_CreateObject ();
+
+  cJSON_AddStringToObject (result, "resultType", "complete");
+  return result;
+}
+
 char *
 sr_mcp_tasks_handle (struct sr_mcp_tasks *t, const char *owner, const char *method,
                      const cJSON *id, const cJSON *params)
 {
   const cJSON *task_id = cJSON_GetObjectItemCaseSensitive (params, "taskId");
+  const cJSON *responses = cJSON_GetObjectItemCaseSensitive (params, "inputResponses");
+  bool update = strcmp (method, "tasks/update") == 0;
   _cleanup_free_ char *msg = NULL;
   struct sr_mcp_task *task;
+  sr_error_t err = NULL;
   cJSON *result = NULL;
 
   if (!cJSON_IsString (task_id))
     return sr_rpc_error (id, SR_RPC_INVALID_PARAMS, "Invalid params: taskId must be a string",
                          NULL);
+  if (update && !cJSON_IsObject (responses))
+    return sr_rpc_error (id, SR_RPC_INVALID_PARAMS,
+                         "Invalid params: inputResponses must be an object", NULL);
   pthread_mutex_lock (&t->lock);
   sweep_locked (t);
   task = find_locked (t, owner, task_id->valuestring);
   if (task && strcmp (method, "tasks/get") == 0)
     {
+      refresh_input_locked (task);
       result = cJSON_CreateObject ();
       cJSON_AddStringToObject (result, "resultType", "complete");
-      add_task_locked (result, task);
-      if (task->status == COMPLETED)
-        cJSON_AddItemToObject (result, "result", cJSON_Duplicate (task->result, 1));
-      else if (task->status == FAILED)
-        {
-          cJSON *error = cJSON_AddObjectToObject (result, "error");
-
-          cJSON_AddNumberToObject (error, "code", SR_RPC_INTERNAL_ERROR);
-          cJSON_AddStringToObject (error, "message", task->failure);
-        }
+      add_detailed_locked (result, task);
     }
   else if (task && strcmp (method, "tasks/cancel") == 0)
     {
       cancel_locked (task);
-      result = cJSON_CreateObject ();
-      cJSON_AddStringToObject (result, "resultType", "complete");
+      result = ack ();
     }
+  else if (task && update && update_locked (task, responses, &err) == 0)
+    result = ack ();
   pthread_mutex_unlock (&t->lock);
   if (result)
     return sr_rpc_result (id, result);
-  if (task)
-    return sr_rpc_error (id, SR_RPC_INVALID_PARAMS,
-                         "Invalid params: this task waits for no input", NULL);
+  if (err)
+    {
+      msg = sr_xasprintf ("Invalid params: %s", err->msg);
+      sr_error_free (&err);
+      return sr_rpc_error (id, SR_RPC_INVALID_PARAMS, msg, NULL);
+    }
   msg = sr_xasprintf ("Invalid params: no task %s (it never was, it is another caller's, or it "
                       "ended longer ago than task_keep)",
                       task_id->valuestring);

@@ -6,6 +6,14 @@
  * output so far) and at the end the CallToolResult a direct call would
  * have given; tasks/cancel kills the run.
  *
+ * A task may hold its program's stdin (mcp/stdin-pipe.h): while the
+ * program waits reading it, the task is input_required, and its
+ * inputRequests ask for input with an elicitation/create (a form of
+ * text, base64 and eof) under a key "stdin-N" new each time; the
+ * tasks/update that answers it writes the input to the program's
+ * stdin, or closes it (eof, or a declined request), and the task works
+ * on.  A task's stdin closes when it ends or is cancelled.
+ *
  * The server holds one table of them.  A task's id is 128 random bits,
  * and it is found only by its owner (the caller's sandbox-session owner:
  * a bearer token, the stateless clients of a server without tokens; over
@@ -40,6 +48,8 @@ struct sr_mcp_task *sr_mcp_task_new (struct sr_mcp_tasks *t, const char *owner, 
 void sr_mcp_task_ref (struct sr_mcp_task *task);
 void sr_mcp_task_unref (struct sr_mcp_task *task);
 
+/* The write end of the run's stdin (mcp/stdin-pipe.h), taken over.  */
+void sr_mcp_task_set_stdin (struct sr_mcp_task *task, int fd);
 /* Where the run is, for the status message.  */
 void sr_mcp_task_progress (struct sr_mcp_task *task, const char *stage, uint64_t output_bytes);
 /* The run ended with result (taken over; NULL: it failed with the
@@ -60,7 +70,9 @@ cJSON *sr_mcp_task_created (struct sr_mcp_task *task);
 
 /* Answers tasks/get, tasks/cancel or tasks/update (params an object or
  * NULL) from a caller who owns owner's tasks (NULL: every task): the
- * serialised response.  */
+ * serialised response.  A task id that is not the caller's is -32602,
+ * as one that never was; so is an answer to the open input request
+ * that cannot be given (malformed, more than the stdin holds).  */
 char *sr_mcp_tasks_handle (struct sr_mcp_tasks *t, const char *owner, const char *method,
                            const cJSON *id, const cJSON *params);
 

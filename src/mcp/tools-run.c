@@ -215,6 +215,11 @@ sr_mcp_call_run_code (const struct sr_mcp_tool_ctx *ctx, const cJSON *args, bool
       o = sr_mcp_tool_error ("invalid_arguments", "session_id must be a non-empty string");
       goto out;
     }
+  /* A session may live in Docker or on an SSH host, where the program's
+   * stdin is not this pipe and its waits on it cannot be seen: only a
+   * one-shot run is fed as it goes.  */
+  if (req.stdin_data == NULL && session_id == NULL)
+    req.stdin_pipe = ctx->stdin_pipe;
   if (sr_service_run_code (ctx->service, &req, ctx->owner, session_id, &run, &err) < 0)
     {
       sr_service_run_done (&run);

@@ -25,6 +25,9 @@ struct sr_mcp_tool_ctx
   const char *client;           /* the caller, as sr_service_audit_client made it */
   const struct sr_mcp_link_key *link_key; /* signs download_url (mcp/download-link.h) */
   int cancel_fd;                /* readable: cancel the run */
+  /* A task's run (mcp/tasks.h): the stdin_pipe (sandbox/code-request.h)
+   * of a run_code given no stdin and no session; 0: none.  */
+  int stdin_pipe;
   /* The argument whose string held a NUL, cut there by the JSON parser
    * (struct sr_rpc_message's nul_member), or NULL: the call is refused.  */
   const char *nul_argument;

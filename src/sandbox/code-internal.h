@@ -39,8 +39,9 @@ typedef int (*sr_code_stage_fn) (void *ctx, struct sr_code_stage *st, struct sr_
 char **sr_code_split_command (const char *cmd);
 
 /* The stdin of the stage's command: *ret_fd gets a file holding the
- * request's stdin (a memfd at its start, the caller's to close), or -1
- * when it has none (empty stdin, /dev/null).  */
+ * request's stdin (a memfd at its start, or its stdin_pipe's read end;
+ * the caller's to close), or -1 when it has none (empty stdin,
+ * /dev/null).  */
 int sr_code_stage_stdin (const struct sr_code_stage *st, int *ret_fd, sr_error_t *err);
 
 /* When the request wants progress: reports the stage's start and points

@@ -21,9 +21,15 @@ struct sr_code_request
   const char *language;
   const char *code;
   size_t code_len;
-  /* The run stage's stdin; NULL: empty.  */
+  /* The run stage's stdin; NULL: empty, or stdin_pipe's.  */
   const char *stdin_data;
   size_t stdin_len;
+  /* Without stdin_data: the read end of a pipe (above fd 2; the
+   * caller's) that the run stage reads as its stdin, fed as it runs (a
+   * task's, mcp/stdin-pipe.h); 0: none.  For the native backend, whose
+   * program gets this very pipe as its fd 0, so its waits on it can be
+   * seen; Docker relays stdin through a pipe of its own.  */
+  int stdin_pipe;
   /* The program's arguments, after the run command's own.  */
   char *const *args;
   size_t n_args;

@@ -237,6 +237,11 @@ sr_code_stage_stdin (const struct sr_code_stage *st, int *ret_fd, sr_error_t *er
   _cleanup_close_ int fd = -1;
 
   *ret_fd = -1;
+  if (st->takes_stdin && st->req->stdin_data == NULL && st->req->stdin_pipe > 2)
+    {
+      *ret_fd = fcntl (st->req->stdin_pipe, F_DUPFD_CLOEXEC, 3);
+      return *ret_fd < 0 ? sr_error_set (err, errno, "hold the run's stdin") : 0;
+    }
   if (!st->takes_stdin || st->req->stdin_data == NULL)
     return 0;
   /* A file, not a pipe: the program may read it at its pace, and nothing

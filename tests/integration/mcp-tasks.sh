@@ -3,8 +3,11 @@
 # with curl, for clients of 2026-07-28 that declare it: a C++ build and run
 # that outlives task_after comes back as a task, is polled to its result
 # with tasks/get, is found by its owner's token only; a second one is
-# cancelled with tasks/cancel and leaves nothing running; a quick run, and
-# a client that does not declare the extension, get the result directly.
+# cancelled with tasks/cancel and leaves nothing running; a program that
+# reads its stdin makes its task input_required, and gets its two lines
+# through tasks/update (from its owner only); cancelled while it waits,
+# it leaves no process, container or cgroup; a quick run, and a client
+# that does not declare the extension, get the result directly.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 require_image python cpp
@@ -80,6 +83,73 @@ is "$(field 'r["result"]["status"]')" cancelled "the task is cancelled"
 run_gone () { [ -z "$(running_containers "$containers")" ]; }
 wait_until 10 run_gone
 ok $? "and its run's container is gone"
+
+# --- a program that reads its stdin: input_required, fed by tasks/update ---
+# input_wait TOKEN TASK: polls tasks/get until the task asks for input
+# (10 s at most); $key is the key of its request.
+input_wait () {
+  local i
+  key=""
+  for i in $(seq 1 100); do
+    call "$1" tasks/get "$2" "\"taskId\":\"$2\""
+    key=$(field 'list(r["result"].get("inputRequests", {}))[0]')
+    [ -n "$key" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# update TOKEN TASK KEY CONTENT: answers KEY with the content object.
+update () {
+  call "$1" tasks/update "$2" "\"taskId\":\"$2\",\"inputResponses\":{\"$3\":{\"action\":\"accept\",\"content\":$4}}"
+}
+echo2='import sys\nfor i in range(2): print(\"got\", sys.stdin.readline().strip(), flush=True)'
+run_code token-a "{\"language\":\"python\",\"code\":\"$echo2\"}"
+task3=$(field 'r["result"]["taskId"]')
+input_wait token-a "$task3"
+is "$(field 'r["result"]["status"]') $key" "input_required stdin-1" \
+  "a program that reads its stdin makes its task input_required, asking stdin-1"
+is "$(field 'r["result"]["inputRequests"]["stdin-1"]["method"]')" elicitation/create \
+  "with an elicitation/create of the input"
+update token-b "$task3" stdin-1 '{"text":"intruder\n"}'
+like "$body" '"error":\{"code":-32602' "an update to another owner's task is refused"
+update token-a "$task3" stdin-1 '{"text":"one\n"}'
+is "$body" '{"jsonrpc":"2.0","id":9,"result":{"resultType":"complete"}}' \
+  "tasks/update with the first line is a bare acknowledgement"
+input_wait token-a "$task3"
+is "$key" stdin-2 "the program reads it and waits for the next line: stdin-2"
+update token-a "$task3" stdin-2 '{"text":"two\n"}'
+for i in $(seq 1 100); do
+  call token-a tasks/get "$task3" "\"taskId\":\"$task3\""
+  [ "$(field 'r["result"]["status"]')" = completed ] && break
+  sleep 0.1
+done
+is "$(field 'r["result"]["result"]["structuredContent"]["stdout"]')" "got one
+got two" "it ends with both lines echoed, as the output of the task's result"
+
+# A task waiting for input that is cancelled leaves no process, no
+# container, no cgroup.  The run's args mark its process.
+mark=sr-input-$$
+run_code token-a "{\"language\":\"python\",\"code\":\"import sys\\nsys.stdin.read()\",\"args\":[\"$mark\"]}"
+task4=$(field 'r["result"]["taskId"]')
+input_wait token-a "$task4"
+is "$(field 'r["result"]["status"]')" input_required "a second program waits for input"
+pid=$(pgrep -f -n "$mark")
+# Its cgroup directories, those the server's own process is not in.
+cgroups=$(awk -F: -v own="$(cat /proc/$server/cgroup)" 'index(own, $0) == 0 {
+    d = $2; sub(/^name=/, "", d)
+    print (d == "" ? "/sys/fs/cgroup" : "/sys/fs/cgroup/" d) $3 }' "/proc/$pid/cgroup" |
+  while read -r d; do [ -d "$d" ] && echo "$d"; done)
+[ -n "$pid" ]; ok $? "its process is there, in $(echo "$cgroups" | grep -c .) cgroup directories of its own"
+call token-a tasks/cancel "$task4" "\"taskId\":\"$task4\""
+call token-a tasks/get "$task4" "\"taskId\":\"$task4\""
+is "$(field 'r["result"]["status"]')" cancelled "tasks/cancel cancels it"
+no_process () { ! pgrep -f "$mark" >/dev/null; }
+wait_until 10 no_process
+ok $? "and no process of it is left"
+wait_until 10 run_gone
+ok $? "nor its container"
+left=$(for d in $cgroups; do [ -d "$d" ] && echo "$d"; done)
+is "$left" "" "nor its cgroup"
 
 start=$(date +%s)
 run_code token-a '{"language":"python","code":"import time; time.sleep(2); print(2)"}' '{}'
