@@ -160,12 +160,10 @@ sr_http_post_message (struct http *h, struct MHD_Connection *c, struct request *
     return sr_http_reply_body (c, MHD_HTTP_BAD_REQUEST, "application/json", error, NULL, NULL);
 
   /* One JSON body unless there is something to stream before the
-   * response (the progress of a request with a progressToken) and the
-   * client takes SSE, or unless it takes nothing but SSE: a JSON body
-   * costs a client less to read than an event stream.  */
+   * response and the client takes SSE, or unless it takes nothing but
+   * SSE: a JSON body costs a client less to read than an event stream.  */
   sse = !sr_http_accepts (accept, "application/json", &json_x)
-        || (m.kind == SR_RPC_REQUEST && sr_rpc_progress_token (&m)
-            && sr_http_accepts (accept, "text/event-stream", &sse_x));
+        || (sr_mcp_request_streams (&m) && sr_http_accepts (accept, "text/event-stream", &sse_x));
 
   if (sr_mcp_request_modern (&m, version))
     ret = post_modern (h, c, rq, &m, sse);

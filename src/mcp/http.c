@@ -403,6 +403,7 @@ wait_stop (struct http *h, int stop_fd, uint64_t drain_grace_ms)
           draining = true;
           deadline = sr_now_ns () + drain_grace_ms * 1000000;
           sr_http_drain_start (h);
+          sr_mcp_server_drain (h->mcp);
           snprintf (grace, sizeof grace, "%llu", (unsigned long long) (drain_grace_ms / 1000));
           sr_log (SR_LOG_INFO, "drain", "server_id", sr_http_server_id (), "grace_s", grace,
                   NULL);

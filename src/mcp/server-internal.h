@@ -39,6 +39,7 @@ struct sr_mcp_server
   pthread_mutex_t lock;
   pthread_cond_t slot_freed;
   uint64_t running;            /* runs holding a slot */
+  bool draining;               /* it is about to stop: listens end */
   struct sr_mcp_tasks *tasks;
 };
 
@@ -58,6 +59,7 @@ struct call
   uint64_t streamed;           /* output bytes the notifications carried */
   bool modern;                 /* a request of 2026-07-28 */
   bool taskable;               /* of a client that takes tasks: may become one */
+  bool listen;                 /* a subscriptions/listen: it lasts until cancelled */
   struct call *next;
 };
 
@@ -97,10 +99,26 @@ cJSON *sr_mcp_server_info (void);
 void sr_mcp_do_tools_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern);
 void sr_mcp_do_resources (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern);
 bool sr_mcp_call_cancelled (void *call);
+/* Whether sr_mcp_server_drain was called.  */
+bool sr_mcp_server_draining (struct sr_mcp_server *s);
 /* Waits for one of the max_concurrent run slots; false when the run was
  * cancelled (cancelled (arg) says it) while it queued.  */
 bool sr_mcp_take_slot (struct sr_mcp_server *s, bool (*cancelled) (void *), void *arg);
 void sr_mcp_give_slot (struct sr_mcp_server *s);
+/* A request m of c in flight, as a tools/call is: fn (the call) runs on
+ * its own thread until it ends it with sr_mcp_call_end; the call is
+ * pending (sr_mcp_conn_pending) until then, and cancelled with its
+ * request or its connection (cancel_fd).  m is answered with an error
+ * when it cannot start.  */
+enum
+{
+  SR_MCP_CALL_MODERN = 1 << 0,   /* a request of 2026-07-28 */
+  SR_MCP_CALL_TASKABLE = 1 << 1, /* of a client that takes tasks: may become one */
+  SR_MCP_CALL_LISTEN = 1 << 2,   /* a subscriptions/listen, no tools/call */
+};
+void sr_mcp_call_start (struct sr_mcp_conn *c, const struct sr_rpc_message *m,
+                        void *(*fn) (void *), unsigned flags);
+void sr_mcp_call_end (struct call *call);
 /* Starts fn (arg) on a detached thread with a small stack, as a call's
  * or a task's run; false when it could not start.  */
 bool sr_mcp_spawn (void *(*fn) (void *), void *arg);

@@ -6,6 +6,7 @@
 #include "mcp/server-internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ static const char *const modern_versions[] = { SR_MCP_PROTOCOL_MODERN, NULL };
 #define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 #define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 
 /* --- the eras --- */
 
@@ -66,6 +68,13 @@ sr_mcp_request_modern (const struct sr_rpc_message *m, const char *header_versio
   return header_version && strcmp (header_version, SR_MCP_PROTOCOL_MODERN) >= 0;
 }
 
+bool
+sr_mcp_request_streams (const struct sr_rpc_message *m)
+{
+  return m->kind == SR_RPC_REQUEST
+         && (sr_rpc_progress_token (m) || strcmp (m->method, "subscriptions/listen") == 0);
+}
+
 /* Whether the client of m declares the Tasks extension.  */
 static bool
 declares_tasks (const struct sr_rpc_message *m)
@@ -74,6 +83,18 @@ declares_tasks (const struct sr_rpc_message *m)
   const cJSON *ext = cJSON_GetObjectItemCaseSensitive (caps, "extensions");
 
   return cJSON_IsObject (cJSON_GetObjectItemCaseSensitive (ext, SR_MCP_TASKS_EXTENSION));
+}
+
+/* Whether m is the Tasks extension's, for a client that takes it: a
+ * task method, or a subscriptions/listen to the status of tasks.  */
+static bool
+of_tasks (const struct sr_rpc_message *m)
+{
+  const cJSON *filter = cJSON_GetObjectItemCaseSensitive (m->params, "notifications");
+
+  if (strcmp (m->method, "subscriptions/listen") == 0)
+    return cJSON_GetObjectItemCaseSensitive (filter, "taskIds") != NULL;
+  return strncmp (m->method, "tasks/", strlen ("tasks/")) == 0 && sr_mcp_modern_method (m->method);
 }
 
 int
@@ -99,9 +120,7 @@ sr_mcp_modern_check (const struct sr_rpc_message *m, char **ret_error)
     }
   if (listed (modern_versions, version->valuestring))
     {
-      /* The task methods are the extension's, for a client that takes it.  */
-      if (strncmp (m->method, "tasks/", strlen ("tasks/")) != 0
-          || !sr_mcp_modern_method (m->method) || declares_tasks (m))
+      if (!of_tasks (m) || declares_tasks (m))
         return 0;
       data = cJSON_CreateObject ();
       cJSON_AddObjectToObject (
@@ -147,6 +166,7 @@ static const struct
   { "tasks/get", -1, NULL },
   { "tasks/cancel", -1, NULL },
   { "tasks/update", -1, NULL },
+  { "subscriptions/listen", -1, NULL },
 };
 
 static int
@@ -414,6 +434,137 @@ sr_mcp_takes_tasks (const struct sr_rpc_message *m)
              || strcmp (name->valuestring, "shell_exec") == 0);
 }
 
+/* --- subscriptions/listen --- */
+
+/* How often a listen looks at the status of its tasks: a program's wait
+ * for input is seen only by looking (mcp/stdin-pipe.h).  */
+#define LISTEN_POLL_MS 250
+
+/* params._meta of a notification on the stream of listen.  */
+static void
+add_subscription_meta (cJSON *params, const struct call *listen)
+{
+  cJSON_AddItemToObject (cJSON_AddObjectToObject (params, "_meta"), META_SUBSCRIPTION_ID,
+                         cJSON_Duplicate (listen->id, 1));
+}
+
+/* What tells one notification of a task from the next: its status and
+ * the key of the input it asks for.  *ended: the status is final.  */
+static char *
+task_state (const cJSON *detailed, bool *ended)
+{
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive (detailed, "status");
+  const cJSON *asked = cJSON_GetObjectItemCaseSensitive (detailed, "inputRequests");
+  const char *name = cJSON_IsString (status) ? status->valuestring : "";
+
+  *ended = strcmp (name, "completed") == 0 || strcmp (name, "failed") == 0
+           || strcmp (name, "cancelled") == 0;
+  return sr_xasprintf ("%s %s", name, asked && asked->child ? asked->child->string : "");
+}
+
+/* A subscriptions/listen (SEP-2575) on its own thread, until it is
+ * cancelled (its request, or its connection gone) or the server drains
+ * (then it answers, with the subscription's id): it acknowledges the
+ * notifications it will send, of those asked for the status of the
+ * caller's tasks (taskIds; the Tasks extension's notifications/tasks),
+ * then sends each task's DetailedTask, as tasks/get gives it, now and at
+ * each change of its status (and of the input it asks for), until it
+ * ends.  Every other notification type is left out of the
+ * acknowledgement: the tools never change, and resources are notified
+ * to a legacy client only.  */
+static void *
+listen_main (void *arg)
+{
+  struct call *call = arg;
+  struct sr_mcp_conn *c = call->conn;
+  const cJSON *filter = cJSON_GetObjectItemCaseSensitive (call->params, "notifications");
+  const cJSON *ids = cJSON_GetObjectItemCaseSensitive (filter, "taskIds"), *id;
+  size_t n = (size_t) cJSON_GetArraySize (ids), i = 0;
+  cJSON **now = sr_xcalloc (n + 1, sizeof *now);
+  char **sent = sr_xcalloc (n + 1, sizeof *sent);
+  bool *watched = sr_xcalloc (n + 1, sizeof *watched);
+  struct pollfd p = { .fd = call->cancel_fd, .events = POLLIN };
+  cJSON *params = cJSON_CreateObject ();
+  cJSON *agreed = cJSON_AddArrayToObject (cJSON_AddObjectToObject (params, "notifications"),
+                                          "taskIds");
+
+  /* The acknowledgement comes first, naming the tasks found.  */
+  cJSON_ArrayForEach (id, ids)
+    {
+      now[i] = sr_mcp_tasks_detailed (c->s->tasks, c->owner, id->valuestring);
+      watched[i] = now[i] != NULL;
+      if (now[i])
+        cJSON_AddItemToArray (agreed, cJSON_CreateString (id->valuestring));
+      i++;
+    }
+  if (cJSON_GetArraySize (agreed) == 0)
+    cJSON_DeleteItemFromObjectCaseSensitive (cJSON_GetObjectItemCaseSensitive (params,
+                                                                               "notifications"),
+                                             "taskIds");
+  add_subscription_meta (params, call);
+  sr_mcp_send_text (c, call->id,
+                    sr_rpc_notification ("notifications/subscriptions/acknowledged", params));
+  do
+    for (i = 0, id = ids ? ids->child : NULL; id; i++, id = id->next)
+      {
+        _cleanup_free_ char *state = NULL;
+        bool ended;
+
+        if (watched[i] && now[i] == NULL)
+          now[i] = sr_mcp_tasks_detailed (c->s->tasks, c->owner, id->valuestring);
+        state = now[i] ? task_state (now[i], &ended) : NULL;
+        if (state && (sent[i] == NULL || strcmp (state, sent[i]) != 0))
+          {
+            add_subscription_meta (now[i], call);
+            sr_mcp_send_text (c, call->id,
+                              sr_rpc_notification ("notifications/tasks", TAKE_PTR (now[i])));
+            free (sent[i]);
+            sent[i] = TAKE_PTR (state);
+            watched[i] = !ended;
+          }
+        cJSON_Delete (TAKE_PTR (now[i]));
+      }
+  while (!sr_mcp_call_cancelled (call) && !sr_mcp_server_draining (c->s)
+         && poll (&p, 1, LISTEN_POLL_MS) == 0);
+  /* A server about to stop ends the subscription with its result (a
+   * cancelled request gets none).  */
+  if (!sr_mcp_call_cancelled (call))
+    {
+      cJSON *result = cJSON_CreateObject ();
+
+      add_subscription_meta (result, call);
+      sr_mcp_send_text (c, call->id, sr_mcp_result_reply (call->id, "subscriptions/listen",
+                                                          result, true));
+    }
+  for (i = 0; i < n; i++)
+    free (sent[i]);
+  free (sent);
+  free (now);
+  free (watched);
+  sr_mcp_call_end (call);
+  return NULL;
+}
+
+static void
+do_listen (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
+{
+  const cJSON *filter = cJSON_GetObjectItemCaseSensitive (m->params, "notifications");
+  const cJSON *ids = cJSON_GetObjectItemCaseSensitive (filter, "taskIds"), *id;
+
+  if (!cJSON_IsObject (filter))
+    return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
+                              "Invalid params: notifications must be an object");
+  if (ids && !cJSON_IsArray (ids))
+    return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
+                              "Invalid params: notifications.taskIds must be an array of strings");
+  cJSON_ArrayForEach (id, ids)
+    if (!cJSON_IsString (id))
+      return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
+                                "Invalid params: notifications.taskIds must be an array of "
+                                "strings");
+  sr_mcp_call_start (c, m, listen_main, SR_MCP_CALL_MODERN | SR_MCP_CALL_LISTEN);
+}
+
 /* A request of 2026-07-28: its _meta says all the server needs to know
  * of the client, nothing of it is kept for the next.  */
 void
@@ -448,6 +599,8 @@ sr_mcp_handle_modern (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
     }
   else if (strcmp (m->method, "prompts/get") == 0)
     sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: this server has no prompts");
+  else if (strcmp (m->method, "subscriptions/listen") == 0)
+    do_listen (c, m);
   else if (strncmp (m->method, "tasks/", strlen ("tasks/")) == 0)
     {
       sr_mcp_send_text (c, m->id, sr_mcp_tasks_handle (c->s->tasks, c->owner, m->method, m->id,

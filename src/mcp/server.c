@@ -84,6 +84,25 @@ sr_mcp_server_free (struct sr_mcp_server *s)
   free (s);
 }
 
+void
+sr_mcp_server_drain (struct sr_mcp_server *s)
+{
+  pthread_mutex_lock (&s->lock);
+  s->draining = true;
+  pthread_mutex_unlock (&s->lock);
+}
+
+bool
+sr_mcp_server_draining (struct sr_mcp_server *s)
+{
+  bool draining;
+
+  pthread_mutex_lock (&s->lock);
+  draining = s->draining;
+  pthread_mutex_unlock (&s->lock);
+  return draining;
+}
+
 struct sr_sessions *
 sr_mcp_server_sessions (struct sr_mcp_server *s)
 {
@@ -410,6 +429,15 @@ call_main (void *arg)
   else
     cJSON_Delete (result);
 
+  sr_mcp_call_end (call);
+  return NULL;
+}
+
+void
+sr_mcp_call_end (struct call *call)
+{
+  struct sr_mcp_conn *c = call->conn;
+
   pthread_mutex_lock (&c->lock);
   for (struct call **p = &c->calls; *p; p = &(*p)->next)
     if (*p == call)
@@ -420,7 +448,6 @@ call_main (void *arg)
   pthread_cond_broadcast (&c->idle);
   pthread_mutex_unlock (&c->lock);
   call_free (call);
-  return NULL;
 }
 
 bool
@@ -442,7 +469,7 @@ sr_mcp_conn_in_flight (struct sr_mcp_conn *c)
 
   pthread_mutex_lock (&c->lock);
   for (struct call *call = c->calls; call; call = call->next)
-    n++;
+    n += !call->listen;
   pthread_mutex_unlock (&c->lock);
   return n;
 }
@@ -463,8 +490,6 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern, 
   const cJSON *name = cJSON_GetObjectItemCaseSensitive (m->params, "name");
   const cJSON *token = sr_rpc_progress_token (m);
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (m->params, "arguments");
-  struct call *call;
-  bool duplicate;
 
   if (!cJSON_IsString (name))
     return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: name must be a string");
@@ -476,10 +501,20 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern, 
   if (token && !cJSON_IsString (token) && !cJSON_IsNumber (token))
     return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
                        "Invalid params: _meta.progressToken must be a string or a number");
-  duplicate = sr_mcp_conn_pending (c, m->id);
-  if (duplicate)
+  sr_mcp_call_start (c, m, call_main,
+                     (modern ? SR_MCP_CALL_MODERN : 0) | (taskable ? SR_MCP_CALL_TASKABLE : 0));
+}
+
+void
+sr_mcp_call_start (struct sr_mcp_conn *c, const struct sr_rpc_message *m, void *(*fn) (void *),
+                   unsigned flags)
+{
+  const cJSON *token = sr_rpc_progress_token (m);
+  struct call *call;
+
+  if (sr_mcp_conn_pending (c, m->id))
     return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_REQUEST,
-                       "Invalid Request: a request with this id is still in flight");
+                              "Invalid Request: a request with this id is still in flight");
 
   call = sr_xcalloc (1, sizeof *call);
   call->conn = c;
@@ -487,8 +522,9 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern, 
   call->params = cJSON_Duplicate (m->params, 1);
   call->progress_token = token ? cJSON_Duplicate (token, 1) : NULL;
   call->nul_member = m->nul_member ? sr_xstrdup (m->nul_member) : NULL;
-  call->modern = modern;
-  call->taskable = taskable;
+  call->modern = flags & SR_MCP_CALL_MODERN;
+  call->taskable = flags & SR_MCP_CALL_TASKABLE;
+  call->listen = flags & SR_MCP_CALL_LISTEN;
   call->cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (call->cancel_fd < 0)
     {
@@ -509,7 +545,7 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern, 
   c->calls = call;
   pthread_mutex_unlock (&c->lock);
 
-  if (!sr_mcp_spawn (call_main, call))
+  if (!sr_mcp_spawn (fn, call))
     {
       pthread_mutex_lock (&c->lock);
       c->calls = call->next;

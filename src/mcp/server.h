@@ -45,6 +45,10 @@ bool sr_mcp_request_modern (const struct sr_rpc_message *m, const char *header_v
  * a task method from a client that does not declare the Tasks
  * extension) and *ret_error the reply answering m's id.  */
 int sr_mcp_modern_check (const struct sr_rpc_message *m, char **ret_error);
+/* Whether request m has something to say before its response: the
+ * progress of a request with a progressToken, the notifications of a
+ * subscriptions/listen (of either era's form).  */
+bool sr_mcp_request_streams (const struct sr_rpc_message *m);
 /* Whether a modern request of this method is served (initialize, ping,
  * logging/setLevel and resources/subscribe are gone from it).  */
 bool sr_mcp_modern_method (const char *method);
@@ -63,6 +67,10 @@ int sr_mcp_server_new (const struct sr_config *cfg, struct sr_mcp_server **ret, 
 /* Cancels whatever still runs, waits for it and frees the server; every
  * connection must be closed first.  */
 void sr_mcp_server_free (struct sr_mcp_server *s);
+
+/* The server is about to stop (it drains): each subscriptions/listen
+ * ends, gracefully, with its result.  */
+void sr_mcp_server_drain (struct sr_mcp_server *s);
 
 /* The server's sessions (NULL when they could not start), for the HTTP
  * file download.  */
@@ -97,7 +105,8 @@ const char *sr_mcp_conn_protocol (const struct sr_mcp_conn *c);
 /* Whether the request with this id is still in flight (HTTP keeps its
  * stream open until it is not).  */
 bool sr_mcp_conn_pending (struct sr_mcp_conn *c, const cJSON *id);
-/* How many tools/call requests are in flight.  */
+/* How many tools/call requests are in flight (a subscriptions/listen is
+ * none: it lasts until cancelled, and closing the connection ends it).  */
 size_t sr_mcp_conn_in_flight (struct sr_mcp_conn *c);
 /* Cancels the connection's calls in flight (their containers are
  * killed), waits for their threads, and frees it.  No send happens after

@@ -505,7 +505,8 @@ find_locked (struct sr_mcp_tasks *t, const char *owner, const char *id)
   return NULL;
 }
 
-/* The empty result of tasks/cancel and tasks/update.  */
+/* The empty result of tasks/cancel and tasks/update, and what tasks/get
+ * adds to.  */
 static cJSON *
 ack (void)
 {
@@ -538,9 +539,8 @@ sr_mcp_tasks_handle (struct sr_mcp_tasks *t, const char *owner, const char *meth
   task = find_locked (t, owner, task_id->valuestring);
   if (task && strcmp (method, "tasks/get") == 0)
     {
+      result = ack ();
       refresh_input_locked (task);
-      result = cJSON_CreateObject ();
-      cJSON_AddStringToObject (result, "resultType", "complete");
       add_detailed_locked (result, task);
     }
   else if (task && strcmp (method, "tasks/cancel") == 0)
@@ -563,4 +563,23 @@ sr_mcp_tasks_handle (struct sr_mcp_tasks *t, const char *owner, const char *meth
                       "ended longer ago than task_keep)",
                       task_id->valuestring);
   return sr_rpc_error (id, SR_RPC_INVALID_PARAMS, msg, NULL);
+}
+
+cJSON *
+sr_mcp_tasks_detailed (struct sr_mcp_tasks *t, const char *owner, const char *id)
+{
+  struct sr_mcp_task *task;
+  cJSON *o = NULL;
+
+  pthread_mutex_lock (&t->lock);
+  sweep_locked (t);
+  task = find_locked (t, owner, id);
+  if (task)
+    {
+      o = cJSON_CreateObject ();
+      refresh_input_locked (task);
+      add_detailed_locked (o, task);
+    }
+  pthread_mutex_unlock (&t->lock);
+  return o;
 }

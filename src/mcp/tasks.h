@@ -76,4 +76,9 @@ cJSON *sr_mcp_task_created (struct sr_mcp_task *task);
 char *sr_mcp_tasks_handle (struct sr_mcp_tasks *t, const char *owner, const char *method,
                            const cJSON *id, const cJSON *params);
 
+/* The task id names, as tasks/get gives it (a DetailedTask: its status
+ * and its result, error or input requests), if owner has it; else
+ * NULL.  */
+cJSON *sr_mcp_tasks_detailed (struct sr_mcp_tasks *t, const char *owner, const char *id);
+
 #endif

@@ -6,8 +6,10 @@
 # cancelled with tasks/cancel and leaves nothing running; a program that
 # reads its stdin makes its task input_required, and gets its two lines
 # through tasks/update (from its owner only); cancelled while it waits,
-# it leaves no process, container or cgroup; a quick run, and a client
-# that does not declare the extension, get the result directly.
+# it leaves no process, container or cgroup; subscriptions/listen sends
+# notifications/tasks of the caller's tasks as their status changes; a
+# quick run, and a client that does not declare the extension, get the
+# result directly.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 require_image python cpp
@@ -26,7 +28,7 @@ call () {
   local meta="\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":${5:-$tasks_ext}}}"
   set -- -H "Authorization: Bearer $1" -H "Mcp-Method: $2" ${3:+-H "Mcp-Name: $3"} \
     -d "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"$2\",\"params\":{$4${4:+,}$meta}}"
-  body=$(curl -s --max-time 60 -H 'Content-Type: application/json' \
+  body=$(curl -s --max-time "${max_time:-60}" -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' "$@" "$url")
 }
 field () { printf '%s' "$body" | python3 -c "import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1" 2>/dev/null; }
@@ -150,6 +152,36 @@ wait_until 10 run_gone
 ok $? "nor its container"
 left=$(for d in $cgroups; do [ -d "$d" ] && echo "$d"; done)
 is "$left" "" "nor its cgroup"
+
+# --- subscriptions/listen: notifications/tasks of a caller's tasks ---
+run_code token-a '{"language":"python","code":"import sys\nprint(sys.stdin.readline().upper())"}'
+task5=$(field 'r["result"]["taskId"]')
+unknown=0123456789abcdef0123456789abcdef
+# A listen of 8 s at most: the stream lasts until the client goes.
+(max_time=8 call token-a subscriptions/listen "" \
+  "\"notifications\":{\"taskIds\":[\"$task5\",\"$unknown\"],\"toolsListChanged\":true}"
+  printf '%s\n' "$body" > "$sr_tmp/listen") &
+listener=$!
+input_wait token-a "$task5"
+update token-a "$task5" "$key" '{"text":"hi\n"}'
+wait "$listener"
+# frames EXPR: EXPR of the list of the stream's messages (f).
+frames () {
+  python3 -c 'import json,sys
+f = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: ")]
+print(eval(sys.argv[2]))' "$sr_tmp/listen" "$1" 2>/dev/null
+}
+is "$(frames 'f[0]["method"], f[0]["params"]["notifications"]')" \
+  "('notifications/subscriptions/acknowledged', {'taskIds': ['$task5']})" \
+  "subscriptions/listen acknowledges first, agreeing to the caller's task only (not an unknown one, nor tools)"
+is "$(frames 'set(m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] for m in f)')" "{9}" \
+  "every message on its stream names the subscription (the listen's id)"
+is "$(frames '[m["params"]["status"] for m in f[1:] if m["method"] == "notifications/tasks"][0]')" \
+  input_required "notifications/tasks says the task asks for input"
+is "$(frames '[m["params"]["result"]["structuredContent"]["stdout"] for m in f if m["params"].get("status") == "completed"][0]')" \
+  HI "and, once it completed, gives its result inline"
+max_time=3 call token-a subscriptions/listen "" "\"notifications\":{\"taskIds\":[\"$task5\"]}" '{}'
+like "$body" '"code":-32021' "a listen to tasks from a client that does not declare the extension is -32021"
 
 start=$(date +%s)
 run_code token-a '{"language":"python","code":"import time; time.sleep(2); print(2)"}' '{}'
