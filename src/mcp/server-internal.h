@@ -75,7 +75,8 @@ struct sr_mcp_conn
   bool initialized;
   bool closing;
   /* It served a request of 2026-07-28, which has no notification but on
-   * a subscription (not served): no resource notification goes out.  */
+   * a subscription (which carries those of tasks only): no resource
+   * notification goes out.  */
   bool modern;
   char *owner;                 /* of the sessions it makes; NULL: every session */
   char *files_url;             /* of the request being handled */

@@ -576,8 +576,9 @@ cancel_request (struct sr_mcp_conn *c, const cJSON *params)
 /* --- methods --- */
 
 /* What the server offers, to a client of either era.  A modern one gets
- * no subscriptions (resources/subscribe is gone, and subscriptions/listen
- * is not served), the empty list of prompts it may ask for, and tasks.  */
+ * no resource subscriptions (resources/subscribe is gone, and a
+ * subscriptions/listen carries the status of tasks only), the empty list
+ * of prompts it may ask for, and tasks.  */
 cJSON *
 sr_mcp_capabilities (bool modern)
 {
