@@ -199,12 +199,34 @@ for method in tasks/list tasks/result; do
   like "$(cat "$sr_tmp/status") $(cat "$sr_tmp/body")" '^404 .*-32601' "$method, gone from the extension, is 404 -32601"
 done
 
-# A task still running when the server stops is cancelled with it.
+# A task still running when the server stops is cancelled with it, one
+# waiting for input too.
 run_code token-a '{"language":"python","code":"import time; time.sleep(60)"}'
 like "$(field 'r["result"]["resultType"]')" task "a run left running as a task"
+run_code token-a "{\"language\":\"python\",\"code\":\"import sys\\nsys.stdin.read()\",\"args\":[\"$mark\"]}"
+input_wait token-a "$(field 'r["result"]["taskId"]')"
+is "$(field 'r["result"]["status"]')" input_required "and one waiting for input"
 wait_until 30 run_running
 stop_server
 ok $? "SIGTERM stops the server with a task running"
 wait_until 10 run_gone
 ok $? "and no container is left"
+no_process
+ok $? "nor the process that waited for input"
+
+# A server that drains ends a listen with its result, and need not wait
+# its drain grace out.
+SANDBOX_DRAIN_GRACE=20 start_server --token-file "$sr_tmp/tokens" ||
+  echo "Bail out! the HTTP server did not start"
+(max_time=20 call token-a subscriptions/listen "" '"notifications":{"taskIds":[]}'
+  printf '%s\n' "$body" > "$sr_tmp/listen") &
+listener=$!
+sleep 1
+start=$(date +%s)
+stop_server
+ok $? "SIGTERM stops a server with a listen open"
+wait "$listener"
+is "$(( $(date +%s) - start < 5 ))" 1 "within seconds, not its drain grace"
+is "$(frames 'f[-1]["result"]["_meta"]')" "{'io.modelcontextprotocol/subscriptionId': 9}" \
+  "the listen ends with its result, naming the subscription"
 done_testing
