@@ -345,7 +345,7 @@ task_main (void *arg)
  * runs as any other.  */
 bool
 sr_mcp_task_call (struct call *call, const struct sr_mcp_tool_ctx *ctx, const char *name,
-           const cJSON *args, cJSON **ret_result)
+                  const cJSON *args, cJSON **ret_result)
 {
   struct sr_mcp_conn *c = call->conn;
   struct sr_mcp_server *s = c->s;
@@ -397,8 +397,9 @@ sr_mcp_task_call (struct call *call, const struct sr_mcp_tool_ctx *ctx, const ch
   if (ended || sr_mcp_call_cancelled (call))
     *ret_result = sr_mcp_task_forget (task);
   else
-    sr_mcp_send_text (c, call->id, sr_mcp_result_reply (call->id, "tools/call", sr_mcp_task_created (task),
-                                          true));
+    sr_mcp_send_text (c, call->id,
+                      sr_mcp_result_reply (call->id, "tools/call", sr_mcp_task_created (task),
+                                           true));
   sr_mcp_task_unref (task);
   return true;
 }
@@ -533,8 +534,8 @@ listen_main (void *arg)
       cJSON *result = cJSON_CreateObject ();
 
       add_subscription_meta (result, call);
-      sr_mcp_send_text (c, call->id, sr_mcp_result_reply (call->id, "subscriptions/listen",
-                                                          result, true));
+      sr_mcp_send_text (c, call->id,
+                        sr_mcp_result_reply (call->id, "subscriptions/listen", result, true));
     }
   for (i = 0; i < n; i++)
     free (sent[i]);
@@ -587,7 +588,8 @@ sr_mcp_handle_modern (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
   if (strcmp (m->method, "server/discover") == 0)
     sr_mcp_send_text (c, m->id, sr_mcp_result_reply (m->id, m->method, discover_result (), true));
   else if (strcmp (m->method, "tools/list") == 0)
-    sr_mcp_send_text (c, m->id, sr_mcp_result_reply (m->id, m->method, sr_mcp_tools_list (c->s->cfg), true));
+    sr_mcp_send_text (c, m->id,
+                      sr_mcp_result_reply (m->id, m->method, sr_mcp_tools_list (c->s->cfg), true));
   else if (strcmp (m->method, "tools/call") == 0)
     sr_mcp_do_tools_call (c, m, true);
   else if (strcmp (m->method, "prompts/list") == 0)
@@ -598,13 +600,14 @@ sr_mcp_handle_modern (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
       sr_mcp_send_text (c, m->id, sr_mcp_result_reply (m->id, m->method, result, true));
     }
   else if (strcmp (m->method, "prompts/get") == 0)
-    sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: this server has no prompts");
+    sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
+                       "Invalid params: this server has no prompts");
   else if (strcmp (m->method, "subscriptions/listen") == 0)
     do_listen (c, m);
   else if (strncmp (m->method, "tasks/", strlen ("tasks/")) == 0)
     {
-      sr_mcp_send_text (c, m->id, sr_mcp_tasks_handle (c->s->tasks, c->owner, m->method, m->id,
-                                                m->params));
+      sr_mcp_send_text (c, m->id,
+                        sr_mcp_tasks_handle (c->s->tasks, c->owner, m->method, m->id, m->params));
       /* A cancelled task may be queued for a slot: wake it to see.  */
       pthread_mutex_lock (&c->s->lock);
       pthread_cond_broadcast (&c->s->slot_freed);

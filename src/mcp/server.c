@@ -425,7 +425,8 @@ call_main (void *arg)
     }
   /* A cancelled request gets no response, as the protocol asks.  */
   if (result && !cancelled && !sr_mcp_call_cancelled (call))
-    sr_mcp_send_text (c, call->id, sr_mcp_result_reply (call->id, "tools/call", result, call->modern));
+    sr_mcp_send_text (c, call->id,
+                      sr_mcp_result_reply (call->id, "tools/call", result, call->modern));
   else
     cJSON_Delete (result);
 
@@ -492,15 +493,17 @@ start_call (struct sr_mcp_conn *c, const struct sr_rpc_message *m, bool modern, 
   const cJSON *args = cJSON_GetObjectItemCaseSensitive (m->params, "arguments");
 
   if (!cJSON_IsString (name))
-    return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Invalid params: name must be a string");
+    return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
+                              "Invalid params: name must be a string");
   if (!sr_mcp_tool_exists (c->s->cfg, name->valuestring))
-    return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Unknown tool: %s", name->valuestring);
+    return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS, "Unknown tool: %s",
+                              name->valuestring);
   if (args && !cJSON_IsObject (args) && !cJSON_IsNull (args))
     return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
-                       "Invalid params: arguments must be an object");
+                              "Invalid params: arguments must be an object");
   if (token && !cJSON_IsString (token) && !cJSON_IsNumber (token))
     return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
-                       "Invalid params: _meta.progressToken must be a string or a number");
+                              "Invalid params: _meta.progressToken must be a string or a number");
   sr_mcp_call_start (c, m, call_main,
                      (modern ? SR_MCP_CALL_MODERN : 0) | (taskable ? SR_MCP_CALL_TASKABLE : 0));
 }
@@ -618,7 +621,7 @@ do_initialize (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 
   if (!cJSON_IsString (version))
     return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
-                       "Invalid params: protocolVersion must be a string");
+                              "Invalid params: protocolVersion must be a string");
   /* The client's version when we speak it, else our latest: the client
    * then decides whether it can go on.  */
   for (const char *const *v = sr_mcp_protocol_versions; *v; v++)
@@ -652,8 +655,8 @@ do_set_level (struct sr_mcp_conn *c, const struct sr_rpc_message *m)
 
   if (i < 0)
     return sr_mcp_send_error (c, m->id, SR_RPC_INVALID_PARAMS,
-                       "Invalid params: level must be one of debug, info, notice, warning, "
-                       "error, critical, alert, emergency");
+                              "Invalid params: level must be one of debug, info, notice, warning, "
+                              "error, critical, alert, emergency");
   pthread_mutex_lock (&c->lock);
   c->log_level = i;
   pthread_mutex_unlock (&c->lock);
@@ -758,7 +761,8 @@ sr_mcp_conn_handle (struct sr_mcp_conn *c, const char *json, size_t len)
   char *error = NULL;
 
   if (len > c->s->cfg->max_message_size)
-    return sr_mcp_send_text (c, NULL, sr_mcp_oversized_reply (json, len, c->s->cfg->max_message_size));
+    return sr_mcp_send_text (c, NULL,
+                             sr_mcp_oversized_reply (json, len, c->s->cfg->max_message_size));
   if (sr_rpc_parse (json, len, &m, &error) < 0)
     return sr_mcp_send_text (c, NULL, error);
   switch (m.kind)

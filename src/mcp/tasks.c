@@ -451,7 +451,8 @@ answer_input_locked (struct sr_mcp_task *task, const char *key, const cJSON *res
   if (strcmp (action->valuestring, "accept") == 0)
     {
       if ((text && !cJSON_IsString (text)) || (b64 && !cJSON_IsString (b64))
-          || (eof && !cJSON_IsBool (eof)) || (text && b64) || (!text && !b64 && !cJSON_IsTrue (eof)))
+          || (eof && !cJSON_IsBool (eof)) || (text && b64)
+          || (!text && !b64 && !cJSON_IsTrue (eof)))
         return sr_error_set_plain (err, "invalid_arguments", EINVAL,
                                    "inputResponses.%s.content must give text (a string) or "
                                    "base64 (a string), or eof (true), or both",
