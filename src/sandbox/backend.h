@@ -89,6 +89,11 @@ struct sr_backend
    * terminal of the container's own, as Docker's exec gives), not as two
    * pipes.  */
   bool shell_one_stream;
+  /* Its run_code containers run under the ids of sr_policy_ids_take (a
+   * uid range of the host leased to one container); without it they run
+   * as a user of the backend's own (Docker's policy user), and a run
+   * takes no lease.  */
+  bool takes_ids;
 
   /* The backend's state for one manager (the policy translated once, a
    * daemon connection); cfg and store outlive it.  */

@@ -494,14 +494,15 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
   struct sr_backend_run *run = NULL;
   _cleanup_free_ char *scratch = NULL;
   _cleanup_close_ int scratch_fd = -1;
-  struct sr_policy_ids ids = { .map.lease_fd = -1 };
+  /* Without takes_ids, the runner's own until code_dir hands it over.  */
+  struct sr_policy_ids ids = { .map.lease_fd = -1, .uid = geteuid (), .gid = getegid () };
   uid_t uid;
   gid_t gid;
   int r = -1;
 
   if (be->run_begin (state, l, &run, err) < 0)
     return -1;
-  if (sr_policy_ids_take (cfg, &ids, err) < 0)
+  if (be->takes_ids && sr_policy_ids_take (cfg, &ids, err) < 0)
     goto out;
   uid = ids.uid;
   gid = ids.gid;

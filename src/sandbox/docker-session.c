@@ -292,6 +292,7 @@ const struct sr_backend sr_docker_backend = {
   .kind = SR_BACKEND_DOCKER,
   .keeps_warm = false,
   .shell_one_stream = true,
+  .takes_ids = false,
   .open = sr_docker_state_open,
   .close = sr_docker_state_close,
   .code_dir = sr_docker_code_dir,

@@ -430,6 +430,7 @@ const struct sr_backend sr_native_backend = {
   .kind = SR_BACKEND_NATIVE,
   .keeps_warm = true,
   .shell_one_stream = false,
+  .takes_ids = true,
   .open = native_open,
   .close = native_close,
   .code_dir = native_code_dir,

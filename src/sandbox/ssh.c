@@ -639,6 +639,7 @@ const struct sr_backend sr_ssh_backend = {
   .kind = SR_BACKEND_SSH,
   .keeps_warm = false,
   .shell_one_stream = true,
+  .takes_ids = false,
   .open = ssh_open,
   .close = ssh_close,
   .code_dir = ssh_code_dir,
