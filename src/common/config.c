@@ -84,6 +84,8 @@ static const struct setting settings[] = {
   U ("pids", T_UINT, pids, SR_DEFAULT_PIDS, "process limit per container (0: none)"),
   U ("tmp_size", T_SIZE, tmp_size, SR_DEFAULT_TMP_SIZE, "size of the /tmp tmpfs"),
   U ("scratch_size", T_SIZE, scratch_size, SR_DEFAULT_SCRATCH_SIZE, "size of the /work tmpfs"),
+  U ("code_dir_size", T_SIZE, code_dir_size, SR_DEFAULT_CODE_DIR_SIZE,
+     "size of a one-shot run's /scratch tmpfs, where its code and compiled output are"),
   U ("strict_limits", T_BOOL, strict_limits, 0, "refuse to run when a limit cannot be enforced"),
   S ("seccomp_profile", seccomp_profile, "", "OCI seccomp profile file (empty: built-in)"),
   S ("cap_keep", cap_keep, "", "capabilities kept in containers (empty: none)"),

@@ -113,6 +113,7 @@ struct sr_config
   uint64_t pids;
   uint64_t tmp_size;
   uint64_t scratch_size;
+  uint64_t code_dir_size;  /* a one-shot run's SR_CODE_DIR tmpfs (root only) */
   bool strict_limits;
   /* kernel policy */
   char *seccomp_profile;   /* "" or NULL: the built-in profile; "unconfined" */

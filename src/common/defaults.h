@@ -106,6 +106,11 @@
 #define SR_DEFAULT_SESSION_SCRATCH_SIZE (64ull << 20)
 #define SR_DEFAULT_SESSION_SCRATCH_INODES 4096u
 #define SR_DEFAULT_SESSION_IMAGE    "python-data"
+/* A one-shot run's code directory: a nosuid, nodev tmpfs of its own
+ * (sandbox/code-dir.h) when the runner is root, as large as a session's
+ * and with as many inodes.  */
+#define SR_DEFAULT_CODE_DIR_SIZE    SR_DEFAULT_SESSION_SCRATCH_SIZE
+#define SR_CODE_DIR_INODES          SR_DEFAULT_SESSION_SCRATCH_INODES
 /* What sr_files_list walks at most in a session's data.  */
 #define SR_MAX_ARTIFACTS            10000u
 #define SR_MAX_ARTIFACT_DEPTH       32u

@@ -2,16 +2,88 @@
 
 #include "sandbox/code-dir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/defaults.h"
 
 #include "common/statedir.h"
 #include "common/util.h"
 #include "common/workdir.h"
+
+/* Those of runners that died: a tmpfs one of them mounted is unmounted
+ * first (its root is what carries the lock then, see mount_tmpfs), so
+ * that sr_workdir_reclaim finds the directory beneath, unlocked.  */
+static void
+reclaim (const char *base)
+{
+  DIR *d = opendir (base);
+  struct dirent *de;
+
+  if (d == NULL)
+    return;
+  while ((de = readdir (d)) != NULL)
+    {
+      _cleanup_close_ int fd = -1;
+      struct stat st, parent;
+
+      if (strncmp (de->d_name, "code-", 5) != 0)
+        continue;
+      fd = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0 && fstat (fd, &st) == 0 && fstat (dirfd (d), &parent) == 0
+          && st.st_dev != parent.st_dev && flock (fd, LOCK_EX | LOCK_NB) == 0)
+        {
+          _cleanup_free_ char *path = sr_xasprintf ("%s/%s", base, de->d_name);
+
+          (void) umount2 (path, MNT_DETACH | UMOUNT_NOFOLLOW);
+        }
+    }
+  closedir (d);
+  sr_workdir_reclaim (base, "code-");
+}
+
+/* A tmpfs of its own on the directory dfd (locked), size-capped, nosuid
+ * and nodev, so that neither the compile stage's output nor anything it
+ * writes lands on a host file system, and a setuid file or a device node
+ * made there means nothing.  Made detached and locked before it is
+ * attached: a reclaimer that opens the path finds its lock held from the
+ * first moment.  Returns the locked fd of its root.  */
+static int
+mount_tmpfs (const struct sr_config *cfg, const struct sr_policy_ids *ids, int dfd,
+             sr_error_t *err)
+{
+  _cleanup_close_ int fs = -1, mnt = -1, root = -1;
+  char size[32], inodes[32], uid[16], gid[16];
+
+  snprintf (size, sizeof size, "%llu", (unsigned long long) cfg->code_dir_size);
+  snprintf (inodes, sizeof inodes, "%u", SR_CODE_DIR_INODES);
+  snprintf (uid, sizeof uid, "%u", (unsigned) ids->uid);
+  snprintf (gid, sizeof gid, "%u", (unsigned) ids->gid);
+  fs = fsopen ("tmpfs", FSOPEN_CLOEXEC);
+  if (fs < 0 || fsconfig (fs, FSCONFIG_SET_STRING, "size", size, 0) < 0
+      || fsconfig (fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0
+      || fsconfig (fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0
+      || fsconfig (fs, FSCONFIG_SET_STRING, "uid", uid, 0) < 0
+      || fsconfig (fs, FSCONFIG_SET_STRING, "gid", gid, 0) < 0
+      || fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return sr_error_set (err, errno, "make the code directory's tmpfs");
+  mnt = fsmount (fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  if (mnt < 0)
+    return sr_error_set (err, errno, "mount the code directory's tmpfs");
+  root = openat (mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0 || flock (root, LOCK_EX | LOCK_NB) < 0)
+    return sr_error_set (err, errno, "lock the code directory's tmpfs");
+  if (move_mount (mnt, "", dfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return sr_error_set (err, errno, "attach the code directory's tmpfs");
+  return TAKE_FD (root);
+}
 
 int
 sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
@@ -27,18 +99,29 @@ sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, 
    * directory through these two, and see nothing else in them.  */
   (void) chmod (cfg->runtime_dir, 0711);
   (void) chmod (base, 0711);
-  /* Those of runners that died.  */
-  sr_workdir_reclaim (base, "code-");
+  reclaim (base);
 
   dir = sr_xasprintf ("%s/code-XXXXXX", base);
   if (sr_workdir_make (dir, &dfd, err) < 0)
     return -1;
   /* 0700: the code and what the container writes there are no other
    * local user's to read, nor a setuid file it makes theirs to run.  A
-   * backend whose commands run as another uid hands it over (code_dir).  */
-  if ((geteuid () == 0 && fchown (dfd, ids->uid, ids->gid) < 0) || fchmod (dfd, 0700) < 0)
+   * backend whose commands run as another uid hands it over (code_dir).
+   * Root gives it a tmpfs; an ordinary user cannot mount on the host,
+   * and a setuid file there would be that user's own (its containers
+   * map no other uid).  */
+  if (geteuid () == 0)
     {
-      sr_error_set (err, errno, "chown %s", dir);
+      int root = mount_tmpfs (cfg, ids, dfd, err);
+
+      if (root < 0)
+        goto fail;
+      close (dfd);
+      dfd = root;
+    }
+  else if (fchmod (dfd, 0700) < 0)
+    {
+      sr_error_set (err, errno, "chmod %s", dir);
       goto fail;
     }
   *ret_dir = TAKE_PTR (dir);
@@ -48,6 +131,22 @@ sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, 
 fail:
   (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);
   return -1;
+}
+
+void
+sr_code_remove_dir (const char *dir)
+{
+  (void) umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW);
+  (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);
+}
+
+void
+sr_code_reclaim_dirs (const struct sr_config *cfg)
+{
+  _cleanup_free_ char *base = sr_statedir_runtime_sub (cfg->runtime_dir, "scratch", NULL);
+
+  if (base)
+    reclaim (base);
 }
 
 /* The source could not be written into dirfd: with ENOSPC or EDQUOT that

@@ -1,5 +1,6 @@
-/* The private directory that holds a one-shot run's code on the host
- * (<runtime_dir>/scratch/code-XXXXXX), and writing the code and files of
+/* The private directory that holds a one-shot run's code
+ * (<runtime_dir>/scratch/code-XXXXXX: a tmpfs of its own when the runner
+ * is root), and writing the code and files of
  * a request into a code directory without following a symlink: what
  * code.c, the warm pool and the compile cache share.  */
 #ifndef SR_SANDBOX_CODE_DIR_H
@@ -13,11 +14,22 @@
 #include "sandbox/code-request.h"
 #include "sandbox/policy.h"
 
-/* A new directory under <runtime_dir>/scratch owned by the container's
- * root (ids), locked by the returned fd so a concurrent runner never
- * reclaims it.  */
+/* A new directory under <runtime_dir>/scratch, mode 0700, owned by the
+ * container's root (ids), locked by the returned fd so a concurrent
+ * runner never reclaims it.  A root runner mounts a tmpfs of its own
+ * there (cfg->code_dir_size, nosuid, nodev): the fd is its root, and
+ * nothing written there reaches a host file system.  An ordinary user
+ * cannot mount on the host: its directory is on runtime_dir's file
+ * system.  Removed with sr_code_remove_dir, then the fd closed.  */
 int sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
                       int *ret_fd, sr_error_t *err);
+
+/* Unmounts and removes a directory of sr_code_make_dir.  */
+void sr_code_remove_dir (const char *dir);
+
+/* Removes the directories (and unmounts the tmpfs) of runners that
+ * died.  */
+void sr_code_reclaim_dirs (const struct sr_config *cfg);
 
 /* Writes the source file name into dirfd, replacing whatever is there
  * without following it (a session's code may have put a symlink there).  */

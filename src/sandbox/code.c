@@ -22,7 +22,6 @@
 #include "common/log.h"
 #include "common/statedir.h"
 #include "common/util.h"
-#include "common/workdir.h"
 #include "runtime/idmap.h"
 #include "runtime/mounts.h"
 #include "runtime/state.h"
@@ -209,12 +208,10 @@ void
 sr_code_reclaim (const struct sr_config *cfg)
 {
   _cleanup_free_ char *state = sr_statedir_runtime_sub (cfg->runtime_dir, "containers", NULL);
-  _cleanup_free_ char *scratch = sr_statedir_runtime_sub (cfg->runtime_dir, "scratch", NULL);
 
   if (state)
     sr_state_reclaim (state, NULL);
-  if (scratch)
-    sr_workdir_reclaim (scratch, "code-");
+  sr_code_reclaim_dirs (cfg);
 }
 
 int
@@ -525,7 +522,7 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
 
 out:
   if (scratch)
-    (void) sr_rm_rf_at (AT_FDCWD, scratch, NULL);
+    sr_code_remove_dir (scratch);
   be->run_end (run);
   sr_policy_ids_release (&ids);
   return r;

@@ -71,7 +71,7 @@ warm_free (struct sr_code_pool *p, struct warm *w)
   p->be->warm_free (w->bw);
   sr_policy_ids_release (&w->ids);
   if (w->scratch)
-    (void) sr_rm_rf_at (AT_FDCWD, w->scratch, NULL);
+    sr_code_remove_dir (w->scratch);
   if (w->scratch_fd >= 0)
     close (w->scratch_fd);
   free (w->scratch);

@@ -22,6 +22,7 @@ integration_tests = \
 	tests/integration/http-header-timeout.sh \
 	tests/integration/mcp-session.sh \
 	tests/integration/session-scratch.sh \
+	tests/integration/oneshot-code-dir.sh \
 	tests/integration/mcp-resources.sh \
 	tests/integration/mcp-aisdk.sh \
 	tests/integration/mcp-eras.sh \

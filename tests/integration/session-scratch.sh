@@ -14,7 +14,8 @@ export SANDBOX_SESSION_IMAGE=python
 # Small caps keep the test quick; what they prove holds for any size.
 export SANDBOX_SESSION_SCRATCH_SIZE=8M SANDBOX_SESSION_SCRATCH_INODES=200
 export SANDBOX_SESSION_DATA_SIZE=4M
-# One-shot runs (warm containers) keep their code directories on the host.
+# Warm containers hold one-shot code directories (tmpfs mounts of the
+# runtime dir): none may be there for the check of mounts below.
 export SANDBOX_WARM_CONTAINERS=0
 
 s () { run_sr session "$@"; }
