@@ -88,9 +88,22 @@ int sr_files_fail_errno (sr_error_t *err, int errnum, const char *fmt, ...)
 int sr_files_open_parent (const struct sr_files_where *w, bool create, int *ret_fd,
                           const char **ret_name, sr_error_t *err);
 
-/* Writes data whole as the file w names (through a temp file renamed
- * over it), its missing parents created, as the container's root.  */
+/* The temp name a write goes through: SR_FILES_TMP_PREFIX and 16 random
+ * hex digits.  */
+#define SR_FILES_TMP_LEN (sizeof SR_FILES_TMP_PREFIX + 16)
+int sr_files_temp_name (char tmp[static SR_FILES_TMP_LEN]);
+
+/* Writes data whole as the file w names (through the temp file tmp, of
+ * sr_files_temp_name, beside it, renamed over it), its missing parents
+ * created, as the container's root.  */
 int sr_files_write_path (const struct sr_fs_native *r, const struct sr_files_where *w,
-                         const void *data, size_t len, bool overwrite, sr_error_t *err);
+                         const void *data, size_t len, bool overwrite, const char *tmp,
+                         sr_error_t *err);
+
+/* Removes the temp file tmp that a write of w killed between naming it
+ * and renaming it left (the memory limit's kill of a charged writer):
+ * nothing half-written stays.  */
+void sr_files_drop_temp (const struct sr_fs_native *r, const struct sr_files_where *w,
+                         const char *tmp);
 
 #endif

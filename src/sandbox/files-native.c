@@ -113,6 +113,7 @@ struct write_call
   const void *buf;
   size_t len;
   bool overwrite;
+  char tmp[SR_FILES_TMP_LEN];
 };
 
 static int
@@ -120,7 +121,7 @@ write_call (void *arg, sr_error_t *err)
 {
   const struct write_call *c = arg;
 
-  return sr_files_write_path (c->n, c->w, c->buf, c->len, c->overwrite, err);
+  return sr_files_write_path (c->n, c->w, c->buf, c->len, c->overwrite, c->tmp, err);
 }
 
 static int
@@ -133,8 +134,16 @@ native_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_
   int r;
 
   where_of (ctx, abs, flags, &w);
-  if (n->charge_to)
-    r = sr_container_charged (n->charge_to, len, write_call, &c, err);
+  if (sr_files_temp_name (c.tmp) < 0)
+    r = sr_error_set (err, errno, "getrandom");
+  else if (n->charge_to)
+    {
+      /* The temp name is ours, not the writer's: when the memory limit
+       * kills the writer after it named the file, it is removed here.  */
+      r = sr_container_charged (n->charge_to, len, write_call, &c, err);
+      if (r < 0)
+        sr_files_drop_temp (n, &w, c.tmp);
+    }
   else
     r = write_call (&c, err);
   sr_files_where_done (&w);

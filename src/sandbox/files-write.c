@@ -137,26 +137,25 @@ sr_files_open_parent (const struct sr_files_where *w, bool create, int *ret_fd,
   return 0;
 }
 
-/* Names the unnamed file fd (O_TMPFILE) in parentfd: *tmp gets a fresh
- * temp name there.  */
+int
+sr_files_temp_name (char tmp[static SR_FILES_TMP_LEN])
+{
+  uint64_t rnd;
+
+  if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
+    return -1;
+  snprintf (tmp, SR_FILES_TMP_LEN, SR_FILES_TMP_PREFIX "%016" PRIx64, rnd);
+  return 0;
+}
+
+/* Names the unnamed file fd (O_TMPFILE) tmp in parentfd.  */
 static int
-name_temp (int fd, int parentfd, char tmp[static sizeof SR_FILES_TMP_PREFIX + 16])
+name_temp (int fd, int parentfd, const char *tmp)
 {
   char proc[64];
 
   snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
-  for (int i = 0;; i++)
-    {
-      uint64_t rnd;
-
-      if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
-        return -1;
-      snprintf (tmp, sizeof SR_FILES_TMP_PREFIX + 16, SR_FILES_TMP_PREFIX "%016" PRIx64, rnd);
-      if (linkat (AT_FDCWD, proc, parentfd, tmp, AT_SYMLINK_FOLLOW) == 0)
-        return 0;
-      if (errno != EEXIST || i > 8)
-        return -1;
-    }
+  return linkat (AT_FDCWD, proc, parentfd, tmp, AT_SYMLINK_FOLLOW);
 }
 
 /* Writes data as name in parentfd: an unnamed file (O_TMPFILE) in the
@@ -169,10 +168,10 @@ name_temp (int fd, int parentfd, char tmp[static sizeof SR_FILES_TMP_PREFIX + 16
  * effect, fs).  */
 static int
 write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
-                       const void *data, size_t len, bool overwrite, sr_error_t *err)
+              const void *data, size_t len, bool overwrite, const char *tmp, sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
-  char tmp[sizeof SR_FILES_TMP_PREFIX + 16] = "";
+  bool named = false;
   mode_t mode = 0644;
   bool keep_owner = false;
   struct stat st;
@@ -203,6 +202,7 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
     return sr_files_fail_errno (err, errno, "create a temp file beside %s", abs);
   if (sr_write_all (fd, data, len) < 0 || name_temp (fd, parentfd, tmp) < 0)
     goto fail;
+  named = true;
   /* Named first: a file given away could no longer be linked by the
    * container's root (fs.protected_hardlinks).  */
   if (fchmod (fd, mode) < 0)
@@ -250,14 +250,15 @@ write_atomic (struct fsid *fs, int parentfd, const char *name, const char *abs,
 
 fail:
   e = errno;
-  if (*tmp)
+  if (named)
     unlinkat (parentfd, tmp, 0);
   return sr_files_fail_errno (err, e, "write %s", abs);
 }
 
 int
 sr_files_write_path (const struct sr_fs_native *r, const struct sr_files_where *w,
-                     const void *data, size_t len, bool overwrite, sr_error_t *err)
+                     const void *data, size_t len, bool overwrite, const char *tmp,
+                     sr_error_t *err)
 {
   _cleanup_close_ int parentfd = -1;
   struct fsid fs;
@@ -267,7 +268,21 @@ sr_files_write_path (const struct sr_fs_native *r, const struct sr_files_where *
   fsid_enter (r, &fs);
   ret = sr_files_open_parent (w, true, &parentfd, &name, err);
   if (ret == 0)
-    ret = write_atomic (&fs, parentfd, name, w->abs, data, len, overwrite, err);
+    ret = write_atomic (&fs, parentfd, name, w->abs, data, len, overwrite, tmp, err);
   fsid_leave (&fs);
   return ret;
+}
+
+void
+sr_files_drop_temp (const struct sr_fs_native *r, const struct sr_files_where *w,
+                    const char *tmp)
+{
+  _cleanup_close_ int parentfd = -1;
+  struct fsid fs;
+  const char *name;
+
+  fsid_enter (r, &fs);
+  if (sr_files_open_parent (w, false, &parentfd, &name, NULL) == 0)
+    (void) unlinkat (parentfd, tmp, 0);
+  fsid_leave (&fs);
 }
