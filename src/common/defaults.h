@@ -69,10 +69,10 @@
 #define SR_DEFAULT_MAX_MESSAGE_SIZE (SR_BASE64_SIZE (SR_MAX_PIECE_SIZE) + SR_MESSAGE_ENVELOPE)
 #define SR_MAX_RESULT_SIZE          (SR_CLIENT_MAX_MESSAGE - (1u << 20))
 #define SR_DEFAULT_LISTEN           "127.0.0.1:8080"
-/* Of the 128 connections the HTTP server holds, what one address may
- * take: half, so idle sockets of one host lock nobody else out, while 16
- * busy clients of one host (a POST and a GET stream each, and the
- * connections their HTTP stacks keep) still fit.  A server behind a
+/* Of the 512 connections the HTTP server holds, what one address may
+ * take: an eighth, so idle sockets of one host lock nobody else out,
+ * while 16 busy clients of one host (a POST and a GET stream each, and
+ * the connections their HTTP stacks keep) still fit.  A server behind a
  * proxy sees one address: set 0 there.  */
 #define SR_DEFAULT_HTTP_MAX_CONNECTIONS_PER_IP 64u
 /* Time to send a request's headers: what a client on any link needs,

@@ -3,7 +3,7 @@
  * its previous request ending), however slowly it trickles them; past
  * that it is shut down.  libmicrohttpd's own connection timeout counts
  * only inactivity, so a client sending a byte now and then (slow loris)
- * would hold a connection, and its thread, forever.  A request whose
+ * would hold a connection, one of its slots, forever.  A request whose
  * headers are in (its body, its response, an open stream) is not
  * subject to it.  */
 #ifndef SR_MCP_HTTP_DEADLINE_H

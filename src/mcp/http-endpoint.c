@@ -15,6 +15,10 @@
 
 /* initialize is answered at once; this only bounds a broken core.  */
 #define INITIALIZE_WAIT_S 10
+/* The ticks (http-park.h) a GET with Last-Event-ID waits for the old
+ * connection of its stream to let go of it: its reader notices a client
+ * gone within a tick.  */
+#define RESUME_TICKS 4u
 
 /* A refusal with a JSON-RPC error answering rpc_id (NULL: null).  */
 static enum MHD_Result
@@ -221,10 +225,16 @@ sr_http_open_get_stream (struct http *h, struct MHD_Connection *c, struct reques
       /* A stream of a request broke off: take it up where it did.  An id
        * that names none opens the GET stream, as a GET without it.  */
       rq->stream = sr_http_stream_resume (se, last_event_id, c, &status);
+      if (status == HTTP_RESUME_LATER && rq->resume_ticks++ < RESUME_TICKS
+          && sr_http_park (h->parked, &rq->park, c))
+        {
+          sr_http_session_unref (se);
+          return MHD_YES; /* here again after a tick */
+        }
       if (rq->stream)
         ret = sr_http_reply_resumed (c, rq->stream);
       else if (status)
-        ret = sr_http_reply_error (c, status, -32000,
+        ret = sr_http_reply_error (c, MHD_HTTP_CONFLICT, -32000,
                                    "Conflict: this stream cannot be resumed now (it is still "
                                    "being read, or the events after Last-Event-ID are no "
                                    "longer kept)",

@@ -1,5 +1,5 @@
 /* What the pieces of the MCP Streamable HTTP transport share (http.c and
- * http-*.c, one thread per connection on libmicrohttpd):
+ * http-*.c, on libmicrohttpd):
  *   http.c           the server: listen, start, route, stop
  *   http-check.c     the checks on the headers: Host, Origin, token, Accept
  *   http-session.c   the table of MCP sessions and their expiry
@@ -8,6 +8,14 @@
  *   http-files.c     GET /files/{session}/{path}
  *   http-sse.c       the HTTP+SSE transport of 2024-11-05: /sse, /messages
  *   http-health.c    the server's id for a balancer, GET /healthz, draining
+ *
+ *   http-park.c      streams waiting for something to send, off MHD's threads
+ *
+ * MHD runs a few threads over epoll for every connection (HTTP_THREADS),
+ * not one a connection: an idle socket costs a slot, never a thread, and
+ * a stream with nothing to send is parked (http-park.h) until something
+ * comes.  Handlers must not wait long: tools/call runs on the core's
+ * worker threads.
  *
  * Objects and their locks:
  *   struct http      the table of sessions, under http.lock
@@ -18,8 +26,8 @@
  *                    that send, and sending takes lock.
  *   struct stream    what one POST request (or the GET) will receive: a
  *                    queue of messages the send callback fills from any
- *                    thread, and the response reader drains on the
- *                    connection's thread.  A resumable one (an SSE
+ *                    thread, and the response reader drains on one of
+ *                    MHD's threads (parked between).  A resumable one (an SSE
  *                    stream of a request, for a client of 2025-11-25)
  *                    numbers its events and keeps the last of them, and
  *                    outlives its connection for HTTP_RESUME_GRACE_MS:
@@ -41,6 +49,7 @@
 
 #include "common/defaults.h"
 #include "common/error.h"
+#include "mcp/http-park.h"
 #include "mcp/rpc-id.h"
 #include "mcp/server.h"
 
@@ -110,6 +119,8 @@ struct stream
   struct MHD_Connection *connection;
   int fd;
   pthread_cond_t cond;
+  uint64_t checked_ns;   /* when the reader last looked at its client and request */
+  struct http_park park; /* its connection, while it waits for something to send */
   struct stream *next;
 };
 
@@ -159,6 +170,7 @@ struct http
   bool sse;              /* serve the HTTP+SSE transport too */
   unsigned max_connections_per_ip; /* 0: none */
   uint64_t header_timeout_ms;       /* http-deadline.h; 0: none */
+  struct http_parked *parked;       /* http-park.h */
   pthread_mutex_t lock;
   struct session *sessions;
   size_t n_sessions;
@@ -176,6 +188,10 @@ struct request
   size_t len, cap;
   struct sr_rpc_id_scan *over;  /* the body is past max_message_size */
   struct stream *stream;   /* the POST's or GET's stream, a reference */
+  /* A GET with Last-Event-ID waits, parked, for the stream's old
+   * connection to let go of it, this many ticks at most.  */
+  struct http_park park;
+  unsigned resume_ticks;
 };
 
 /* --- http.c --- */
@@ -345,9 +361,11 @@ enum MHD_Result sr_http_reply_stream (struct MHD_Connection *c, struct stream *s
 /* The resumable stream of se that last_event_id ("S-N") names, whose
  * client went away, with a reference, taken up by connection c: what
  * came after event N is sent again, then what comes.  NULL when there is
- * none (*ret_status 0) or it cannot be taken up (*ret_status: 409,
- * another connection still reads it, or the events after N are no
- * longer kept).  */
+ * none (*ret_status 0), when its old connection has not let go of it yet
+ * (*ret_status HTTP_RESUME_LATER: ask again after a tick, http-park.h)
+ * or it cannot be taken up (*ret_status: 409, another connection still
+ * reads it, or the events after N are no longer kept).  */
+#define HTTP_RESUME_LATER 1u
 struct stream *sr_http_stream_resume (struct session *se, const char *last_event_id,
                                       struct MHD_Connection *c, unsigned *ret_status);
 /* Replies with a stream sr_http_stream_resume took up.  */

@@ -96,6 +96,7 @@ sr_http_session_close (struct session *se)
     {
       st->ended = true;
       pthread_cond_broadcast (&st->cond);
+      sr_http_unpark (se->h->parked, &st->park);
     }
   pthread_mutex_unlock (&se->lock);
 }

@@ -1,6 +1,6 @@
 /* What goes back to the client: a plain reply, or the stream of a request
  * (or of the GET), which the conn's send callback fills from any thread
- * and MHD's content reader drains on the connection's thread.  */
+ * and MHD's content reader drains on one of MHD's threads.  */
 #include "config.h"
 
 #include <errno.h>
@@ -14,8 +14,9 @@
 #include "mcp/jsonrpc.h"
 
 /* How often a waiting stream looks whether its client hung up or its
- * request ended without a response (cancelled).  */
-#define STREAM_POLL_MS 250
+ * request ended without a response (cancelled): at each tick that
+ * resumes it (HTTP_PARK_TICK_MS), a little under it so none is skipped.  */
+#define STREAM_POLL_MS (HTTP_PARK_TICK_MS * 4 / 5)
 /* An SSE comment this often keeps proxies and idle timers away.  */
 #define KEEPALIVE_NS (15ull * 1000 * 1000 * 1000)
 
@@ -85,7 +86,7 @@ stream_new (struct session *se, const cJSON *id, bool sse, struct MHD_Connection
   st->tail = &st->head;
   st->connection = connection;
   st->fd = info ? info->connect_fd : -1;
-  st->last_write_ns = sr_now_ns ();
+  st->last_write_ns = st->checked_ns = sr_now_ns ();
   pthread_cond_init (&st->cond, NULL);
   return st;
 }
@@ -241,6 +242,7 @@ stream_push_locked (struct stream *st, const char *json, bool response)
   if (response && st->id)
     st->answered = true;
   pthread_cond_broadcast (&st->cond);
+  sr_http_unpark (st->se->h->parked, &st->park);
 }
 
 void
@@ -329,8 +331,8 @@ sr_http_request_pending (struct stream *st)
   return pending;
 }
 
-/* MHD's content reader for a streamed response: blocks (this is the
- * connection's own thread) until there is something to write.  */
+/* MHD's content reader for a streamed response: what there is to write,
+ * or 0 with the connection parked (http-park.h) until there is some.  */
 static ssize_t
 stream_read (void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -342,7 +344,7 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
   pthread_mutex_lock (&se->lock);
   for (;;)
     {
-      struct timespec ts;
+      uint64_t now;
 
       if (st->out_pos < st->out_len)
         {
@@ -384,10 +386,21 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
           ret = MHD_CONTENT_READER_END_OF_STREAM;
           break;
         }
-      sr_deadline_after (CLOCK_REALTIME, STREAM_POLL_MS, &ts);
-      if (pthread_cond_timedwait (&st->cond, &se->lock, &ts) != ETIMEDOUT)
-        continue;
-
+      /* Nothing to send: at most every STREAM_POLL_MS, a look at the
+       * client and the request, then the connection waits off MHD's
+       * threads until something comes or the next tick.  */
+      now = sr_now_ns ();
+      if (now - st->checked_ns < STREAM_POLL_MS * 1000000ull)
+        {
+          if (sr_http_park (se->h->parked, &st->park, st->connection))
+            {
+              ret = 0;
+              break;
+            }
+          st->gone = true; /* the server stops */
+          continue;
+        }
+      st->checked_ns = now;
       if (peer_hung_up (st->fd))
         {
           st->gone = true;
@@ -406,7 +419,7 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
           if (!pending && !st->answered && st->cursor == NULL)
             st->ended = true;
         }
-      if (st->sse && !st->ended && sr_now_ns () - st->last_write_ns > KEEPALIVE_NS)
+      if (st->sse && !st->ended && st->out == NULL && now - st->last_write_ns > KEEPALIVE_NS)
         {
           st->out = sr_xstrdup (": keepalive\n\n");
           st->out_len = strlen (st->out);
@@ -554,7 +567,6 @@ sr_http_stream_resume (struct session *se, const char *last_event_id, struct MHD
       = MHD_get_connection_info (c, MHD_CONNECTION_INFO_CONNECTION_FD);
   struct stream *st;
   struct msg *from;
-  struct timespec ts;
   uint64_t n = 0;
   bool taken = false;
 
@@ -566,13 +578,17 @@ sr_http_stream_resume (struct session *se, const char *last_event_id, struct MHD
       pthread_mutex_unlock (&se->lock);
       return NULL;
     }
-  st->refs++; /* while we wait; the caller's when taken */
   /* A client may be back before its old connection's reader noticed it
-   * left (within STREAM_POLL_MS) and let go of the stream.  */
-  sr_deadline_after (CLOCK_REALTIME, 4 * STREAM_POLL_MS, &ts);
-  while (st->reading && !se->closed)
-    if (pthread_cond_timedwait (&st->cond, &se->lock, &ts) == ETIMEDOUT)
-      break;
+   * left (within STREAM_POLL_MS) and let go of the stream: the caller
+   * asks again after a tick, off MHD's threads, one of which that
+   * reader may need.  */
+  if (st->reading && !se->closed)
+    {
+      *ret_status = HTTP_RESUME_LATER;
+      pthread_mutex_unlock (&se->lock);
+      return NULL;
+    }
+  st->refs++; /* the caller's when taken */
   if (st->linked && st->gone && !st->reading && !se->closed)
     {
       /* The events after N must all be kept: the first kept is N or

@@ -1,5 +1,5 @@
-/* MCP Streamable HTTP on libmicrohttpd, one thread per connection: the
- * server itself.  It listens, routes each request (after the checks of
+/* MCP Streamable HTTP on libmicrohttpd, a few threads over epoll for
+ * every connection: the server itself.  It listens, routes each request (after the checks of
  * http-check.c) to /mcp (http-endpoint.c) or /files/ (http-files.c),
  * gathers a POST's body, and on stop ends every session.  The objects
  * and their locks are described in http-internal.h.  */
@@ -28,8 +28,14 @@
 #include "mcp/http-internal.h"
 
 #define ENDPOINT "/mcp"
-/* Connections at once (each is a thread; an open SSE stream holds one).  */
-#define MAX_CONNECTIONS 128u
+/* Connections at once: each costs a socket and its buffers, no thread
+ * (an open stream waits parked, http-park.h), so idle sockets of
+ * unauthenticated clients lock nobody out before they reach this.  */
+#define MAX_CONNECTIONS 512u
+/* MHD's threads, each with its epoll set: they only move bytes and
+ * answer what is answered at once (tools/call runs on the core's
+ * workers), so a few serve every connection.  */
+#define HTTP_THREADS 4u
 /* An MCP session nobody used for this long is forgotten (when the
  * options do not say otherwise): a client that went away without DELETE
  * must not hold its slot and its conn until the server stops.  An hour
@@ -422,10 +428,17 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
   struct http_deadlines *deadlines = NULL;
   struct MHD_Daemon *d;
 
-  if (sr_http_deadlines_start (h->header_timeout_ms, &deadlines, err) < 0)
+  if (sr_http_parked_start (&h->parked, err) < 0)
     return -1;
+  if (sr_http_deadlines_start (h->header_timeout_ms, &deadlines, err) < 0)
+    {
+      sr_http_parked_release (h->parked);
+      sr_http_parked_free (h->parked);
+      return -1;
+    }
   d = MHD_start_daemon (flags, 0, NULL, NULL, on_request, h,
                         MHD_OPTION_LISTEN_SOCKET, (MHD_socket) fd,
+                        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int) HTTP_THREADS,
                         MHD_OPTION_CONNECTION_LIMIT, (unsigned int) MAX_CONNECTIONS,
                         /* One address cannot hold every slot (idle sockets
                          * locked authorized clients out).  */
@@ -438,6 +451,8 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
   if (d == NULL)
     {
       sr_http_deadlines_stop (deadlines);
+      sr_http_parked_release (h->parked);
+      sr_http_parked_free (h->parked);
       return sr_error_set (err, 0, "listen %s: could not start the HTTP server (libmicrohttpd)",
                            listen);
     }
@@ -448,10 +463,13 @@ serve (struct http *h, int fd, unsigned int flags, const char *listen, int stop_
   notify ("STOPPING=1");
   sr_log (SR_LOG_INFO, "shutdown", "address", listen, NULL);
   /* Stop: no new session, every session ended (its runs cancelled, its
-   * streams finished), then the connections.  */
+   * streams finished), no stream parked (MHD stops with no connection
+   * suspended), then the connections.  */
   sr_http_sessions_stop (h);
+  sr_http_parked_release (h->parked);
   MHD_stop_daemon (d);
   sr_http_deadlines_stop (deadlines);
+  sr_http_parked_free (h->parked);
   return 0;
 }
 
@@ -480,7 +498,7 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
       return -1;
     }
   fd = open_listener (ai, o->listen, err);
-  flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
+  flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
   if (ai->ai_family == AF_INET6)
     flags |= MHD_USE_IPv6;
   freeaddrinfo (ai);

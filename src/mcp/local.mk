@@ -14,7 +14,8 @@ libsandbox_a_SOURCES += \
 	src/mcp/http.c src/mcp/http.h src/mcp/http-internal.h \
 	src/mcp/http-check.c src/mcp/http-session.c src/mcp/http-stream.c \
 	src/mcp/http-endpoint.c src/mcp/http-files.c src/mcp/http-sse.c src/mcp/http-health.c \
-	src/mcp/http-deadline.c src/mcp/http-deadline.h
+	src/mcp/http-deadline.c src/mcp/http-deadline.h \
+	src/mcp/http-park.c src/mcp/http-park.h
 
 # What tools/list says of each tool, one file a tool, embedded at build
 # time (src/mcp/tool-schema.h).

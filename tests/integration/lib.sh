@@ -175,6 +175,37 @@ free_port () {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# hold_idle N: N sockets from 127.0.0.1 to the server on $port that never
+# send a request, held 30 s in the background ($idle, its pid, killed at
+# exit); once the server had 1 s to take or drop them, how many it kept
+# open is in $sr_tmp/idle (wait_until 20 idle_done).
+hold_idle () {
+  python3 - "$port" "$1" > "$sr_tmp/idle" <<'PY' &
+import socket, sys, time
+socks = []
+for _ in range(int(sys.argv[2])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+    socks.append(s)
+time.sleep(1)
+kept = 0
+for s in socks:
+    s.setblocking(False)
+    try:
+        kept += s.recv(1) != b""
+    except BlockingIOError:
+        kept += 1
+    except OSError:
+        pass
+print(kept, flush=True)
+time.sleep(30)
+PY
+  idle=$!
+  at_exit "kill $idle 2>/dev/null"
+}
+idle_done () { [ -s "$sr_tmp/idle" ]; }
+
 # start_postgres: a PostgreSQL cluster of the test's own in $pgdir, run as
 # the postgres user on a free loopback port ($pgport; its socket in
 # $pgdir), stopped at exit; pg_stop and pg_start stop and start it again,

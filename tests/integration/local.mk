@@ -20,6 +20,7 @@ integration_tests = \
 	tests/integration/mcp-http.sh \
 	tests/integration/fleet.sh \
 	tests/integration/http-header-timeout.sh \
+	tests/integration/http-idle-connections.sh \
 	tests/integration/mcp-session.sh \
 	tests/integration/session-scratch.sh \
 	tests/integration/oneshot-code-dir.sh \

@@ -404,32 +404,10 @@ else
 fi
 
 # --- idle connections of one address lock nobody else out ---
-# 130 sockets from 127.0.0.1 that never send a request (more than the
-# server's 128 slots); a client from 127.0.0.2 still gets in.
+# 130 sockets from 127.0.0.1 that never send a request (more than
+# http_max_connections_per_ip); a client from 127.0.0.2 still gets in.
 start_server || echo "Bail out! the HTTP server did not start"
-python3 - "$port" > "$sr_tmp/idle" <<'PY' &
-import socket, sys, time
-socks = []
-for _ in range(130):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    s.connect(("127.0.0.1", int(sys.argv[1])))
-    socks.append(s)
-time.sleep(1)
-kept = 0
-for s in socks:
-    s.setblocking(False)
-    try:
-        kept += s.recv(1) != b""
-    except BlockingIOError:
-        kept += 1
-    except OSError:
-        pass
-print(kept, flush=True)
-time.sleep(20)
-PY
-idle=$!
-idle_done () { [ -s "$sr_tmp/idle" ]; }
+hold_idle 130
 wait_until 20 idle_done
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --interface 127.0.0.2 \
   -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
