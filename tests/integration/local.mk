@@ -23,6 +23,7 @@ integration_tests = \
 	tests/integration/http-idle-connections.sh \
 	tests/integration/mcp-session.sh \
 	tests/integration/session-scratch.sh \
+	tests/integration/session-write-killed.sh \
 	tests/integration/oneshot-code-dir.sh \
 	tests/integration/mcp-resources.sh \
 	tests/integration/mcp-aisdk.sh \
