@@ -314,6 +314,22 @@ require_session_client () {
     skip_all "this build has no 'session' command (src/cli/session_client.c is not linked)"
 }
 
+# s ARGS...: the session client; runs SESSION CODE: Python CODE run in
+# the session; start_session_server: the HTTP server, the client pointed
+# at it, and a session of the python image ($sid), as three TAP lines.
+s () { run_sr session "$@"; }
+runs () {
+  printf '%s\n' "$2" > "$sr_tmp/snippet.py"
+  s run -s "$1" -l python "$sr_tmp/snippet.py"
+}
+start_session_server () {
+  start_server && export SANDBOX_RUNNER_URL=$url
+  ok $? "serve --transport http listens"
+  s new --image python
+  sid=$out
+  like "$rc $sid" '^0 [0-9a-zA-Z_-]{8,}$' "a session is made"
+}
+
 require_image () {
   local name
   for name in "$@"; do

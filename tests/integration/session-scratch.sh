@@ -18,17 +18,7 @@ export SANDBOX_SESSION_DATA_SIZE=4M
 # runtime dir): none may be there for the check of mounts below.
 export SANDBOX_WARM_CONTAINERS=0
 
-s () { run_sr session "$@"; }
-runs () {
-  printf '%s\n' "$2" > "$sr_tmp/snippet.py"
-  s run -s "$1" -l python "$sr_tmp/snippet.py"
-}
-
-start_server && export SANDBOX_RUNNER_URL=$url
-ok $? "serve --transport http listens"
-s new --image python
-sid=$out
-like "$rc $sid" '^0 [0-9a-zA-Z_-]{8,}$' "a session is made"
+start_session_server
 
 # --- no host directory ---
 runs "$sid" 'import os

@@ -13,17 +13,7 @@ require_image python
 require_session_client
 command -v strace >/dev/null || skip_all "strace is not installed"
 
-s () { run_sr session "$@"; }
-runs () {
-  printf '%s\n' "$2" > "$sr_tmp/snippet.py"
-  s run -s "$1" -l python "$sr_tmp/snippet.py"
-}
-
-start_server && export SANDBOX_RUNNER_URL=$url
-ok $? "serve --transport http listens"
-s new --image python
-sid=$out
-like "$rc $sid" '^0 [0-9a-zA-Z_-]{8,}$' "a session is made"
+start_session_server
 
 head -c 1000000 /dev/urandom > "$sr_tmp/blob"
 strace -f -qq -p "$server" -e trace=renameat2 -e inject=renameat2:signal=SIGKILL \
