@@ -1253,6 +1253,14 @@ sr_config_check (const struct sr_config *cfg, sr_error_t *err)
                          (unsigned long long) (SR_MAX_READ_SIZE_BOUND >> 10));
   if (cfg->max_concurrent == 0)
     return sr_error_set (err, 0, "max_concurrent must be at least 1");
+  /* A one-shot run's code directory holds what a request brings, and
+   * then what its compiler writes (0: no size but the memory's).  */
+  if (cfg->code_dir_size && cfg->code_dir_size < cfg->max_code_size + cfg->max_code_files_size)
+    return sr_error_set (err, 0,
+                         "code_dir_size %llu is below what a request may bring: max_code_size "
+                         "plus max_code_files_size, %llu bytes",
+                         (unsigned long long) cfg->code_dir_size,
+                         (unsigned long long) (cfg->max_code_size + cfg->max_code_files_size));
   /* A page of none would never move on.  */
   if (cfg->resource_page_size == 0)
     return sr_error_set (err, 0, "resource_page_size must be at least 1");

@@ -382,6 +382,9 @@ main (void)
   expect_error ("ceiling.conf", "timeout = 40\n", "at most max_timeout");
   expect_error ("backend.conf", "backend = lxc\n", "neither native nor docker");
   expect_error ("output.conf", "max_output = 2G\n", "max_output 2147483648 must be from 1 byte to 16M");
+  expect_error ("codedir.conf", "code_dir_size = 1M\n",
+                "code_dir_size 1048576 is below what a request may bring: max_code_size plus "
+                "max_code_files_size");
   expect_error ("field.conf", "language.python.docker = x\n",
                 "docker_image, sources, compile_cpus, warm_start, preload)");
   expect_error ("compilecpus.conf", "language.cpp.compile_cpus = many\n",
