@@ -128,12 +128,22 @@ try {
 }
 const holds = (cond) => !cond || mechanisms[cond.key] === cond.value;
 
+const runtimeDir = process.env.SANDBOX_RUNTIME_DIR;
+// A root runner's one-shot code directory, a tmpfs of its own mounted on
+// RUNTIME_DIR/scratch/code-XXXXXX: its runtime dir, name and device.
+const codeDirMount = (l) => {
+  const f = l.split(" ");
+  const m = /^(.*)\/scratch\/(code-[A-Za-z0-9]{6})$/.exec(f[4] ?? "");
+  return m ? { base: m[1], name: m[2], dev: f[2] } : null;
+};
 // Other suites' mounts come and go when they run beside this one (make
 // -j): Docker's state directories (dockerd binds /var/lib/docker onto
-// itself) and what is below them, and faults.sh's small tmpfs (source
-// sr-faults) that it fills to test a full disk.
+// itself) and what is below them, faults.sh's small tmpfs (source
+// sr-faults) that it fills to test a full disk, and the code directories
+// of other runners.
 const othersMount = (l) => / \/(var\/lib|run)\/(docker|containerd)[/ ]/.test(l)
-  || / - tmpfs sr-faults /.test(l);
+  || / - tmpfs sr-faults /.test(l)
+  || (codeDirMount(l) !== null && codeDirMount(l).base !== runtimeDir);
 const mountinfo = () => new Set(fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n")
   .filter((l) => l && !othersMount(l)));
 const mountsBefore = mountinfo();
@@ -199,7 +209,6 @@ function serverCgroups(pid) {
   return found;
 }
 
-const runtimeDir = process.env.SANDBOX_RUNTIME_DIR;
 const leftovers = (sub) => {
   if (!runtimeDir) return [];
   try { return fs.readdirSync(path.join(runtimeDir, sub)); } catch { return []; }
@@ -207,9 +216,12 @@ const leftovers = (sub) => {
 
 // The server's warm containers (state label "warm: ..."), which wait for
 // a run and belong to the server, not to a case: their state entries,
-// init pids, cgroups and code directories (the source of their /scratch).
+// init pids, cgroups and code directories (the source of their /scratch:
+// a directory of the runtime dir, or the tmpfs a root runner mounted on
+// one, known by its device).
 function warmContainers() {
   const w = { states: new Set(), pids: new Set(), cgroups: new Set(), scratch: new Set(), pidns: new Set() };
+  const codeDirs = new Map([...mountinfo()].map(codeDirMount).filter(Boolean).map((c) => [c.dev, c.name]));
   for (const name of leftovers("containers")) {
     let st;
     try { st = JSON.parse(fs.readFileSync(path.join(runtimeDir, "containers", name), "utf8")); } catch { continue; }
@@ -221,7 +233,7 @@ function warmContainers() {
     try {
       for (const line of fs.readFileSync(`/proc/${st.init_pid}/mountinfo`, "utf8").split("\n")) {
         const f = line.split(" ");
-        if (f[4] === "/scratch") w.scratch.add(path.basename(f[3]));
+        if (f[4] === "/scratch") w.scratch.add(f[3] === "/" ? codeDirs.get(f[2]) : path.basename(f[3]));
       }
     } catch { }
   }
@@ -377,6 +389,7 @@ const leftBehind = () => {
     cgs: serverCgroups(serverPid).filter((d) => !cgroupsBefore.includes(d) && !warm.cgroups.has(path.basename(d))),
     scratch: runtimeDir ? leftovers("scratch").filter((d) => !warm.scratch.has(d)) : [],
     states: runtimeDir ? leftovers("containers").filter((n) => !warm.states.has(n)) : [],
+    mounts: [...mountinfo()].filter((l) => !mountsBefore.has(l) && !warm.scratch.has(codeDirMount(l)?.name)),
   };
 };
 // The pool makes the next warm container right after the last run took
@@ -387,8 +400,7 @@ await waitFor(() => Object.values(leftBehind()).every((l) => l.length === 0), 20
 const left = leftBehind();
 hostCheck("the server has no process left once the runs are over", left.kids.length ? `pids ${left.kids.join(" ")}` : null);
 hostCheck("no cgroup of the server's containers is left in any hierarchy", left.cgs.length ? left.cgs.join(" ") : null);
-const newMounts = [...mountinfo()].filter((l) => !mountsBefore.has(l));
-hostCheck("no new mount on the host (/proc/self/mountinfo)", newMounts.length ? newMounts.join(" | ") : null);
+hostCheck("no new mount on the host (/proc/self/mountinfo)", left.mounts.length ? left.mounts.join(" | ") : null);
 if (runtimeDir) {
   hostCheck("the runtime dir's scratch is empty", left.scratch.length ? left.scratch.join(" ") : null);
   hostCheck("no container state is left in the runtime dir", left.states.length ? left.states.join(" ") : null);
