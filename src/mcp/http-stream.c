@@ -419,7 +419,7 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
           if (!pending && !st->answered && st->cursor == NULL)
             st->ended = true;
         }
-      if (st->sse && !st->ended && st->out == NULL && now - st->last_write_ns > KEEPALIVE_NS)
+      if (st->sse && !st->ended && now - st->last_write_ns > KEEPALIVE_NS)
         {
           st->out = sr_xstrdup (": keepalive\n\n");
           st->out_len = strlen (st->out);

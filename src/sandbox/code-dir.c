@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
-
 #include "common/statedir.h"
 #include "common/util.h"
 #include "common/workdir.h"
@@ -108,8 +107,8 @@ sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, 
    * local user's to read, nor a setuid file it makes theirs to run.  A
    * backend whose commands run as another uid hands it over (code_dir).
    * Root gives it a tmpfs; an ordinary user cannot mount on the host,
-   * and a setuid file there would be that user's own (its containers
-   * map no other uid).  */
+   * and what its containers write stays behind the user's own 0700
+   * directory, on its runtime_dir's file system.  */
   if (geteuid () == 0)
     {
       int root = mount_tmpfs (cfg, ids, dfd, err);
