@@ -322,6 +322,22 @@ runs () {
   printf '%s\n' "$2" > "$sr_tmp/snippet.py"
   s run -s "$1" -l python "$sr_tmp/snippet.py"
 }
+# session_memory: the bytes the session's memory cgroup holds ("" when it
+# has none), from its state entry.
+session_memory () {
+  python3 - "$SANDBOX_RUNTIME_DIR/containers" <<'PY'
+import glob, json, os, sys
+for f in glob.glob(os.path.join(sys.argv[1], "*.json")):
+    st = json.load(open(f))
+    if not st.get("label", "").startswith("session "):
+        continue
+    for d in st.get("cgroup_dirs", []):
+        for name in ("memory.current", "memory.usage_in_bytes"):
+            if os.path.exists(os.path.join(d, name)):
+                print(open(os.path.join(d, name)).read().strip())
+                sys.exit(0)
+PY
+}
 start_session_server () {
   start_server && export SANDBOX_RUNNER_URL=$url
   ok $? "serve --transport http listens"

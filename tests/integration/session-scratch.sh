@@ -80,22 +80,6 @@ found=$(find "$SANDBOX_RUNTIME_DIR" -xdev -perm -4000 2>/dev/null | head -1)
 is "$found" "" "but no setuid file exists on the host for anyone to run"
 
 # --- uploads count against the session: its tmpfs, and its memory ---
-# session_memory: the bytes the session's memory cgroup holds ("" when it
-# has none), from its state entry.
-session_memory () {
-  python3 - "$SANDBOX_RUNTIME_DIR/containers" <<'PY'
-import glob, json, os, sys
-for f in glob.glob(os.path.join(sys.argv[1], "*.json")):
-    st = json.load(open(f))
-    if not st.get("label", "").startswith("session "):
-        continue
-    for d in st.get("cgroup_dirs", []):
-        for name in ("memory.current", "memory.usage_in_bytes"):
-            if os.path.exists(os.path.join(d, name)):
-                print(open(os.path.join(d, name)).read().strip())
-                sys.exit(0)
-PY
-}
 head -c 3000000 /dev/urandom > "$sr_tmp/blob"
 mem_before=$(session_memory)
 s upload -s "$sid" "$sr_tmp/blob" a.bin
