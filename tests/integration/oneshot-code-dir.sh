@@ -34,6 +34,7 @@ like "$(field stderr)" "Read-only file system" "it is read-only for the run stag
 # A dead runner's code directory, tmpfs and all: no runner holds its lock.
 mkdir -p "$scratch/code-dead00"
 mount -t tmpfs -o size=1M tmpfs "$scratch/code-dead00"
+at_exit "umount -l '$scratch/code-dead00' 2>/dev/null"
 touch "$scratch/code-dead00/left"
 code python 'print("next")'
 is "$(field stdout)" next "the next run runs"
