@@ -10,10 +10,11 @@
 #include "mcp/http-park.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "common/util.h"
-#include "mcp/http-internal.h"
 
 struct http_parked
 {
