@@ -45,6 +45,7 @@ integration_tests = \
 	tests/integration/faults.sh \
 	tests/integration/statedir.sh \
 	tests/integration/image-stores.sh \
+	tests/integration/image-layers.sh \
 	tests/integration/deb.sh \
 	tests/integration/load.sh \
 	tests/integration/valgrind.sh
