@@ -227,36 +227,40 @@ open_cached_layer (struct sr_store *s, const struct sr_oci_manifest *m, size_t i
       return extract_tree (s, m, i, budget, c, err);
     }
   if (read_layer_json (s, hex, &bytes, &c->unlinkable, err) < 0)
-    return sr_error_wrap (err, "layer %s", digest);
+    return -1;
   if (sr_layer_budget_take (&budget->bytes, budget->max_bytes, bytes) < 0)
     return sr_error_set_plain (err, NULL, EFBIG,
-                               "layer %zu of %zu (%s): the image passes max_image_size (%llu bytes "
-                               "of file data); raise that setting to allow it",
-                               i + 1, m->n_layers, digest,
+                               "the image passes max_image_size (%llu bytes of file data); raise "
+                               "that setting to allow it",
                                (unsigned long long) budget->max_bytes);
   return 0;
 }
 
 /* A tree that no longer matches its layer (changed or damaged in place)
- * is moved out of the cache: the next install extracts it anew.  The
- * images linked from it share whatever changed.  */
+ * is moved out of the cache, unless another install replaced it already:
+ * the next install extracts it anew.  The images linked from it share
+ * whatever changed.  */
 static void
-discard_tree (struct sr_store *s, const char *digest, uint64_t unshared)
+discard_tree (struct sr_store *s, const char *digest, int treefd, uint64_t unshared)
 {
   _cleanup_free_ char *rel = sr_xasprintf ("layers/%s", digest + 7);
+  _cleanup_free_ char *tree = sr_xasprintf ("layers/%s/tree", digest + 7);
   _cleanup_free_ char *tmp = sr_xasprintf ("tmp/" EXTRACT_PREFIX "rm-layer-%s", digest + 7);
   _cleanup_close_ int lockfd = sr_store_lock_ (s, NULL);
+  struct stat ours, there;
 
   if (s->warn)
     {
       _cleanup_free_ char *msg = sr_xasprintf (
-          "layer %s: %llu files of its extraction in the store (%s/%s) were missing or changed; "
+          "layer %s: %llu file(s) of its extraction in the store (%s/%s) missing or changed; "
           "they were written from the layer, and the extraction is dropped (images installed "
           "from it may share the damage: remove and import them again)",
           digest, (unsigned long long) unshared, s->dir, rel);
       s->warn (msg, s->warn_data);
     }
-  if (lockfd < 0)
+  if (lockfd < 0 || fstat (treefd, &ours) < 0
+      || fstatat (s->dirfd, tree, &there, AT_SYMLINK_NOFOLLOW) < 0 || ours.st_ino != there.st_ino
+      || ours.st_dev != there.st_dev)
     return;
   (void) sr_rm_rf_at (s->dirfd, tmp, NULL);
   if (renameat (s->dirfd, rel, s->dirfd, tmp) == 0)
@@ -287,10 +291,15 @@ extract_layers (struct sr_store *s, const struct sr_oci_manifest *m, int rootfd,
       };
       struct sr_layer_stats stats;
 
-      if (open_cached_layer (s, m, i, &budget, &layers[i], err) < 0)
-        return sr_error_wrap (err, "layer %zu of %zu (%s)", i + 1, m->n_layers, ep.digest);
-      sr_store_report_ (s, SR_PROGRESS_EXTRACT, ep.digest, ep.layer, ep.n_layers, 0, ep.total);
-      if (sr_layer_link (rootfd, path, layers[i].treefd, &o, &stats, err) < 0)
+      int r = open_cached_layer (s, m, i, &budget, &layers[i], err);
+
+      if (r == 0)
+        {
+          sr_store_report_ (s, SR_PROGRESS_EXTRACT, ep.digest, ep.layer, ep.n_layers, 0,
+                            ep.total);
+          r = sr_layer_link (rootfd, path, layers[i].treefd, &o, &stats, err);
+        }
+      if (r < 0)
         {
           /* Not the layer's fault: say which file system to make room on.  */
           if (err && *err && ((*err)->errnum == ENOSPC || (*err)->errnum == EDQUOT))
@@ -300,7 +309,7 @@ extract_layers (struct sr_store *s, const struct sr_oci_manifest *m, int rootfd,
         }
       /* A fresh tree is what the layer makes of it.  */
       if (!layers[i].fresh && stats.unshared > layers[i].unlinkable)
-        discard_tree (s, ep.digest, stats.unshared - layers[i].unlinkable);
+        discard_tree (s, ep.digest, layers[i].treefd, stats.unshared - layers[i].unlinkable);
       if (stats.skipped && s->warn)
         {
           _cleanup_free_ char *msg = sr_xasprintf (

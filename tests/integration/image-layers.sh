@@ -76,13 +76,20 @@ run_sr image import --quiet --name a "$sr_tmp/a"
 is "$(stat -c %i "$(rootfs a)/bin/busybox")" "$(stat -c %i "$(rootfs b)/bin/busybox")" \
   "an image imported again links the base kept"
 
+# A layer the cache holds counts against the caps as if it were extracted
+# again: whether an image fits does not depend on what else is there.
+SANDBOX_MAX_IMAGE_SIZE=1K run_sr image import --name small-c "$sr_tmp/c"
+is "$rc" 125 "an image whose base the cache holds still passes max_image_size"
+like "$err" "layer 1 of 2 \(sha256:$base_hex\): the image passes max_image_size \(1024 bytes" \
+  "the error names the shared layer and the setting"
+
 # --- a damaged extraction ---
 # A file of the cache changed in place (its size and mtime), as a write
 # through any of the images linked to it would change it.
 printf 'not busybox' > "$tree/etc/base-file"
 run_sr image import --name c "$sr_tmp/c"
 is "$rc" 0 "an image on a damaged shared layer imports"
-like "$err" "layer sha256:$base_hex: 1 files of its extraction in the store .* were missing or changed" \
+like "$err" "layer sha256:$base_hex: 1 file\\(s\\) of its extraction in the store .* missing or changed" \
   "a corrupt shared layer is detected, and named"
 is "$(cat "$(rootfs c)/etc/base-file")" "from the base" "the new image has the layer's data, not the damage"
 [ ! -e "$tree" ]; ok $? "and the damaged extraction is dropped"
