@@ -30,7 +30,7 @@ uninstall-local: uninstall-systemd-unit uninstall-rootfs
 install-rootfs:
 	$(MKDIR_P) '$(DESTDIR)$(pkgrootfsdir)'
 	$(INSTALL_SCRIPT) '$(srcdir)/rootfs/build-all.sh' '$(srcdir)/rootfs/build-image.sh' \
-	  '$(DESTDIR)$(pkgrootfsdir)'
+	  '$(srcdir)/rootfs/layer-diff.py' '$(DESTDIR)$(pkgrootfsdir)'
 	$(INSTALL_DATA) '$(srcdir)'/rootfs/*.recipe '$(DESTDIR)$(pkgrootfsdir)'
 
 uninstall-rootfs:

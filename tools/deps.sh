@@ -19,7 +19,8 @@ runtime="uidmap ca-certificates"
 # front of tests/integration/fleet.sh's servers.
 tests="python3 bubblewrap busybox-static mandoc xz-utils git procps psmisc nodejs strace
   bash-completion shellcheck systemd valgrind debhelper fakeroot lintian postgresql haproxy"
-images="mmdebstrap debian-archive-keyring"
+# python3: rootfs/layer-diff.py, which makes the images' shared layers.
+images="mmdebstrap debian-archive-keyring python3"
 # bench/: the peers it compares with, and its charts
 bench="runc crun gnuplot-nox"
 extra=${SR_EXTRA_PACKAGES:-}

@@ -152,6 +152,9 @@ struct extract
   struct dir_fixup *fixups;
   size_t n_fixups, cap_fixups;
   bool warned_absolute;
+  /* sr_layer_link: the layer extracted alone, whose regular files are
+   * linked instead of written; -1 for sr_layer_apply.  */
+  int srcfd;
 };
 
 static void
@@ -425,17 +428,28 @@ set_times (int pfd, const char *base, struct archive_entry *e)
   (void) utimensat (pfd, base, ts, AT_SYMLINK_NOFOLLOW);
 }
 
+/* The mode entry e gets on disk; *ret_cleared says whether setuid or
+ * setgid bits were dropped.  */
 static mode_t
-entry_mode (struct extract *x, struct archive_entry *e)
+entry_mode_of (struct extract *x, struct archive_entry *e, bool *ret_cleared)
 {
   mode_t mode = sr_layer_shared_mode (archive_entry_perm (e));
 
-  if (!x->o->keep_setid && (mode & (S_ISUID | S_ISGID))
-      && archive_entry_filetype (e) != AE_IFDIR)
-    {
-      mode &= (mode_t) ~(S_ISUID | S_ISGID);
-      x->stats->setid_cleared++;
-    }
+  *ret_cleared = !x->o->keep_setid && (mode & (S_ISUID | S_ISGID))
+                 && archive_entry_filetype (e) != AE_IFDIR;
+  if (*ret_cleared)
+    mode &= (mode_t) ~(S_ISUID | S_ISGID);
+  return mode;
+}
+
+static mode_t
+entry_mode (struct extract *x, struct archive_entry *e)
+{
+  bool cleared;
+  mode_t mode = entry_mode_of (x, e, &cleared);
+
+  if (cleared)
+    x->stats->setid_cleared++;
   return mode;
 }
 
@@ -445,7 +459,12 @@ extract_file (struct extract *x, struct archive *a, struct archive_entry *e, int
 {
   _cleanup_close_ int fd = -1;
   mode_t mode = entry_mode (x, e);
+  struct stat sb;
 
+  /* Alone, a file there is an earlier entry of the same name: its twin
+   * is gone.  */
+  if (x->o->alone && fstatat (pfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (sb.st_mode))
+    x->stats->unlinkable++;
   if (clear_place (x, pfd, base, false, entry, err) < 0)
     return -1;
   fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -467,6 +486,59 @@ extract_file (struct extract *x, struct archive *a, struct archive_entry *e, int
     (void) futimens (fd, ts);
   }
   return 0;
+}
+
+/* Whether st is what extract_file made of e: a damaged or replaced twin
+ * in the layer's own extraction is not linked.  Content is not hashed
+ * (that would cost what linking saves): type, size, mode, owner and mtime
+ * are, which any write through a path or a truncation changes.  */
+static bool
+same_file (struct extract *x, struct archive_entry *e, const struct stat *st)
+{
+  bool cleared;
+
+  return S_ISREG (st->st_mode) && st->st_size == archive_entry_size (e)
+         && (st->st_mode & 07777) == entry_mode_of (x, e, &cleared)
+         && st->st_mtim.tv_sec == archive_entry_mtime (e)
+         && st->st_mtim.tv_nsec == archive_entry_mtime_nsec (e)
+         && (!x->o->chown
+             || (st->st_uid == (uid_t) archive_entry_uid (e)
+                 && st->st_gid == (gid_t) archive_entry_gid (e)));
+}
+
+/* A regular file as a hard link to its twin in the layer's own
+ * extraction: the data is shared, not written.  Where there is no
+ * matching twin (stats->unshared counts them) or the link cannot be made
+ * (EMLINK: too many images share it; another file system), the data is
+ * written from the layer as extract_file does.  */
+static int
+link_file (struct extract *x, struct archive *a, struct archive_entry *e, int pfd,
+           const char *base, const char *entry, sr_error_t *err)
+{
+  const char *sbase;
+  _cleanup_free_ char *sparent = split_path (entry, &sbase);
+  _cleanup_close_ int spfd = open_in_root (x->srcfd, sparent, O_PATH | O_DIRECTORY);
+  struct stat sb;
+
+  if (spfd < 0 || fstatat (spfd, sbase, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !same_file (x, e, &sb))
+    {
+      x->stats->unshared++;
+      return extract_file (x, a, e, pfd, base, entry, err);
+    }
+  if (clear_place (x, pfd, base, false, entry, err) < 0)
+    return -1;
+  if (linkat (spfd, sbase, pfd, base, 0) == 0)
+    {
+      bool cleared;
+
+      (void) entry_mode_of (x, e, &cleared);
+      if (cleared)
+        x->stats->setid_cleared++;
+      return 0;
+    }
+  if (errno != EMLINK && errno != EXDEV && errno != EPERM)
+    return sr_error_set (err, errno, "entry %s: link from the layer's extraction", entry);
+  return extract_file (x, a, e, pfd, base, entry, err);
 }
 
 static int
@@ -523,8 +595,12 @@ extract_hardlink (struct extract *x, struct archive_entry *e, int pfd, const cha
   tparent = split_path (target, &tbase);
   tpfd = open_in_root (x->rootfd, tparent, O_PATH | O_DIRECTORY);
   if (tpfd < 0 || fstatat (tpfd, tbase, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-    return sr_error_set (err, errno, "layer %s: entry %s: hardlink target %s", x->layer, entry,
-                         target);
+    {
+      if (x->o->alone && errno == ENOENT)
+        return 0;
+      return sr_error_set (err, errno, "layer %s: entry %s: hardlink target %s", x->layer, entry,
+                           target);
+    }
   if (S_ISDIR (sb.st_mode))
     return sr_error_set (err, EPERM, "layer %s: entry %s: hardlink to directory %s", x->layer,
                          entry, target);
@@ -563,7 +639,26 @@ extract_entry (struct extract *x, struct archive *a, struct archive_entry *e,
 
   if (*path == '\0')
     return 0; /* the root itself keeps the store's mode */
-  pfd = parent_of (x, parent, path, err);
+  if (x->o->alone)
+    {
+      sr_error_t perr = NULL;
+
+      pfd = parent_of (x, parent, path, &perr);
+      /* Below a symlink to what only the layers below hold: the rootfs
+       * will have it, this layer alone has nowhere to put it.  */
+      if (pfd < 0 && (perr->errnum == 0 || perr->errnum == ENOENT || perr->errnum == ENOTDIR
+                      || perr->errnum == EXDEV || perr->errnum == ELOOP))
+        {
+          if (archive_entry_filetype (e) == AE_IFREG && archive_entry_hardlink (e) == NULL)
+            x->stats->unlinkable++;
+          sr_error_free (&perr);
+          return 0;
+        }
+      if (pfd < 0)
+        sr_error_move (err, &perr);
+    }
+  else
+    pfd = parent_of (x, parent, path, err);
   if (pfd < 0)
     return sr_error_wrap (err, "layer %s", x->layer);
 
@@ -574,6 +669,8 @@ extract_entry (struct extract *x, struct archive *a, struct archive_entry *e,
   switch (archive_entry_filetype (e))
     {
     case AE_IFREG:
+      if (x->srcfd >= 0)
+        return link_file (x, a, e, pfd, base, path, err);
       return extract_file (x, a, e, pfd, base, path, err);
     case AE_IFDIR:
       return extract_dir (x, e, pfd, base, path, path, err);
@@ -725,7 +822,8 @@ sr_layer_mkdir_in_root (int rootfd, const char *path, sr_error_t *err)
 {
   struct sr_layer_options o = { .chown = false };
   struct sr_layer_stats stats = { 0 };
-  struct extract x = { .rootfd = rootfd, .o = &o, .stats = &stats, .parent_fd = -1 };
+  struct extract x = { .rootfd = rootfd, .o = &o, .stats = &stats, .parent_fd = -1,
+                       .srcfd = -1 };
   int fd = ensure_dir (&x, path, path, err);
 
   if (fd >= 0)
@@ -734,14 +832,14 @@ sr_layer_mkdir_in_root (int rootfd, const char *path, sr_error_t *err)
   return fd < 0 ? -1 : 0;
 }
 
-int
-sr_layer_apply (int rootfd, const char *layer_path, const struct sr_layer_options *o,
-                struct sr_layer_stats *stats, sr_error_t *err)
+static int
+apply (int rootfd, const char *layer_path, int srcfd, const struct sr_layer_options *o,
+       struct sr_layer_stats *stats, sr_error_t *err)
 {
   const char *slash = strrchr (layer_path, '/');
   struct extract x = {
     .rootfd = rootfd, .o = o, .stats = stats, .parent_fd = -1,
-    .layer = slash ? slash + 1 : layer_path,
+    .layer = slash ? slash + 1 : layer_path, .srcfd = srcfd,
   };
   int r;
 
@@ -755,4 +853,18 @@ sr_layer_apply (int rootfd, const char *layer_path, const struct sr_layer_option
   drop_parent_cache (&x);
   apply_fixups (&x);
   return r;
+}
+
+int
+sr_layer_apply (int rootfd, const char *layer_path, const struct sr_layer_options *o,
+                struct sr_layer_stats *stats, sr_error_t *err)
+{
+  return apply (rootfd, layer_path, -1, o, stats, err);
+}
+
+int
+sr_layer_link (int rootfd, const char *layer_path, int extracted_fd,
+               const struct sr_layer_options *o, struct sr_layer_stats *stats, sr_error_t *err)
+{
+  return apply (rootfd, layer_path, extracted_fd, o, stats, err);
 }

@@ -48,6 +48,11 @@ struct sr_layer_options
 {
   bool chown;        /* apply the entries' owners; false: files are the caller's */
   bool keep_setid;   /* keep setuid and setgid bits */
+  /* The layer is applied without the layers below (the image store's
+   * layer cache, for sr_layer_link): a hard link to a file it does not
+   * hold, and an entry below a symlink that leads nowhere in it, are left
+   * out, as the rootfs will have them from below.  */
+  bool alone;
   void (*warn) (const char *msg, void *userdata);
   void (*progress) (uint64_t bytes_read, void *userdata); /* compressed bytes */
   void *userdata;
@@ -61,6 +66,11 @@ struct sr_layer_stats
   uint64_t skipped;       /* device nodes, sockets */
   uint64_t setid_cleared;
   uint64_t made_relative; /* absolute names */
+  uint64_t unshared;      /* sr_layer_link: files written, their twin missing or changed */
+  /* alone: regular files whose twin the extraction cannot keep (a later
+   * entry of the same name replaced it, or it is below a symlink into the
+   * layers below), which sr_layer_link will count as unshared */
+  uint64_t unlinkable;
 };
 
 /* Applies the layer at layer_path onto rootfd.  At a cap of o->budget it
@@ -68,6 +78,20 @@ struct sr_layer_stats
  * errnum EFBIG; what it made so far is left for the caller to remove.  */
 int sr_layer_apply (int rootfd, const char *layer_path, const struct sr_layer_options *o,
                     struct sr_layer_stats *stats, sr_error_t *err);
+
+/* sr_layer_apply, except that regular files are not written but hard
+ * linked from extracted_fd, the directory the same layer was applied to
+ * alone (an empty one before): the image store's layer cache, where the
+ * layers that images share are extracted once.  Everything else
+ * (whiteouts, directories, symlinks, hard links, the checks on names,
+ * the budget's entries) is as sr_layer_apply does it, entry by entry, so
+ * the result is the same; a file whose twin is missing, or differs in
+ * type, size, mode, owner or mtime, is written from the layer instead and
+ * counted in stats->unshared.  Linked files cost the budget no bytes:
+ * the caller counts those of the layer's extraction.  */
+int sr_layer_link (int rootfd, const char *layer_path, int extracted_fd,
+                   const struct sr_layer_options *o, struct sr_layer_stats *stats,
+                   sr_error_t *err);
 
 /* The mode an entry of a layer gets on disk: without write for group and
  * others.  A store is shared (root's is read by every user's runs,

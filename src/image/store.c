@@ -184,7 +184,7 @@ static int
 open_store (const char *dir, unsigned statedir_flags, struct sr_store **ret, sr_error_t *err)
 {
   struct sr_store *s;
-  static const char *const subdirs[] = { "blobs", "blobs/sha256", "images", "tmp" };
+  static const char *const subdirs[] = { "blobs", "blobs/sha256", "images", "layers", "tmp" };
   sr_error_t e = NULL;
 
   if (dir == NULL || *dir != '/')
@@ -219,7 +219,10 @@ open_store (const char *dir, unsigned statedir_flags, struct sr_store **ret, sr_
           sr_store_close (s);
           return -1;
         }
-      (void) fchmodat (s->dirfd, subdirs[i], strcmp (subdirs[i], "tmp") ? 0755 : 0700, 0);
+      /* tmp/ and layers/ are the store's own: no run's path goes there.  */
+      (void) fchmodat (s->dirfd, subdirs[i],
+                       strcmp (subdirs[i], "tmp") && strcmp (subdirs[i], "layers") ? 0755 : 0700,
+                       0);
     }
   drop_shared_write (s);
   /* What crashed extractions left; partial downloads stay for a resume.  */
@@ -984,6 +987,90 @@ delete_image (struct sr_store *s, const char *id, sr_error_t *err)
   return 0;
 }
 
+static void
+add_referenced (struct sr_store *s, const char *id, char ***keep)
+{
+  _cleanup_free_ char *path = sr_xasprintf ("%s/images/%s/image.json", s->dir, id);
+  _cleanup_free_ char *text = NULL;
+  _cleanup_json_ cJSON *o = NULL;
+  const cJSON *layer;
+
+  if (sr_read_file (path, &text, NULL, NULL) < 0)
+    return;
+  o = cJSON_Parse (text);
+  if (json_string (o, "manifest"))
+    sr_strv_push (keep, json_string (o, "manifest") + 7);
+  if (json_string (o, "config"))
+    sr_strv_push (keep, json_string (o, "config") + 7);
+  cJSON_ArrayForEach (layer, cJSON_GetObjectItemCaseSensitive (o, "layers"))
+    if (cJSON_IsString (layer) && sr_digest_valid (layer->valuestring))
+      sr_strv_push (keep, layer->valuestring + 7);
+}
+
+static bool
+strv_contains (char *const *v, const char *s)
+{
+  for (; v && *v; v++)
+    if (strcmp (*v, s) == 0)
+      return true;
+  return false;
+}
+
+/* Removes the trees of the layer cache (layers/<hex>, store-install.c)
+ * that no image refers to (keep: the hex digests images refer to) and no
+ * install holds, and their lock files.  Store lock held.  */
+static void
+drop_unused_layers (struct sr_store *s, char *const *keep)
+{
+  _cleanup_strv_ char **gone = sr_xcalloc (1, sizeof *gone);
+  int fd = openat (s->dirfd, "layers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct dirent *de;
+  DIR *d;
+
+  if (fd < 0 || (d = fdopendir (fd)) == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  while ((de = readdir (d)) != NULL)
+    {
+      _cleanup_free_ char *hex = sr_xasprintf ("%.64s", de->d_name);
+
+      if (is_hex_id (hex) && !strv_contains (keep, hex) && !strv_contains (gone, hex))
+        sr_strv_push (&gone, hex);
+    }
+  closedir (d);
+  for (char **hex = gone; *hex; hex++)
+    {
+      _cleanup_free_ char *lock = sr_xasprintf ("layers/%s.lock", *hex);
+      _cleanup_free_ char *dir = sr_xasprintf ("layers/%s", *hex);
+      _cleanup_free_ char *tmp = sr_xasprintf ("tmp/" EXTRACT_PREFIX "rm-layer-%s", *hex);
+      _cleanup_close_ int lockfd = lock_file (s, lock, LOCK_EX | LOCK_NB, NULL);
+
+      if (lockfd < 0)
+        continue; /* an install is linking from it */
+      (void) sr_rm_rf_at (s->dirfd, tmp, NULL);
+      if (renameat (s->dirfd, dir, s->dirfd, tmp) == 0 || errno == ENOENT)
+        {
+          (void) sr_rm_rf_at (s->dirfd, tmp, NULL);
+          (void) unlinkat (s->dirfd, lock, 0);
+        }
+    }
+}
+
+/* The hex digests of every blob the store's images refer to.  */
+static char **
+referenced_blobs (struct sr_store *s)
+{
+  _cleanup_strv_ char **ids = list_ids (s);
+  char **keep = sr_xcalloc (1, sizeof *keep);
+
+  for (char **p = ids; *p; p++)
+    add_referenced (s, *p, &keep);
+  return keep;
+}
+
 int
 sr_store_remove (struct sr_store *s, const char *ref, bool force, sr_error_t *err)
 {
@@ -1031,41 +1118,16 @@ sr_store_remove (struct sr_store *s, const char *ref, bool force, sr_error_t *er
                          left[0], left[1] ? ", ..." : "");
   if (left[0] == NULL || force)
     {
+      _cleanup_strv_ char **keep = NULL;
+
       if (delete_image (s, id, err) < 0)
         return -1;
+      keep = referenced_blobs (s);
+      drop_unused_layers (s, keep);
       for (char **p = left; *p; p++)
         cJSON_DeleteItemFromObjectCaseSensitive (names, *p);
     }
   return save_names (s, names, err);
-}
-
-static void
-add_referenced (struct sr_store *s, const char *id, char ***keep)
-{
-  _cleanup_free_ char *path = sr_xasprintf ("%s/images/%s/image.json", s->dir, id);
-  _cleanup_free_ char *text = NULL;
-  _cleanup_json_ cJSON *o = NULL;
-  const cJSON *layer;
-
-  if (sr_read_file (path, &text, NULL, NULL) < 0)
-    return;
-  o = cJSON_Parse (text);
-  if (json_string (o, "manifest"))
-    sr_strv_push (keep, json_string (o, "manifest") + 7);
-  if (json_string (o, "config"))
-    sr_strv_push (keep, json_string (o, "config") + 7);
-  cJSON_ArrayForEach (layer, cJSON_GetObjectItemCaseSensitive (o, "layers"))
-    if (cJSON_IsString (layer) && sr_digest_valid (layer->valuestring))
-      sr_strv_push (keep, layer->valuestring + 7);
-}
-
-static bool
-strv_contains (char *const *v, const char *s)
-{
-  for (; v && *v; v++)
-    if (strcmp (*v, s) == 0)
-      return true;
-  return false;
 }
 
 int
@@ -1101,6 +1163,7 @@ sr_store_prune (struct sr_store *s, size_t *ret_images, size_t *ret_blobs, uint6
       else
         add_referenced (s, *p, &keep);
     }
+  drop_unused_layers (s, keep);
 
   fd = openat (s->dirfd, "blobs/sha256", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0 && (d = fdopendir (fd)) != NULL)

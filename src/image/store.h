@@ -1,9 +1,15 @@
-/* The image store: content-addressed blobs and one extracted rootfs per
- * image, under one directory (config image_store: /var/lib/sandbox-runner
- * as root, $XDG_DATA_HOME/sandbox-runner rootless).
+/* The image store: content-addressed blobs, each layer extracted once,
+ * and one rootfs per image, under one directory (config image_store:
+ * /var/lib/sandbox-runner as root, $XDG_DATA_HOME/sandbox-runner rootless).
  *
  *   blobs/sha256/<hex>        verified blobs (manifests, configs, layers)
- *   images/<id>/rootfs        the extracted layers; <id> is the config digest hex
+ *   layers/<hex>/             layer <hex> extracted alone, once whatever the
+ *                             number of images that use it (store-install.c)
+ *   images/<id>/rootfs        the layers applied in order, their regular
+ *                             files hard links to the layers' (images that
+ *                             share a layer share its data); images
+ *                             installed before the layer cache hold their
+ *                             own; <id> is the config digest hex
  *   images/<id>/image.json    what `image inspect` shows
  *   images/<id>.lock          held shared by every run of the image
  *   names.json                name -> id
@@ -116,8 +122,10 @@ int sr_store_put_blob_buf (struct sr_store *s, const void *buf, size_t len,
 /* --- images --- */
 
 /* Makes an image of a manifest whose blobs (manifest, config, layers) are
- * all in the store: applies the layers in order into a fresh rootfs and
- * names it (name may be NULL).  *ret_id gets the image id (config digest
+ * all in the store: extracts the layers the store does not hold yet,
+ * applies them in order into a fresh rootfs, linking their files, and
+ * names it (name may be NULL).  A layer's extraction found changed is
+ * not linked from but written and dropped, with a warning.  *ret_id gets the image id (config digest
  * hex).  An image that is already there is only (re)named.  source is a
  * note for inspect (a path or a reference).  */
 int sr_store_install (struct sr_store *s, const char *manifest_digest, const char *name,
@@ -162,12 +170,13 @@ int sr_store_use (struct sr_store *s, const char *ref, struct sr_image_use *ret,
 void sr_image_release (struct sr_image_use *use);
 
 /* Removes a name; the image goes when no name is left (or at once with
- * force).  An image that a run is using is refused, and so is one that
+ * force), and with it the layers no other image uses.  An image that a run is using is refused, and so is one that
  * only a read-only store has (EROFS).  */
 int sr_store_remove (struct sr_store *s, const char *ref, bool force, sr_error_t *err);
 
-/* Removes images without names and blobs no image refers to; counts
- * what went and the bytes freed.  */
+/* Removes images without names, blobs and extracted layers no image
+ * refers to; counts what went and the bytes freed (of blobs and partial
+ * downloads).  */
 int sr_store_prune (struct sr_store *s, size_t *ret_images, size_t *ret_blobs,
                     uint64_t *ret_bytes, sr_error_t *err);
 

@@ -7,8 +7,8 @@
 #                                           only) and record that we did
 #   start-dockerd.sh stop                   stop the daemon only if `start` started it
 #   start-dockerd.sh import NAME ROOTFS     docker import of a rootfs directory as NAME
-#   start-dockerd.sh import-oci NAME DIR    docker import of a one-layer OCI layout
-#                                           (the images rootfs/build-all.sh caches)
+#   start-dockerd.sh import-oci NAME DIR    docker import of an OCI layout, its layers
+#                                           flattened (the images rootfs/build-all.sh caches)
 #
 # Exit status 77 means "cannot run here" and stderr says why; the tests
 # skip with that reason.  The daemon this script starts speaks on the
@@ -102,20 +102,15 @@ import_rootfs () {
 import_oci () {
   name=$1 dir=$2
   [ -f "$dir/index.json" ] || cannot "no OCI layout at $dir (run rootfs/build-all.sh)"
-  layer=$(python3 - "$dir" <<'PY'
-import json, sys
-d = sys.argv[1]
-blob = lambda dg: "%s/blobs/%s" % (d, dg.replace(":", "/"))
-idx = json.load(open(d + "/index.json"))
-man = json.load(open(blob(idx["manifests"][0]["digest"])))
-layers = man["layers"]
-if len(layers) != 1 or not layers[0]["mediaType"].endswith(("tar", "tar+gzip")):
-    sys.exit("the image has %d layers (%s): docker import takes one tar or tar+gzip"
-             % (len(layers), ", ".join(l["mediaType"] for l in layers)))
-print(blob(layers[0]["digest"]))
-PY
-) || cannot "cannot import $dir"
-  docker import -c "$(changes | sed -n 1p)" -c "$(changes | sed -n 2p)" "$layer" "$name" >/dev/null
+  flat=$(mktemp) || return 1
+  python3 "$(dirname "$0")/flatten-oci.py" "$dir" > "$flat" || {
+    rm -f "$flat"
+    cannot "cannot import $dir"
+  }
+  docker import -c "$(changes | sed -n 1p)" -c "$(changes | sed -n 2p)" "$flat" "$name" >/dev/null
+  r=$?
+  rm -f "$flat"
+  return $r
 }
 
 case ${1:-} in

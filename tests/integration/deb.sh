@@ -156,7 +156,8 @@ for f in /usr/bin/sandbox-runner /usr/libexec/sandbox-runner/sandbox-runner-full
     /usr/lib/systemd/user/sandbox-runner-http.service \
     /usr/share/doc/sandbox-runner/copyright \
     /usr/share/doc/sandbox-runner/examples/sandbox-runner.conf.example \
-    /usr/share/sandbox-runner/rootfs/build-all.sh; do
+    /usr/share/sandbox-runner/rootfs/build-all.sh \
+    /usr/share/sandbox-runner/rootfs/layer-diff.py; do
   printf '%s\n' "$files" | grep -qx "$f" && [ -e "$root$f" ]
   ok $? "the package installs $f"
 done

@@ -48,6 +48,7 @@ integration_tests = \
 	tests/integration/faults.sh \
 	tests/integration/statedir.sh \
 	tests/integration/image-stores.sh \
+	tests/integration/image-layers.sh \
 	tests/integration/deb.sh \
 	tests/integration/load.sh \
 	tests/integration/valgrind.sh
@@ -86,7 +87,8 @@ EXTRA_DIST += tests/integration/mcp-env-docker.sh tests/mcp/env-docker-client.mj
 check_PROGRAMS += tests/helpers/docker-driver
 tests_helpers_docker_driver_LDADD = $(UNIT_LDADD)
 TESTS += tests/integration/docker.sh
-EXTRA_DIST += tests/integration/docker.sh tests/docker/start-dockerd.sh tests/docker/packages.txt
+EXTRA_DIST += tests/integration/docker.sh tests/docker/start-dockerd.sh tests/docker/packages.txt \
+	tests/docker/flatten-oci.py
 # run-code on the Docker backend agrees with the native one.
 TESTS += tests/integration/docker-parity.sh
 # Both use the one dockerd, which the first to start it stops when it

@@ -7,6 +7,7 @@ unit_tests = \
 	tests/unit/test-sync \
 	tests/unit/test-config \
 	tests/unit/test-image \
+	tests/unit/test-layer-link \
 	tests/unit/test-registry \
 	tests/unit/test-history \
 	tests/unit/test-history-uri \
@@ -39,6 +40,7 @@ tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
 tests_unit_test_sync_LDADD = $(UNIT_LDADD)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)
+tests_unit_test_layer_link_LDADD = $(UNIT_LDADD)
 tests_unit_test_registry_LDADD = $(UNIT_LDADD)
 tests_unit_test_history_LDADD = $(UNIT_LDADD)
 tests_unit_test_history_uri_LDADD = $(UNIT_LDADD)
