@@ -886,21 +886,22 @@ sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
 struct sr_container_cmd
 {
   struct sr_container *c;
-  struct proc joiner;
   struct launch launch;
   int exit_code;          /* what a failed exec would have set */
 };
 
 int
-sr_container_exec_begin (struct sr_container *c, const struct sr_exec_spec *spec, int stdin_fd,
-                         struct sr_container_cmd **ret, sr_error_t *err)
+sr_container_start_begin (struct sr_container *c, const struct sr_exec_spec *spec, int stdin_fd,
+                          struct sr_container_cmd **ret, sr_error_t *err)
 {
-  struct sr_container_cmd *cmd = sr_xcalloc (1, sizeof *cmd);
+  struct sr_container_cmd *cmd;
 
+  if (c->started || c->held)
+    return sr_error_set (err, EBUSY, "a container runs one command only");
+  c->started = true;
+  cmd = sr_xcalloc (1, sizeof *cmd);
   cmd->c = c;
-  cmd->launch = (struct launch){ .out_fd = -1, .err_fd = -1, .status_fd = -1 };
-  if (join (c, &cmd->joiner, err) < 0
-      || launch (c, &cmd->joiner, spec, stdin_fd, &cmd->launch, &cmd->exit_code, err) < 0)
+  if (launch (c, &c->init, spec, stdin_fd, &cmd->launch, &cmd->exit_code, err) < 0)
     {
       sr_container_cmd_free (cmd);
       return -1;
@@ -912,48 +913,34 @@ sr_container_exec_begin (struct sr_container *c, const struct sr_exec_spec *spec
 bool
 sr_container_cmd_alive (struct sr_container_cmd *cmd)
 {
-  return proc_alive (&cmd->joiner);
+  return proc_alive (&cmd->c->init);
 }
 
 int
-sr_container_exec_finish (struct sr_container_cmd *cmd, const struct sr_run_options *opts,
-                          struct sr_run_result *result, sr_error_t *err)
+sr_container_start_finish (struct sr_container_cmd *cmd, const struct sr_run_options *opts,
+                           struct sr_run_result *result, sr_error_t *err)
 {
+  struct proc *init = &cmd->c->init;
   uint64_t t0 = sr_now_ns ();
   int r;
 
   result_init (cmd->c, result);
-  if (cmd->joiner.reaped)
+  if (init->reaped)
     return sr_error_set (err, EINVAL, "the command was supervised already");
-  r = supervise_command (cmd->c, &cmd->joiner, &cmd->launch, opts, t0, result, err);
-  memcpy (result->marks, cmd->joiner.marks, sizeof cmd->joiner.marks);
+  r = supervise_command (cmd->c, init, &cmd->launch, opts, t0, result, err);
+  memcpy (result->marks, init->marks, sizeof init->marks);
   return r;
 }
 
 void
 sr_container_cmd_free (struct sr_container_cmd *cmd)
 {
-  struct proc *j;
-
   if (cmd == NULL)
     return;
-  /* The command first, and only it (its process group), so that its
-   * joiner reaps it and ends: killed with it (as its cgroup would be),
-   * the joiner would leave the command to whatever adopts it, a
-   * subreaper that may not be waiting, and until it is reaped the
-   * container's init cannot end: its pid namespace is not empty.  What
-   * the command started is inside, for the init to reap.  */
-  j = &cmd->joiner;
-  if (!j->reaped && j->pidfd >= 0 && j->command_pid > 0)
-    {
-      siginfo_t si;
-
-      kill (-j->command_pid, SIGKILL);
-      kill (j->command_pid, SIGKILL);
-      if (waitid (P_PIDFD, (id_t) j->pidfd, &si, WEXITED) == 0)
-        j->reaped = true;
-    }
-  proc_reap (j);
+  /* The command alone: the init reaps it and ends, as at a timeout; the
+   * container's destroy does the rest.  */
+  if (!cmd->c->init.reaped)
+    kill_proc (&cmd->c->init, false);
   launch_done (&cmd->launch);
   free (cmd);
 }

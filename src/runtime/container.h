@@ -97,20 +97,21 @@ int sr_container_exec (struct sr_container *c, const struct sr_exec_spec *spec,
                        const struct sr_run_options *opts, struct sr_run_result *result,
                        sr_error_t *err);
 
-/* sr_container_exec in two halves, for a command started ahead of its
- * run (a pre-started interpreter, sandbox/prestart.h): begin joins the
- * container and starts the command, under the same policy, with stdin_fd
- * as its stdin (-1: /dev/null) and its stdout and stderr on pipes that
- * nothing reads yet; finish supervises it to its end as sr_container_exec
- * does, its duration and timeout counted from the call.  Free kills the
- * command if it still runs (accepts NULL).  */
+/* sr_container_start in two halves, for a command started ahead of its
+ * run (a pre-started interpreter, sandbox/prestart.h): begin starts the
+ * command as sr_container_start does (the init's child, pid 2, under the
+ * same policy, the init passing signals on and ending as it ends), with
+ * stdin_fd as its stdin (-1: /dev/null) and its stdout and stderr on pipes
+ * that nothing reads yet; finish supervises it to its end, its duration
+ * and timeout counted from the call.  Free kills the command if it still
+ * runs (accepts NULL); the container is still the caller's to destroy.  */
 struct sr_container_cmd;
-int sr_container_exec_begin (struct sr_container *c, const struct sr_exec_spec *spec,
-                             int stdin_fd, struct sr_container_cmd **ret, sr_error_t *err);
+int sr_container_start_begin (struct sr_container *c, const struct sr_exec_spec *spec,
+                              int stdin_fd, struct sr_container_cmd **ret, sr_error_t *err);
 /* Whether the command, not yet supervised, still runs.  */
 bool sr_container_cmd_alive (struct sr_container_cmd *cmd);
-int sr_container_exec_finish (struct sr_container_cmd *cmd, const struct sr_run_options *opts,
-                              struct sr_run_result *result, sr_error_t *err);
+int sr_container_start_finish (struct sr_container_cmd *cmd, const struct sr_run_options *opts,
+                               struct sr_run_result *result, sr_error_t *err);
 void sr_container_cmd_free (struct sr_container_cmd *cmd);
 
 /* Runs fn (arg), which takes about need bytes, for the container,

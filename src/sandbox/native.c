@@ -168,9 +168,9 @@ struct sr_backend_warm
   struct sr_backend_run run;  /* its image */
   const struct sr_language *l;
   struct sr_container *c;
-  /* A pre-started interpreter (prestart.h), held container and all: the
-   * command and the socket of its hand-over; else NULL and -1, and the
-   * container's init waits for its command.  */
+  /* A pre-started interpreter (prestart.h), the container's command
+   * already: it and the socket of its hand-over; else NULL and -1, and
+   * the container's init waits for its command.  */
   struct sr_container_cmd *cmd;
   int sock;
 };
@@ -188,8 +188,8 @@ native_warm_free (struct sr_backend_warm *w)
   free (w);
 }
 
-/* Holds w's container and starts its interpreter, joined as a command is,
- * on the bootstrap the pool wrote as the entry file; waits until it is
+/* Starts w's interpreter, as its container's command (prestart.h), on
+ * the bootstrap the pool wrote as the entry file; waits until it is
  * ready.  */
 static int
 start_interpreter (struct native_state *ns, struct sr_backend_warm *w, sr_error_t *err)
@@ -200,12 +200,10 @@ start_interpreter (struct native_state *ns, struct sr_backend_warm *w, sr_error_
   int pair[2];
   int r;
 
-  if (sr_container_hold (w->c, err) < 0)
-    return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return sr_error_set (err, errno, "socketpair");
   w->sock = pair[0];
-  r = sr_container_exec_begin (w->c, &spec, pair[1], &w->cmd, err);
+  r = sr_container_start_begin (w->c, &spec, pair[1], &w->cmd, err);
   close (pair[1]);
   if (r < 0 || sr_prestart_wait_ready (w->sock, SR_PRESTART_READY_MS, err) < 0)
     return sr_error_wrap (err, "pre-start %s", w->l->name);
@@ -289,7 +287,7 @@ native_warm_stage (struct sr_backend_warm *w, struct sr_code_stage *st,
       if (sr_prestart_hand_over (w->sock, st->req->args, st->req->n_args, stdin_fd, err) < 0)
         return -1;
       st->prestarted = true;
-      return sr_container_exec_finish (w->cmd, &opts, res, err);
+      return sr_container_start_finish (w->cmd, &opts, res, err);
     }
   return sr_container_start (w->c, &spec, &opts, res, err);
 }

@@ -211,9 +211,8 @@ pool_main (void *arg)
       p->ready = w;
       want->ready++;
     }
-  /* The containers go on this thread, which made them: a pre-started
-   * interpreter's joiner dies with it (PR_SET_PDEATHSIG) and must reap
-   * its command first (sr_container_cmd_free).  */
+  /* The containers go on this thread, which made them: their inits die
+   * with it (PR_SET_PDEATHSIG).  */
   free_all (p);
   pthread_mutex_unlock (&p->lock);
   return NULL;

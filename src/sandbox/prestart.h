@@ -1,8 +1,10 @@
 /* Pre-started interpreters: a warm container (sandbox/pool.h) of a
  * language with a warm_start starts its interpreter ahead of the run,
- * as a command joined to the held container the normal way (so under
- * the run stage's whole policy: capabilities dropped, no_new_privs,
- * seccomp), and the run only hands it the code.
+ * as the container's command (sr_container_start_begin): the child of
+ * its init, pid 2, as in a cold run, so under the run stage's whole
+ * policy (capabilities dropped, no_new_privs, seccomp), with the init
+ * passing signals on and ending with its status, and its parent pid 1.
+ * The run only hands it the code.
  *
  * The interpreter runs the language's run command (without the request's
  * args) on a bootstrap written as its entry file: it imports the

@@ -113,6 +113,16 @@ CASES = [
     ("kill(getpid(), SIGKILL)", dict(code="import os; os.kill(os.getpid(), 9)")),
     ("abort()", dict(code="import os; os.abort()")),
     ("an uncaught KeyboardInterrupt", dict(code="raise KeyboardInterrupt")),
+    # The interpreter is the container's command, its init's child.
+    ("the parent is pid 1", dict(code="import os; print(os.getppid(), os.getpid())")),
+    ("SIGTERM to pid 1 is passed on",
+     dict(code="import os, time; os.kill(1, 15); time.sleep(5); print('not passed on')")),
+    ("SIGINT to pid 1 is passed on",
+     dict(code="import os, time\ntry:\n    os.kill(1, 2); time.sleep(5)\n"
+               "except KeyboardInterrupt:\n    print('interrupted')\n")),
+    ("SIGTERM to its process group", dict(code="import os; os.kill(0, 15)")),
+    ("kill -9 -1 spares pid 1 and itself",
+     dict(code="import os; os.kill(-1, 9); print('alive', os.path.exists('/proc/1'))")),
     ("atexit and __del__ at the end",
      dict(code="import atexit\nclass A:\n    def __del__(self): print('del')\na = A()\n"
                "atexit.register(print, 'atexit')\nf = open('/dev/stdout', 'w')\n"

@@ -216,11 +216,12 @@ const leftovers = (sub) => {
 
 // The server's warm containers (state label "warm: ..."), which wait for
 // a run and belong to the server, not to a case: their state entries,
-// init pids, cgroups and code directories (the source of their /scratch:
+// processes (the init and what it started: a pre-started interpreter),
+// cgroups and code directories (the source of their /scratch:
 // a directory of the runtime dir, or the tmpfs a root runner mounted on
 // one, known by its device).
 function warmContainers() {
-  const w = { states: new Set(), pids: new Set(), cgroups: new Set(), scratch: new Set(), pidns: new Set() };
+  const w = { states: new Set(), pids: new Set(), cgroups: new Set(), scratch: new Set() };
   const codeDirs = new Map([...mountinfo()].map(codeDirMount).filter(Boolean).map((c) => [c.dev, c.name]));
   for (const name of leftovers("containers")) {
     let st;
@@ -228,7 +229,7 @@ function warmContainers() {
     if (!st.label?.startsWith("warm: ")) continue;
     w.states.add(name);
     w.pids.add(st.init_pid);
-    try { w.pidns.add(fs.readlinkSync(`/proc/${st.init_pid}/ns/pid`)); } catch { }
+    for (const p of descendants(st.init_pid)) w.pids.add(p);
     if (st.cgroup) w.cgroups.add(st.cgroup);
     try {
       for (const line of fs.readFileSync(`/proc/${st.init_pid}/mountinfo`, "utf8").split("\n")) {
@@ -376,16 +377,11 @@ const suiteMs = Date.now() - t0;
 
 const after = [];
 const hostCheck = (name, failure) => after.push({ name, failure });
-// A process of a warm container: its init, a pre-started interpreter in
-// its pid namespace, or the process that joined it there.
-const inWarm = (warm, pid) => warm.pids.has(pid) || ["pid", "pid_for_children"].some((ns) => {
-  try { return warm.pidns.has(fs.readlinkSync(`/proc/${pid}/ns/${ns}`)); } catch { return false; }
-});
 // What is below the server and not a warm container's.
 const leftBehind = () => {
   const warm = warmContainers();
   return {
-    kids: descendants(serverPid).filter((p) => !inWarm(warm, p)),
+    kids: descendants(serverPid).filter((p) => !warm.pids.has(p)),
     cgs: serverCgroups(serverPid).filter((d) => !cgroupsBefore.includes(d) && !warm.cgroups.has(path.basename(d))),
     scratch: runtimeDir ? leftovers("scratch").filter((d) => !warm.scratch.has(d)) : [],
     states: runtimeDir ? leftovers("containers").filter((n) => !warm.states.has(n)) : [],

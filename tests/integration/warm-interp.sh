@@ -3,9 +3,9 @@
 # over stdio on a warm python container runs on an interpreter started
 # ahead (the result and the log say prestarted), and behaves as a cold
 # run: __name__, sys.argv, fresh globals, tracebacks naming main.py, exit
-# codes and signals, stdin and args, the timeout counted from the
-# hand-over; preloads are honoured; a call that finds the pool empty goes
-# cold without waiting.  python-data too when its image is here.
+# codes and signals (its parent is pid 1, which passes a signal on),
+# stdin and args, the timeout counted from the hand-over; preloads are
+# honoured; a call that finds the pool empty goes cold without waiting.  python-data too when its image is here.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/history.db
 # Short, so the timeout checks are quick; a warm container waits longer.
