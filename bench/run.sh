@@ -407,7 +407,7 @@ if pyroot=$(image python); then
 fi
 
 # --- the data stack: a pre-started interpreter with its preloads ---------
-# (warm_start, off by default, on for this row)
+# (warm_start, on by default)
 # run_code of python-data importing pandas and numpy, against the same
 # import in a bare chroot of the image; a second apart, the pause an agent
 # leaves between calls, in which the pool starts the next interpreter.
@@ -416,8 +416,7 @@ if [ -n "$node" ] && dataroot=$(image python-data); then
   dw="run_code import pandas, numpy"
   time_runs chroot "$dw" "$runs" chroot "$dataroot" python3 -c 'import pandas, numpy; print(1)'
   # Only its round trips: the server's memory is the python row's.
-  (cd "$work" && SANDBOX_LANGUAGE_PYTHON_DATA_WARM_START=python \
-    SR_BENCH_LANGUAGE=python-data SR_BENCH_CODE='import pandas, numpy; print(1)' \
+  (cd "$work" && SR_BENCH_LANGUAGE=python-data SR_BENCH_CODE='import pandas, numpy; print(1)' \
     SR_BENCH_WORKLOAD=$dw SR_BENCH_GAP_MS=1000 "$node" mcp-roundtrip.mjs stdio "$sr" "$runs" 0 "") \
     >"$work/mcp-data.out" && sed -n 's/^T\t//p' "$work/mcp-data.out" >>"$raw/startup.tsv" ||
     echo "bench: the MCP client on python-data failed; skipped" >&2

@@ -147,9 +147,10 @@
  * container of a one-stage language starts its interpreter ahead of the
  * run ("": none, the run starts it cold); preload lists the modules it
  * imports then (names separated by commas or spaces).  python-data's are
- * the heavy ones its snippets import first.  Off by default until a
- * pre-started run differs from a cold one in nothing a snippet or the
- * hostile suite sees (signals to pid 1 are not passed on; getppid is 0).
+ * the heavy ones its snippets import first.  Both Pythons start warm: a
+ * pre-started run is the container's command as a cold one is, and
+ * differs from it in nothing a snippet sees but the time to its first
+ * line.
  *
  * python-data is Python with the data stack, for one-shot runs as for
  * sessions (whose default image it is, so a Docker session gets its
@@ -202,13 +203,13 @@
 #define SR_DEFAULT_LANGUAGES                                                          \
   { "python", "python", "main.py", "", "python3 " SR_CODE_DIR "/main.py",             \
     "Python 3 (CPython, standard library only): the fastest to start",                \
-    "python:3.12-slim", "", "", "" },                               \
+    "python:3.12-slim", "", SR_WARM_START_PYTHON, "" },              \
   { "python-data", "python-data", "main.py", "",                                      \
     "python3 " SR_CODE_DIR "/main.py",                                                \
     "Python 3 with numpy, pandas, matplotlib, seaborn, scipy, openpyxl and "          \
     "reportlab: for data and charts; slower to start than python",                    \
     "quay.io/jupyter/scipy-notebook", "",                                             \
-    "", "numpy, pandas, matplotlib" },                              \
+    SR_WARM_START_PYTHON, "numpy, pandas, matplotlib" },            \
   { "cpp", "cpp", "main.cpp",                                                         \
     "g++ " SR_FAST_LINKER " -std=c++17 -O2 -o " SR_CODE_DIR "/main "                 \
     SR_CODE_DIR "/main.cpp",                                                          \

@@ -10,8 +10,8 @@
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/history.db
 # Short, so the timeout checks are quick; a warm container waits longer.
 export SANDBOX_TIMEOUT=2
-# Pre-started interpreters are off by default.
-export SANDBOX_LANGUAGE_PYTHON_WARM_START=python SANDBOX_LANGUAGE_PYTHON_DATA_WARM_START=python
+# Pre-started interpreters are on by default for both Pythons: the test
+# sets nothing to turn them on.
 require_image python
 command -v python3 >/dev/null || skip_all "python3 drives the MCP server here"
 

@@ -301,20 +301,25 @@ test_compat_tools (void)
 static void
 test_warm_start (void)
 {
-  _cleanup_free_ char *path = write_conf ("warm.conf", "language.python.warm_start = python\n"
-                                          "language.python.preload = json,decimal xml.dom\n");
+  _cleanup_free_ char *path = write_conf ("warm.conf", "language.python.warm_start =\n"
+                                          "language.python-data.preload = json,decimal xml.dom\n");
   struct sr_config cfg;
   sr_error_t err = NULL;
 
   ok (sr_config_load (&cfg, path, "/nonexistent", &err) == 0, "warm_start and preload load");
-  is_str (sr_config_language (&cfg, "python")->warm_start, "python",
-          "a file turns python's pre-started interpreters on");
-  is_str (sr_config_language (&cfg, "python")->preload, "json,decimal xml.dom",
-          "its preloads are the configured ones");
-  is_str (sr_config_language (&cfg, "python-data")->warm_start, "", "they are off by default");
+  is_str (sr_config_language (&cfg, "python")->warm_start, "",
+          "a file turns python's pre-started interpreters off");
+  is_str (sr_config_language (&cfg, "python-data")->preload, "json,decimal xml.dom",
+          "python-data's preloads are the configured ones");
+  is_str (sr_config_language (&cfg, "python-data")->warm_start, "python",
+          "and its interpreters still start ahead");
   is_str (sr_config_language (&cfg, "cpp")->warm_start, "", "a compiled language has none");
   sr_config_done (&cfg);
   ok (sr_config_load (&cfg, "/nonexistent", "/nonexistent", &err) == 0, "the defaults load");
+  is_str (sr_config_language (&cfg, "python")->warm_start, "python",
+          "python starts its interpreters ahead by default");
+  is_str (sr_config_language (&cfg, "python-data")->warm_start, "python",
+          "python-data too");
   is_str (sr_config_language (&cfg, "python-data")->preload, "numpy, pandas, matplotlib",
           "python-data preloads its data stack by default");
   sr_config_done (&cfg);
