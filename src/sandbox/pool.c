@@ -19,6 +19,12 @@
  * disk is full), the next try waits this long; runs meanwhile make their
  * own containers and report the problem.  */
 #define RETRY_NS (5ull * 1000 * 1000 * 1000)
+/* A run that took a warm container has the CPU to itself this long, or
+ * until it ends, before the pool's thread makes the next one: starting
+ * an interpreter costs more CPU than a short run, and on a host of two
+ * cores the two would share them.  Short enough that a call soon after
+ * still finds the next one ready.  */
+#define REFILL_DELAY_NS (50ull * 1000 * 1000)
 
 struct warm
 {
@@ -58,6 +64,8 @@ struct sr_code_pool
   pthread_cond_t wake;     /* a container was taken or used, or stop */
   struct warm *ready;
   struct warm *used;       /* for the thread to destroy, off the runs' path */
+  unsigned running;        /* runs on a warm container, not yet ended */
+  uint64_t refill_ns;      /* while some run, no new container before this */
   bool stop;
   bool has_thread;
   pthread_t thread;
@@ -145,8 +153,20 @@ monotonic_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
-/* The pool's thread: destroys the containers runs used, and keeps every
- * slot full, one container at a time.  */
+/* Waits on the pool's condition until ns (CLOCK_MONOTONIC) at the latest;
+ * called with the lock held.  */
+static void
+wait_until (struct sr_code_pool *p, uint64_t ns)
+{
+  struct timespec until = { .tv_sec = (time_t) (ns / 1000000000ull),
+                            .tv_nsec = (long) (ns % 1000000000ull) };
+
+  pthread_cond_timedwait (&p->wake, &p->lock, &until);
+}
+
+/* The pool's thread: keeps every slot full, one container at a time,
+ * then destroys the containers runs used; both wait while a run that
+ * took a container has the CPU to itself (REFILL_DELAY_NS).  */
 static void *
 pool_main (void *arg)
 {
@@ -162,16 +182,11 @@ pool_main (void *arg)
       bool prestart;
       int r;
 
-      if (p->used)
+      if (p->running && now < p->refill_ns)
         {
-          w = p->used;
-          p->used = w->next;
-          pthread_mutex_unlock (&p->lock);
-          warm_free (p, w);
-          pthread_mutex_lock (&p->lock);
+          wait_until (p, p->refill_ns);
           continue;
         }
-
       for (size_t i = 0; i < p->n_slots && want == NULL; i++)
         {
           struct slot *s = &p->slots[i];
@@ -183,15 +198,19 @@ pool_main (void *arg)
           else if (next_retry == 0 || s->retry_ns < next_retry)
             next_retry = s->retry_ns;
         }
+      if (want == NULL && p->used)
+        {
+          w = p->used;
+          p->used = w->next;
+          pthread_mutex_unlock (&p->lock);
+          warm_free (p, w);
+          pthread_mutex_lock (&p->lock);
+          continue;
+        }
       if (want == NULL)
         {
           if (next_retry)
-            {
-              struct timespec until = { .tv_sec = (time_t) (next_retry / 1000000000ull),
-                                        .tv_nsec = (long) (next_retry % 1000000000ull) };
-
-              pthread_cond_timedwait (&p->wake, &p->lock, &until);
-            }
+            wait_until (p, next_retry);
           else
             pthread_cond_wait (&p->wake, &p->lock);
           continue;
@@ -205,6 +224,14 @@ pool_main (void *arg)
       if (r < 0)
         {
           want->retry_ns = monotonic_ns () + RETRY_NS;
+          continue;
+        }
+      /* Made without its interpreter while a run asked for l: the next
+       * run is for one that has it, and this goes.  */
+      if (!prestart && want->asked && want->l->warm_start[0] != '\0')
+        {
+          w->next = p->used;
+          p->used = w;
           continue;
         }
       w->next = p->ready;
@@ -312,14 +339,29 @@ take (struct sr_code_pool *p, const struct sr_language *l)
         break;
       }
   if (w)
-    for (size_t i = 0; i < p->n_slots; i++)
-      if (p->slots[i].l == l)
-        {
+    {
+      for (size_t i = 0; i < p->n_slots; i++)
+        if (p->slots[i].l == l)
           p->slots[i].ready--;
-          pthread_cond_signal (&p->wake);
-        }
+      p->running++;
+      p->refill_ns = monotonic_ns () + REFILL_DELAY_NS;
+      pthread_cond_signal (&p->wake);
+    }
   pthread_mutex_unlock (&p->lock);
   return w;
+}
+
+/* Ends the run that took w: the pool's thread destroys w, off the
+ * run's path, and may make the next container.  */
+static void
+give_back (struct sr_code_pool *p, struct warm *w)
+{
+  pthread_mutex_lock (&p->lock);
+  p->running--;
+  w->next = p->used;
+  p->used = w;
+  pthread_cond_signal (&p->wake);
+  pthread_mutex_unlock (&p->lock);
 }
 
 struct warm_stage
@@ -361,7 +403,7 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
     w = take (p, l);
   if (w && !p->be->warm_current (p->state, w->bw))
     {
-      warm_free (p, w);
+      give_back (p, w);
       w = NULL;
     }
   if (w == NULL)
@@ -375,10 +417,6 @@ sr_code_pool_run (struct sr_code_pool *p, const struct sr_code_request *req,
     }
   /* The result is complete: the pool's thread destroys the container
    * while the caller sends it.  */
-  pthread_mutex_lock (&p->lock);
-  w->next = p->used;
-  p->used = w;
-  pthread_cond_signal (&p->wake);
-  pthread_mutex_unlock (&p->lock);
+  give_back (p, w);
   return r;
 }

@@ -87,16 +87,20 @@ const warmContainers = (pid) => {
 // The stats of an idle server: a call's answer goes out before its worker
 // thread has closed the call's last fds and before the pool has replaced
 // the warm container it used, so the count is taken once the pool holds
-// one warm container and the count has held still for 200 ms.  Under
-// load (16 servers on two cores, or a sanitized build) the pool takes
-// seconds to refill: the wait gives up only after 30 s, and a leak still
-// shows, as a count that settles higher.
+// one warm container and the count has held still for 1 s (a pre-started
+// interpreter holds its fds from its start, and its start, on 16 servers
+// at once on two cores, may take longer than a shorter pause).  Under
+// load (or a sanitized build) the pool takes seconds to refill: the wait
+// gives up only after 30 s, and a leak still shows, as a count that
+// settles higher.
 const settledStats = async (pid) => {
-  let prev = procStats(pid);
+  let prev = procStats(pid), still = 0;
   for (let i = 0; i < 150; i++) {
     await sleep(200);
     const cur = procStats(pid);
-    if (!cur || !prev || (cur.fds === prev.fds && warmContainers(pid) === 1)) return cur;
+    if (!cur || !prev) return cur;
+    still = cur.fds === prev.fds && warmContainers(pid) === 1 ? still + 1 : 0;
+    if (still >= 5) return cur;
     prev = cur;
   }
   return prev;
