@@ -10,7 +10,8 @@
 #               sandbox-runner also through run-code, compiling each time,
 #               and the same snippet again from its compile cache); the MCP round trip of
 #               run_code print(1) from the official TypeScript SDK client
-#               over stdio and Streamable HTTP, against python3 -c 'print(1)'
+#               over stdio and Streamable HTTP, a second apart (an agent's
+#               pause between calls), against python3 -c 'print(1)'
 #   throughput  CALLS runs of python3 print(1) at 1, 4, 8, 16 at once:
 #               sandbox-runner MCP (both transports) and CLI (run-code, run)
 #               against a bare chroot and bubblewrap
@@ -322,10 +323,16 @@ throughput () {
 # mcp RUNS CALLS "LEVELS" TRANSPORT ARGS...: the SDK client's round trip
 # (RUNS calls), throughput (CALLS at each of LEVELS; none when empty) and
 # the server's memory; its tagged lines go to the raw files.
+# The timed round trips are a second apart, the pause an agent leaves
+# between calls (it reads each result before it writes the next code), in
+# which the warm pool makes the next container: calls back to back would
+# time how fast the pool makes containers, not a call.
+gap_ms=1000
 mcp () {
   mcp_runs=$1 mcp_calls=$2 mcp_levels=$(echo $3 | tr ' ' ,)
   shift 3
-  (cd "$work" && "$node" mcp-roundtrip.mjs "$@" "$mcp_runs" "$mcp_calls" "$mcp_levels") \
+  (cd "$work" && SR_BENCH_GAP_MS=$gap_ms "$node" mcp-roundtrip.mjs "$@" "$mcp_runs" "$mcp_calls" \
+    "$mcp_levels") \
     >"$work/mcp.out" || { echo "bench: the MCP client over $1 ($SANDBOX_BACKEND) failed; skipped" >&2; return 0; }
   sed -n 's/^T\t//p' "$work/mcp.out" >>"$raw/startup.tsv"
   sed -n 's/^P\t//p' "$work/mcp.out" >>"$raw/throughput.tsv"
@@ -409,15 +416,15 @@ fi
 # --- the data stack: a pre-started interpreter with its preloads ---------
 # (warm_start, on by default)
 # run_code of python-data importing pandas and numpy, against the same
-# import in a bare chroot of the image; a second apart, the pause an agent
-# leaves between calls, in which the pool starts the next interpreter.
+# import in a bare chroot of the image; gap_ms apart, as the other round
+# trips.
 if [ -n "$node" ] && dataroot=$(image python-data); then
   echo "bench: startup, python-data (import pandas, numpy)" >&2
   dw="run_code import pandas, numpy"
   time_runs chroot "$dw" "$runs" chroot "$dataroot" python3 -c 'import pandas, numpy; print(1)'
   # Only its round trips: the server's memory is the python row's.
   (cd "$work" && SR_BENCH_LANGUAGE=python-data SR_BENCH_CODE='import pandas, numpy; print(1)' \
-    SR_BENCH_WORKLOAD=$dw SR_BENCH_GAP_MS=1000 "$node" mcp-roundtrip.mjs stdio "$sr" "$runs" 0 "") \
+    SR_BENCH_WORKLOAD=$dw SR_BENCH_GAP_MS=$gap_ms "$node" mcp-roundtrip.mjs stdio "$sr" "$runs" 0 "") \
     >"$work/mcp-data.out" && sed -n 's/^T\t//p' "$work/mcp-data.out" >>"$raw/startup.tsv" ||
     echo "bench: the MCP client on python-data failed; skipped" >&2
 fi
