@@ -204,9 +204,10 @@ def main():
             result(pre.stop() == 0, "the server with preloads exits cleanly")
 
         # Two calls at once with one warm container: one takes it, the
-        # other goes cold without waiting for the refill.
+        # other goes cold without waiting for the refill (which imports
+        # python-data's preloads: seconds of CPU on a busy host).
         warm.warm_run("print(1)", lang)
-        time.sleep(1)
+        time.sleep(4 if DATA else 1)
         out = {}
         ts = [threading.Thread(target=lambda k=k: out.__setitem__(k, warm.run("print(2)", lang)))
               for k in (0, 1)]

@@ -17,7 +17,10 @@ command -v curl >/dev/null || skip_all "curl is not installed"
 containers=$SANDBOX_RUNTIME_DIR/containers
 
 printf 'token-a\ntoken-b\n' > "$sr_tmp/tokens"
-SANDBOX_TASK_AFTER=1 SANDBOX_TASK_KEEP=60 start_server --token-file "$sr_tmp/tokens" ||
+# Without pre-started interpreters: a test below finds a program by the
+# run's args on its command line, which a pre-started one does not show.
+SANDBOX_LANGUAGE_PYTHON_WARM_START= SANDBOX_TASK_AFTER=1 SANDBOX_TASK_KEEP=60 \
+  start_server --token-file "$sr_tmp/tokens" ||
   echo "Bail out! the HTTP server did not start"
 
 # call TOKEN METHOD NAME PARAMS [EXTENSIONS]: a request of 2026-07-28 with
