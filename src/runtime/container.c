@@ -499,6 +499,42 @@ proc_socket (struct proc *p, struct sr_child_args *args, sr_error_t *err)
   return 0;
 }
 
+/* The mounts and the process policy, for the user the commands run as.  */
+static int
+plan_user (struct sr_container *c, const struct sr_container_config *cfg, sr_error_t *err)
+{
+  struct sr_fs_config fs = cfg->fs;
+  uid_t uid = cfg->uid;
+  gid_t gid = cfg->gid;
+
+  if (!sr_idmap_maps (&c->idmap, uid, gid))
+    {
+      if (c->idmap.mode != SR_IDMAP_SINGLE)
+        return sr_error_set_plain (err, "invalid_config", EINVAL,
+                                   "user %u:%u does not exist in the container: its ids map "
+                                   "only 0 to %u (the %s range)",
+                                   (unsigned) uid, (unsigned) gid,
+                                   (unsigned) (c->idmap.mode == SR_IDMAP_ROOT
+                                                   ? c->idmap.uid_count - 1
+                                                   : c->idmap.uid_count),
+                                   sr_idmap_mode_name (c->idmap.mode));
+      uid = 0;
+      gid = 0;
+    }
+  fs.owner_uid = uid;
+  fs.owner_gid = gid;
+  /* Only a root runner writes what it puts in the container as the
+   * user (files-write.c's fsuid, code-dir.c's chown).  */
+  fs.open_to_runner = geteuid () != 0 && uid != 0;
+  if (sr_mount_plan_new (&fs, &c->mounts, err) < 0)
+    return -1;
+  if (sr_caps_plan_init (&c->caps, cfg->keep_caps, err) < 0)
+    return -1;
+  c->caps.uid = uid;
+  c->caps.gid = gid;
+  return 0;
+}
+
 int
 sr_container_create (const struct sr_container_config *cfg, struct sr_container **ret,
                      sr_error_t *err)
@@ -524,13 +560,11 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
       sr_error_set (err, errno, "rootfs %s", cfg->fs.rootfs);
       goto fail;
     }
-  if (sr_mount_plan_new (&cfg->fs, &c->mounts, err) < 0)
-    goto fail;
-  if (sr_caps_plan_init (&c->caps, cfg->keep_caps, err) < 0)
-    goto fail;
   if (cfg->idmap)
     c->idmap = *cfg->idmap;
   else if (sr_idmap_plan (&c->idmap, "/etc/subuid", "/etc/subgid", err) < 0)
+    goto fail;
+  if (plan_user (c, cfg, err) < 0)
     goto fail;
   if (cfg->state_dir && begin_state (c, cfg, err) < 0)
     goto fail;

@@ -39,6 +39,10 @@ struct mount_op
   bool readonly;
   bool optional;       /* skip quietly when the target does not exist */
   const char *subdir;  /* MOUNT_FS: a directory to create on the new mount */
+  bool owned;          /* the mount's root (or subdir) is given to owner */
+  uid_t owner_uid;
+  gid_t owner_gid;     /* -1: the group stays (the runner's) */
+  mode_t owner_mode;   /* its mode then */
 };
 
 struct sr_mount_plan
@@ -147,6 +151,18 @@ plan_add (struct sr_mount_plan *plan, enum mount_kind kind, const char *target)
   return op;
 }
 
+/* The command's writable directory: the root of op's mount, or its
+ * subdir, becomes owner's with mode (set in the child, in its user
+ * namespace, where root may give it away).  */
+static void
+give_to_owner (struct mount_op *op, const struct sr_fs_config *cfg, mode_t mode)
+{
+  op->owned = true;
+  op->owner_uid = cfg->owner_uid;
+  op->owner_gid = cfg->open_to_runner ? (gid_t) -1 : cfg->owner_gid;
+  op->owner_mode = mode;
+}
+
 int
 sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, sr_error_t *err)
 {
@@ -199,6 +215,8 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->source = sr_xstrdup (resolved);
       op->flags = MS_NOSUID | MS_NODEV;
       op->readonly = cfg->scratch_readonly;
+      if (!op->readonly)
+        give_to_owner (op, cfg, cfg->open_to_runner ? 0770 : 0700);
     }
   else
     {
@@ -206,7 +224,8 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->source = sr_xstrdup ("tmpfs");
       op->fstype = "tmpfs";
       op->flags = MS_NOSUID | MS_NODEV;
-      op->data = sr_xasprintf ("mode=0755,size=%llu", (unsigned long long) cfg->scratch_size);
+      op->data = sr_xasprintf ("size=%llu", (unsigned long long) cfg->scratch_size);
+      give_to_owner (op, cfg, cfg->open_to_runner ? 0777 : 0755);
     }
 
   if (cfg->code_size)
@@ -215,9 +234,10 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->source = sr_xstrdup ("tmpfs");
       op->fstype = "tmpfs";
       op->flags = MS_NOSUID | MS_NODEV;
-      op->data = sr_xasprintf ("mode=0755,size=%llu,nr_inodes=%llu",
+      op->data = sr_xasprintf ("size=%llu,nr_inodes=%llu",
                                (unsigned long long) cfg->code_size,
                                (unsigned long long) cfg->code_inodes);
+      give_to_owner (op, cfg, cfg->open_to_runner ? 0777 : 0755);
     }
 
   if (cfg->data_size)
@@ -228,6 +248,7 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->flags = MS_NOSUID | MS_NODEV;
       op->data = sr_xasprintf ("mode=0755,size=%llu", (unsigned long long) cfg->data_size);
       op->subdir = &SR_DATA_DIR[sizeof SR_DATA_MOUNT];
+      give_to_owner (op, cfg, cfg->open_to_runner ? 0777 : 0755);
     }
 
   for (size_t i = 0; i < cfg->n_binds; i++)
@@ -407,6 +428,23 @@ populate_dev (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen
   return 0;
 }
 
+/* The directory op->owned asks for, chowned and chmodded by path, as an
+ * O_PATH fd takes neither.  */
+static int
+give_owned (int rootfd, const struct mount_op *op)
+{
+  _cleanup_close_ int dir = open_in_root (rootfd, op->target, O_PATH | O_DIRECTORY);
+  char path[64 + NAME_MAX];
+
+  if (dir < 0)
+    return -1;
+  snprintf (path, sizeof path, "/proc/self/fd/%d%s%s", dir, op->subdir ? "/" : "",
+            op->subdir ? op->subdir : "");
+  if (chown (path, op->owner_uid, op->owner_gid) < 0)
+    return -1;
+  return chmod (path, op->owner_mode);
+}
+
 static int
 apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
 {
@@ -437,6 +475,9 @@ apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
           if (mounted < 0 || mkdirat (mounted, op->subdir, 0755) < 0)
             return fail (errbuf, errlen, "mkdir /%s/%s", op->target, op->subdir);
         }
+      if (op->owned && give_owned (rootfd, op) < 0)
+        return fail (errbuf, errlen, "give /%s%s%s to its user", op->target,
+                     op->subdir ? "/" : "", op->subdir ? op->subdir : "");
       break;
 
     case MOUNT_SYSFS:
@@ -479,6 +520,8 @@ apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
               return fail (errbuf, errlen, "set nosuid,nodev on /%s", op->target);
           }
       }
+      if (op->owned && give_owned (rootfd, op) < 0)
+        return fail (errbuf, errlen, "give /%s to its user", op->target);
       break;
 
     case MOUNT_MASK:

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/error.h"
 
@@ -43,6 +44,15 @@ struct sr_fs_config
    * container's root fd: no host directory holds the code; 0: none.  */
   uint64_t code_size;
   uint64_t code_inodes;
+  /* The command's ids inside, owners of the writable directories
+   * (SR_SCRATCH_DIR, SR_CODE_DIR, SR_DATA_DIR); 0, 0: root's.  */
+  uid_t owner_uid;
+  gid_t owner_gid;
+  /* The runner writes into those as itself (a rootless runner, whose
+   * commands run as another user): the tmpfs ones are open to all (no
+   * one else reaches the container's mounts) and the bound scratch dir
+   * to its group (the runner's).  */
+  bool open_to_runner;
 };
 
 struct sr_mount_plan;

@@ -64,7 +64,9 @@ native_close (void *state)
   free (ns);
 }
 
-/* The directory is already the container root's: nothing to hand over.  */
+/* The directory is already the user's (code-dir.c chowns it to the ids of
+ * sr_policy_ids_take) or, for a rootless runner, the container gives it
+ * to the user itself (mounts.h, open_to_runner): nothing to hand over.  */
 static int
 native_code_dir (void *state, const char *dir, int dirfd, uid_t *uid, gid_t *gid,
                  sr_error_t *err)
