@@ -633,8 +633,9 @@ sr_child_main (const struct sr_child_args *args)
    * (getppid is no help: it reads 0 in a new pid namespace).  */
   reset_signals ();
 
-  /* sync 1: the parent has written our uid and gid maps.  */
-  wait_for (&st, SR_SYNC_GO, NULL, 0, NULL);
+  /* sync 1: the parent has written our uid and gid maps, and sends the
+   * detached (idmapped) mounts of the rootfs and binds, if any.  */
+  wait_for (&st, SR_SYNC_GO, fds, SR_SYNC_MAX_FDS, &n_fds);
   become_root (&st);
 
   /* After GO: the parent has moved us into our cgroups, so the new cgroup
@@ -644,7 +645,8 @@ sr_child_main (const struct sr_child_args *args)
   /* The container has all its namespaces: from here it makes none.  */
   lower_userns_limits (&st);
 
-  if (sr_mount_plan_apply (args->mounts, errbuf, sizeof errbuf, &st.msg.marks[SR_MARK_MOUNTS]) < 0)
+  if (sr_mount_plan_apply (args->mounts, fds, n_fds, errbuf, sizeof errbuf,
+                           &st.msg.marks[SR_MARK_MOUNTS]) < 0)
     die (&st, errno, "%s", errbuf);
   st.msg.marks[SR_MARK_PIVOT] = sr_now_ns ();
 

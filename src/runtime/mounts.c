@@ -37,6 +37,7 @@ struct mount_op
   char *data;
   unsigned long flags;
   bool readonly;
+  bool idmap;          /* MOUNT_BIND: attach the next of the mount fds instead */
   bool optional;       /* skip quietly when the target does not exist */
   const char *subdir;  /* MOUNT_FS: a directory to create on the new mount */
   bool owned;          /* the mount's root (or subdir) is given to owner */
@@ -79,22 +80,26 @@ int
 sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err)
 {
   _cleanup_free_ char *copy = sr_xstrdup (spec);
-  char *source = copy, *target, *mode;
+  char *source = copy, *target, *opts, *save = NULL;
   char resolved[PATH_MAX];
-  bool readonly = false;
+  bool readonly = false, idmap = false;
 
   target = strchr (copy, ':');
   if (target == NULL || target == copy || target[1] == '\0')
-    return sr_error_set (err, 0, "invalid bind '%s': expected SRC:DST[:ro]", spec);
+    return sr_error_set (err, 0, "invalid bind '%s': expected SRC:DST[:ro|:rw][:idmap]", spec);
   *target++ = '\0';
-  mode = strchr (target, ':');
-  if (mode)
+  opts = strchr (target, ':');
+  if (opts)
+    *opts++ = '\0';
+  for (char *o = opts ? strtok_r (opts, ":,", &save) : NULL; o; o = strtok_r (NULL, ":,", &save))
     {
-      *mode++ = '\0';
-      if (strcmp (mode, "ro") == 0)
-        readonly = true;
-      else if (strcmp (mode, "rw") != 0)
-        return sr_error_set (err, 0, "invalid bind '%s': mode must be ro or rw, not '%s'", spec, mode);
+      if (strcmp (o, "ro") == 0 || strcmp (o, "rw") == 0)
+        readonly = o[1] == 'o';
+      else if (strcmp (o, "idmap") == 0)
+        idmap = true;
+      else
+        return sr_error_set (err, 0, "invalid bind '%s': an option is ro, rw or idmap, not '%s'",
+                             spec, o);
     }
   if (target[0] != '/')
     return sr_error_set (err, 0, "invalid bind '%s': destination must be an absolute path", spec);
@@ -110,6 +115,7 @@ sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err)
   ret->source = sr_xstrdup (resolved);
   ret->target = sr_xstrdup (target);
   ret->readonly = readonly;
+  ret->idmap = idmap;
   return 0;
 }
 
@@ -178,10 +184,15 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
     return sr_error_set (err, ENOTDIR, "rootfs %s", cfg->rootfs);
   if (strcmp (resolved, "/") == 0)
     return sr_error_set (err, 0, "rootfs must not be the host's /");
-  for (size_t i = 0; i < cfg->n_binds; i++)
-    if (under_kernel_fs (cfg->binds[i].target))
-      return sr_error_set (err, 0, "bind destination %s: must not be under /proc, /sys or /dev",
-                           cfg->binds[i].target);
+  for (size_t i = 0, n_idmap = 0; i < cfg->n_binds; i++)
+    {
+      if (under_kernel_fs (cfg->binds[i].target))
+        return sr_error_set (err, 0, "bind destination %s: must not be under /proc, /sys or /dev",
+                             cfg->binds[i].target);
+      if (cfg->binds[i].idmap && ++n_idmap > SR_MOUNT_MAX_IDMAPPED)
+        return sr_error_set (err, 0, "bind %s: at most %d binds may ask for idmap",
+                             cfg->binds[i].source, SR_MOUNT_MAX_IDMAPPED);
+    }
 
   plan = sr_xcalloc (1, sizeof *plan);
   plan->rootfs = sr_xstrdup (resolved);
@@ -257,6 +268,7 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->source = sr_xstrdup (cfg->binds[i].source);
       op->flags = MS_NOSUID | MS_NODEV;
       op->readonly = cfg->binds[i].readonly;
+      op->idmap = cfg->binds[i].idmap;
     }
 
   for (size_t i = 0; i < SR_ARRAY_SIZE (masked_paths); i++)
@@ -287,6 +299,83 @@ sr_mount_plan_free (struct sr_mount_plan *plan)
   free (plan->ops);
   free (plan->rootfs);
   free (plan);
+}
+
+bool
+sr_mount_plan_wants_idmap (const struct sr_mount_plan *plan)
+{
+  for (size_t i = 0; i < plan->n_ops; i++)
+    if (plan->ops[i].idmap)
+      return true;
+  return false;
+}
+
+/* A detached clone of the tree at path, idmapped through userns_fd
+ * (-1: plain).  Returns the fd, or -1 with errno set.  */
+static int
+clone_tree (const char *path, int userns_fd)
+{
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns_fd };
+  _cleanup_close_ int fd = -1;
+
+  fd = (int) syscall (SYS_open_tree, AT_FDCWD, path,
+                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (fd < 0)
+    return -1;
+  if (userns_fd >= 0
+      && syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+    return -1;
+  return TAKE_FD (fd);
+}
+
+/* What a file system says when it cannot be idmapped (or a kernel
+ * without idmapped mounts).  */
+static bool
+idmap_refused (int e)
+{
+  return e == EINVAL || e == EOPNOTSUPP || e == ENOSYS || e == EPERM;
+}
+
+int
+sr_mount_plan_detached (const struct sr_mount_plan *plan, int userns_fd, int *fds,
+                        sr_error_t *err)
+{
+  size_t n = 0;
+
+  fds[n] = clone_tree (plan->rootfs, userns_fd);
+  if (fds[n] < 0 && idmap_refused (errno))
+    fds[n] = clone_tree (plan->rootfs, -1);
+  if (fds[n] < 0)
+    {
+      /* No open_tree (before Linux 5.2): the child binds the rootfs as
+       * it is, which only binds without idmap allow.  */
+      if (errno == ENOSYS && !sr_mount_plan_wants_idmap (plan))
+        return 0;
+      return sr_error_set (err, errno, "clone the rootfs %s", plan->rootfs);
+    }
+  n++;
+  for (size_t i = 0; i < plan->n_ops; i++)
+    {
+      const struct mount_op *op = &plan->ops[i];
+
+      if (!op->idmap)
+        continue;
+      fds[n] = clone_tree (op->source, userns_fd);
+      if (fds[n] < 0)
+        {
+          int e = errno;
+
+          while (n > 0)
+            close (fds[--n]);
+          if (idmap_refused (e))
+            return sr_error_set (err, e, "bind %s:/%s:idmap: its file system refuses an idmapped "
+                                 "mount (tmpfs before Linux 6.3, or a kernel without them); "
+                                 "bind it without idmap", op->source, op->target);
+          return sr_error_set (err, e, "clone the bind source %s", op->source);
+        }
+      n++;
+    }
+  return (int) n;
 }
 
 /* Child side: no allocation from here on.  */
@@ -445,8 +534,24 @@ give_owned (int rootfd, const struct mount_op *op)
   return chmod (path, op->owner_mode);
 }
 
+/* sr_mount_plan_detached's fds, in the child: the next is the next
+ * idmap bind's.  */
+struct detached
+{
+  const int *fds;
+  size_t n, next;
+};
+
+/* Attaches the detached mount fd onto the mount point at target_fd.  */
 static int
-apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
+attach (int fd, int target_fd)
+{
+  return (int) syscall (SYS_move_mount, fd, "", target_fd, "",
+                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+static int
+apply_op (int rootfd, const struct mount_op *op, struct detached *d, char *errbuf, size_t errlen)
 {
   _cleanup_close_ int target = -1;
   char path[64];
@@ -498,7 +603,18 @@ apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
       return populate_dev (rootfd, op, errbuf, errlen);
 
     case MOUNT_BIND:
-      if (mount (op->source, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+      if (op->idmap)
+        {
+          if (d->next >= d->n)
+            {
+              errno = EINVAL;
+              return fail (errbuf, errlen, "bind %s on /%s: no idmapped mount of it", op->source,
+                           op->target);
+            }
+          if (attach (d->fds[d->next++], target) < 0)
+            return fail (errbuf, errlen, "attach the idmapped %s on /%s", op->source, op->target);
+        }
+      else if (mount (op->source, path, NULL, MS_BIND | MS_REC, NULL) < 0)
         return fail (errbuf, errlen, "bind %s on /%s", op->source, op->target);
       {
         _cleanup_close_ int mounted = open_in_root (rootfd, op->target, O_PATH);
@@ -689,14 +805,24 @@ scaffold_root (const struct sr_mount_plan *plan, int origfd, char *errbuf, size_
 }
 
 int
-sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errlen,
-                     uint64_t *mark_mounts)
+sr_mount_plan_apply (const struct sr_mount_plan *plan, const int *mount_fds, size_t n_mount_fds,
+                     char *errbuf, size_t errlen, uint64_t *mark_mounts)
 {
   _cleanup_close_ int rootfd = -1, origfd = -1;
+  struct detached d = { .fds = mount_fds, .n = n_mount_fds, .next = 1 };
 
   /* Nothing we mount may propagate back to the host.  */
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return fail (errbuf, errlen, "make / private");
+  /* The rootfs's clone (idmapped) on its own path: from here on that
+   * path is it, for the scaffold as for the root itself.  */
+  if (n_mount_fds > 0)
+    {
+      _cleanup_close_ int at = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+      if (at < 0 || attach (mount_fds[0], at) < 0)
+        return fail (errbuf, errlen, "attach the rootfs %s", plan->rootfs);
+    }
   origfd = open (plan->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (origfd < 0)
     return fail (errbuf, errlen, "open rootfs %s", plan->rootfs);
@@ -708,7 +834,7 @@ sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errl
     }
   else
     {
-      if (mount (plan->rootfs, plan->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+      if (n_mount_fds == 0 && mount (plan->rootfs, plan->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
         return fail (errbuf, errlen, "bind rootfs %s", plan->rootfs);
       rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (rootfd < 0)
@@ -720,8 +846,10 @@ sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errl
     }
 
   for (size_t i = 0; i < plan->n_ops; i++)
-    if (apply_op (rootfd, &plan->ops[i], errbuf, errlen) < 0)
+    if (apply_op (rootfd, &plan->ops[i], &d, errbuf, errlen) < 0)
       return -1;
+  for (size_t i = 0; i < n_mount_fds; i++)
+    close (mount_fds[i]);
   *mark_mounts = sr_now_ns ();
 
   if (fchdir (rootfd) < 0)
