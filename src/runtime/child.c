@@ -304,6 +304,8 @@ exec_command (struct child_state *st, const int *fds)
     die (st, errno, "make stdin the controlling terminal");
   if (chdir (spec.cwd) < 0)
     die (st, errno, "chdir %s", spec.cwd);
+  if (args->umask != (mode_t) -1)
+    umask (args->umask);
   for (size_t i = 0; i < args->n_rlimits; i++)
     if (setrlimit (args->rlimits[i].resource, &args->rlimits[i].value) < 0)
       die (st, errno, "setrlimit %d", args->rlimits[i].resource);

@@ -537,6 +537,7 @@ plan_user (struct sr_container *c, const struct sr_container_config *cfg, sr_err
     return -1;
   c->caps.uid = uid;
   c->caps.gid = gid;
+  c->child.umask = fs.open_to_runner ? 002 : (mode_t) -1;
   return 0;
 }
 

@@ -112,10 +112,8 @@ sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err)
       return sr_error_set (err, 0, "invalid bind '%s': newline in destination", spec);
   if (realpath (source, resolved) == NULL)
     return sr_error_set (err, errno, "bind source %s", source);
-  ret->source = sr_xstrdup (resolved);
-  ret->target = sr_xstrdup (target);
-  ret->readonly = readonly;
-  ret->idmap = idmap;
+  *ret = (struct sr_bind){ .source = sr_xstrdup (resolved), .target = sr_xstrdup (target),
+                           .readonly = readonly, .idmap = idmap };
   return 0;
 }
 
@@ -227,7 +225,7 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->flags = MS_NOSUID | MS_NODEV;
       op->readonly = cfg->scratch_readonly;
       if (!op->readonly)
-        give_to_owner (op, cfg, cfg->open_to_runner ? 0770 : 0700);
+        give_to_owner (op, cfg, cfg->open_to_runner ? 02770 : 0700);
     }
   else
     {
@@ -269,6 +267,8 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->flags = MS_NOSUID | MS_NODEV;
       op->readonly = cfg->binds[i].readonly;
       op->idmap = cfg->binds[i].idmap;
+      if (cfg->binds[i].owned)
+        give_to_owner (op, cfg, cfg->open_to_runner ? 02770 : 0700);
     }
 
   for (size_t i = 0; i < SR_ARRAY_SIZE (masked_paths); i++)
@@ -622,6 +622,9 @@ apply_op (int rootfd, const struct mount_op *op, struct detached *d, char *errbu
 
         if (mounted < 0)
           return fail (errbuf, errlen, "open /%s", op->target);
+        /* Before it is read-only.  */
+        if (op->owned && give_owned (rootfd, op) < 0)
+          return fail (errbuf, errlen, "give /%s to its user", op->target);
         if (op->readonly)
           {
             if (set_readonly (mounted, true, attrs) < 0)
@@ -636,8 +639,6 @@ apply_op (int rootfd, const struct mount_op *op, struct detached *d, char *errbu
               return fail (errbuf, errlen, "set nosuid,nodev on /%s", op->target);
           }
       }
-      if (op->owned && give_owned (rootfd, op) < 0)
-        return fail (errbuf, errlen, "give /%s to its user", op->target);
       break;
 
     case MOUNT_MASK:

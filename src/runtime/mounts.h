@@ -23,6 +23,9 @@ struct sr_bind
    * its files have on the host are the same ids inside (host root is
    * root there).  A root runner's only; see sr_mount_plan_detached.  */
   bool idmap;
+  /* The runner's directory for the command (its code): given to the
+   * command's user as the writable directories are (sr_fs_config).  */
+  bool owned;
 };
 
 /* Parses SRC:DST[:OPT[,OPT]...] where each OPT is ro, rw or idmap (SRC
@@ -55,8 +58,10 @@ struct sr_fs_config
   gid_t owner_gid;
   /* The runner writes into those as itself (a rootless runner, whose
    * commands run as another user): the tmpfs ones are open to all (no
-   * one else reaches the container's mounts) and the bound scratch dir
-   * to its group (the runner's).  */
+   * one else reaches the container's mounts), and the host directories
+   * bound (scratch_dir, an owned bind) to their group, the runner's,
+   * setgid so that what the command makes there stays in it (with the
+   * umask of 002 the command then gets) for the runner to remove.  */
   bool open_to_runner;
 };
 

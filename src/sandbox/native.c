@@ -125,6 +125,7 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
   _cleanup_close_ int stdin_fd = -1;
   struct sr_bind bind = {
     .source = (char *) code_dir, .target = (char *) SR_CODE_DIR, .readonly = !st->code_writable,
+    .owned = true,
   };
   struct sr_container_config cc;
   struct sr_exec_spec spec = { .argv = st->argv, .cwd = SR_DEFAULT_WORKDIR };
