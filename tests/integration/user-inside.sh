@@ -71,6 +71,24 @@ like "$rc $err" "each id below 65536" "a uid out of the containers' range is ref
 leftover=$(find "$SANDBOX_RUNTIME_DIR/scratch" -mindepth 1 2>/dev/null | wc -l)
 is "$leftover" 0 "the runner removes what the user made in its code directory"
 
+# --- doctor says who they are ---
+doctor_check () {
+  printf '%s' "$out" | python3 -c 'import json, sys
+for c in json.load(sys.stdin)["checks"]:
+    if c["check"] == sys.argv[1]:
+        print(c["status"], c["detail"])' "$1"
+}
+run_sr doctor --json
+like "$(doctor_check 'user inside')" "^ok run_code and sessions run as 1000:1000 inside" \
+  "doctor says who run_code and sessions run as"
+if [ "$root_runner" = yes ]; then
+  like "$(doctor_check 'image owners')" "^ok the root filesystems are mounted idmapped" \
+    "doctor says the image store takes idmapped root filesystems"
+else
+  like "$(doctor_check 'image owners')" "^ok the layers are extracted as you" \
+    "doctor says a rootless runner's layers are root's inside"
+fi
+
 # --- a session: its commands and shells run as the user ---
 require_session_client
 export SANDBOX_SESSION_IMAGE=python
