@@ -263,6 +263,20 @@ install_stdio (struct child_state *st, const int *fds)
       die (st, errno, "set up fd %d", i);
 }
 
+/* Becoming the user cleared the parent death signal, as any change of
+ * credentials does: set again, then a parent that died meanwhile shows
+ * as the runner's end of the sync socket gone.  */
+static void
+rearm_death_signal (struct child_state *st)
+{
+  struct pollfd pfd = { .fd = st->args->sync_fd };
+
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    die (st, errno, "set the parent death signal");
+  if (poll (&pfd, 1, 0) == 1 && pfd.revents & (POLLHUP | POLLERR))
+    _exit (SR_CHILD_EXIT_SETUP);
+}
+
 /* The capability sets and no_new_privs of the process policy, shared by
  * the command and a container's init.  */
 static void
@@ -274,6 +288,8 @@ drop_privileges (struct child_state *st)
     die (st, errno, "%s", step);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     die (st, errno, "set no_new_privs");
+  if (st->args->caps->uid != 0 || st->args->caps->gid != 0)
+    rearm_death_signal (st);
 }
 
 /* The whole process policy of an init: it keeps no more than its command.  */
