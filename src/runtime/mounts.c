@@ -156,15 +156,21 @@ plan_add (struct sr_mount_plan *plan, enum mount_kind kind, const char *target)
 }
 
 /* The command's writable directory: the root of op's mount, or its
- * subdir, becomes owner's with mode (set in the child, in its user
- * namespace, where root may give it away).  */
+ * subdir, becomes owner's (in the child, in its user namespace, where
+ * root may give it away).  A host directory (host_dir) is no one else's
+ * to enter; the runner shares it with the command through its group
+ * where it writes as itself, and a tmpfs of the container, which no one
+ * else reaches, is then open to all (see open_to_runner).  */
 static void
-give_to_owner (struct mount_op *op, const struct sr_fs_config *cfg, mode_t mode)
+give_to_owner (struct mount_op *op, const struct sr_fs_config *cfg, bool host_dir)
 {
   op->owned = true;
   op->owner_uid = cfg->owner_uid;
   op->owner_gid = cfg->open_to_runner ? (gid_t) -1 : cfg->owner_gid;
-  op->owner_mode = mode;
+  if (host_dir)
+    op->owner_mode = cfg->open_to_runner ? 02770 : 0700;
+  else
+    op->owner_mode = cfg->open_to_runner ? 0777 : 0755;
 }
 
 int
@@ -225,7 +231,7 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->flags = MS_NOSUID | MS_NODEV;
       op->readonly = cfg->scratch_readonly;
       if (!op->readonly)
-        give_to_owner (op, cfg, cfg->open_to_runner ? 02770 : 0700);
+        give_to_owner (op, cfg, true);
     }
   else
     {
@@ -234,7 +240,7 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->fstype = "tmpfs";
       op->flags = MS_NOSUID | MS_NODEV;
       op->data = sr_xasprintf ("size=%llu", (unsigned long long) cfg->scratch_size);
-      give_to_owner (op, cfg, cfg->open_to_runner ? 0777 : 0755);
+      give_to_owner (op, cfg, false);
     }
 
   if (cfg->code_size)
@@ -246,7 +252,7 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->data = sr_xasprintf ("size=%llu,nr_inodes=%llu",
                                (unsigned long long) cfg->code_size,
                                (unsigned long long) cfg->code_inodes);
-      give_to_owner (op, cfg, cfg->open_to_runner ? 0777 : 0755);
+      give_to_owner (op, cfg, false);
     }
 
   if (cfg->data_size)
@@ -257,7 +263,7 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->flags = MS_NOSUID | MS_NODEV;
       op->data = sr_xasprintf ("mode=0755,size=%llu", (unsigned long long) cfg->data_size);
       op->subdir = &SR_DATA_DIR[sizeof SR_DATA_MOUNT];
-      give_to_owner (op, cfg, cfg->open_to_runner ? 0777 : 0755);
+      give_to_owner (op, cfg, false);
     }
 
   for (size_t i = 0; i < cfg->n_binds; i++)
@@ -268,7 +274,7 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->readonly = cfg->binds[i].readonly;
       op->idmap = cfg->binds[i].idmap;
       if (cfg->binds[i].owned)
-        give_to_owner (op, cfg, cfg->open_to_runner ? 02770 : 0700);
+        give_to_owner (op, cfg, true);
     }
 
   for (size_t i = 0; i < SR_ARRAY_SIZE (masked_paths); i++)
@@ -347,9 +353,10 @@ sr_mount_plan_detached (const struct sr_mount_plan *plan, int userns_fd, int *fd
     fds[n] = clone_tree (plan->rootfs, -1);
   if (fds[n] < 0)
     {
-      /* No open_tree (before Linux 5.2): the child binds the rootfs as
-       * it is, which only binds without idmap allow.  */
-      if (errno == ENOSYS && !sr_mount_plan_wants_idmap (plan))
+      /* No open_tree here (a kernel before 5.2, a root runner in a
+       * container without the host's CAP_SYS_ADMIN): the child binds the
+       * rootfs as it is, which only binds without idmap allow.  */
+      if ((errno == ENOSYS || errno == EPERM) && !sr_mount_plan_wants_idmap (plan))
         return 0;
       return sr_error_set (err, errno, "clone the rootfs %s", plan->rootfs);
     }
