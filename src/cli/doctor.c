@@ -262,6 +262,7 @@ check_user (struct report *r, const struct sr_config *cfg)
       check (r, "user inside", OK, detail, NULL);
     }
   free (detail);
+  detail = NULL;
   if (m.mode != SR_IDMAP_ROOT)
     {
       check (r, "image owners", OK,
