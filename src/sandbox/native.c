@@ -225,6 +225,7 @@ native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
   _cleanup_free_ char *label = sr_xasprintf ("warm: %s", l->run);
   struct sr_bind bind = {
     .source = (char *) code_dir, .target = (char *) SR_CODE_DIR, .readonly = true,
+    .owned = true,
   };
   struct sr_container_config cc;
 
