@@ -28,6 +28,7 @@ struct run_args
   const char *image;
   bool json;
   const char *workdir;
+  const char *user;      /* --user; NULL: SR_DEFAULT_RUN_USER, not the user setting */
   struct sr_bind *binds;
   size_t n_binds;
   char **env;
@@ -45,6 +46,7 @@ enum
 {
   OPT_ROOTFS = 1000, OPT_IMAGE, OPT_TIMEOUT, OPT_BIND, OPT_ENV, OPT_WORKDIR, OPT_MAX_OUTPUT, OPT_JSON,
   OPT_MEMORY, OPT_CPUS, OPT_PIDS, OPT_TMP_SIZE, OPT_STRICT, OPT_SECCOMP, OPT_CAP_KEEP, OPT_HELP,
+  OPT_USER,
 };
 
 static const struct option run_options[] = {
@@ -54,6 +56,7 @@ static const struct option run_options[] = {
   { "bind", required_argument, NULL, OPT_BIND },
   { "env", required_argument, NULL, OPT_ENV },
   { "workdir", required_argument, NULL, OPT_WORKDIR },
+  { "user", required_argument, NULL, OPT_USER },
   { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
   { "json", no_argument, NULL, OPT_JSON },
   { "memory", required_argument, NULL, OPT_MEMORY },
@@ -77,9 +80,11 @@ run_usage (FILE *f)
            "  --image NAME         an image of the store instead (its Env and WorkingDir\n"
            "                       apply; without CMD, its Entrypoint and Cmd run)\n"
            "  --timeout S          wall-clock limit in seconds (default %u, at most %u)\n"
-           "  --bind SRC:DST[:ro]  bind a host path into the container (repeatable)\n"
+           "  --bind SRC:DST[:ro|:rw][:idmap]  bind a host path into the container\n"
+           "                       (repeatable); idmap: its owners as the host sees them\n"
            "  --env K=V            add to the environment (repeatable)\n"
            "  --workdir DIR        working directory inside (default %s)\n"
+           "  --user UID[:GID]|root  who CMD runs as inside (default root)\n"
            "  --max-output BYTES   cap per stream of captured output (default %u)\n"
            "  --memory SIZE        memory limit (default %lluM, 0 for none)\n"
            "  --cpus N             CPU limit (default %.1f, 0 for none)\n"
@@ -272,6 +277,9 @@ parse_container_opt (int c, const char *arg, struct run_args *a)
       return 0;
     case OPT_JSON:
       a->json = true;
+      return 0;
+    case OPT_USER:
+      a->user = arg;
       return 0;
     }
   return 1;
@@ -473,6 +481,11 @@ sr_cmd_run (int argc, char **argv)
     goto out;
   if (parse_run_args (argc, argv, &config, &a, &cmd_index) < 0)
     goto out;
+  /* A generic container's command is root inside unless --user says
+   * otherwise: the user setting is run_code's and sessions'.  */
+  if (sr_config_set (&config, "user", a.user ? a.user : SR_DEFAULT_RUN_USER, SR_ORIGIN_FLAG,
+                     "--user", &err) < 0)
+    goto fail;
   /* --timeout (checked against max_timeout) replaces the configured one.  */
   if (a.policy.set & SR_POLICY_SET_TIMEOUT)
     config.timeout_ms = a.policy.timeout_ms;

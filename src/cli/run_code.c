@@ -23,6 +23,7 @@ usage (FILE *f, const struct sr_config *cfg)
 {
   fprintf (f,
            "Usage: sandbox-runner run-code --language L [--timeout S] [--backend B] [--json]\n"
+           "                                [--user UID[:GID]|root]\n"
            "                                [--stdin FILE|-] [--arg A]... [--file NAME=PATH]...\n"
            "                                [FILE|- [FILE]...]\n\n"
            "Runs a snippet (from the first FILE, or stdin) in a fresh container of the\n"
@@ -32,6 +33,8 @@ usage (FILE *f, const struct sr_config *cfg)
            "  -l, --language L   one of the language table (sandbox-runner config show)\n"
            "  --timeout S        run-stage timeout in seconds (default %g, at most %g)\n"
            "  --backend B        native or docker (default: the configuration's, %s)\n"
+           "  --user U           who the program runs as inside (default: the user\n"
+           "                     setting's, %s)\n"
            "  --stdin FILE|-     the program's stdin (default: empty); - reads ours\n"
            "  --arg A            one more argument for the program (repeatable)\n"
            "  --file NAME=PATH   the file PATH beside the code as NAME (repeatable)\n"
@@ -39,7 +42,7 @@ usage (FILE *f, const struct sr_config *cfg)
            "Exit status: the program's; %d on a compile error, %d on timeout, %d when\n"
            "the request is invalid or the container could not be set up.\n",
            (double) cfg->timeout_ms / 1000, (double) cfg->max_timeout_ms / 1000,
-           sr_backend_kind_name (cfg->backend_kind),
+           sr_backend_kind_name (cfg->backend_kind), cfg->user,
            SR_EXIT_COMPILE, SR_EXIT_TIMEOUT, SR_EXIT_RUNNER);
 }
 
@@ -198,6 +201,7 @@ parse_options (int argc, char **argv, struct sr_config *config, struct sr_code_r
     { "timeout", required_argument, NULL, 't' },
     { "json", no_argument, NULL, 'j' },
     { "backend", required_argument, NULL, 'b' },
+    { "user", required_argument, NULL, 'u' },
     { "stdin", required_argument, NULL, 'i' },
     { "arg", required_argument, NULL, 'a' },
     { "file", required_argument, NULL, 'f' },
@@ -249,6 +253,9 @@ parse_options (int argc, char **argv, struct sr_config *config, struct sr_code_r
             sr_cli_error ("invalid --backend '%s': expected native or docker", optarg);
             return -1;
           }
+        break;
+      case 'u':
+        (void) sr_config_set (config, "user", optarg, SR_ORIGIN_FLAG, "--user", NULL);
         break;
       case 'h':
         usage (stdout, config);

@@ -277,6 +277,13 @@
 #define SR_ROOT_MAP_COUNT           65536u
 #define SR_ROOT_MAP_SLOTS           4096u
 
+/* Who run_code's and sessions' commands are inside the container (the
+ * user setting): an unprivileged user, as mcp-code-sandbox ran its
+ * snippets, on top of the user namespace and the empty capability sets.
+ * `run` keeps root, a generic container's usual user.  */
+#define SR_DEFAULT_USER             "1000"
+#define SR_DEFAULT_RUN_USER         "root"
+
 /* Output after the cap is drained and counted, never stored.  */
 #define SR_TRUNCATION_MARKER_FMT    "\n[sandbox-runner: output truncated after %zu bytes; %llu bytes dropped]\n"
 

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "runtime/caps.h"
@@ -30,6 +32,8 @@ sr_caps_plan_init (struct sr_caps_plan *plan, uint64_t keep, sr_error_t *err)
     }
   plan->keep = keep;
   plan->final = caps;
+  plan->uid = 0;
+  plan->gid = 0;
   return 0;
 }
 
@@ -60,6 +64,32 @@ sr_caps_parse_list (const char *list, uint64_t *ret_mask, sr_error_t *err)
   return 0;
 }
 
+/* Raw syscalls: the caller may be a raw clone of a threaded runner,
+ * where glibc's wrappers would wait on threads it does not have.  The
+ * supplementary groups were cleared on becoming root, where allowed.
+ * PR_SET_KEEPCAPS keeps the permitted set across the change of uid, for
+ * the keep-list's final sets; execve clears it again.  */
+static int
+become_user (const struct sr_caps_plan *plan, const char **ret_step)
+{
+  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+    {
+      *ret_step = "keep the capabilities across the change of user";
+      return -1;
+    }
+  if (syscall (SYS_setresgid, plan->gid, plan->gid, plan->gid) < 0)
+    {
+      *ret_step = "setresgid to the user's gid";
+      return -1;
+    }
+  if (syscall (SYS_setresuid, plan->uid, plan->uid, plan->uid) < 0)
+    {
+      *ret_step = "setresuid to the user's uid";
+      return -1;
+    }
+  return 0;
+}
+
 int
 sr_caps_apply (const struct sr_caps_plan *plan, const char **ret_step)
 {
@@ -83,6 +113,8 @@ sr_caps_apply (const struct sr_caps_plan *plan, const char **ret_step)
       *ret_step = "clear the ambient capabilities";
       return -1;
     }
+  if ((plan->uid != 0 || plan->gid != 0) && become_user (plan, ret_step) < 0)
+    return -1;
   if (cap_set_proc (plan->final) < 0)
     {
       *ret_step = "cap_set_proc";

@@ -263,6 +263,20 @@ install_stdio (struct child_state *st, const int *fds)
       die (st, errno, "set up fd %d", i);
 }
 
+/* Becoming the user cleared the parent death signal, as any change of
+ * credentials does: set again, then a parent that died meanwhile shows
+ * as the runner's end of the sync socket gone.  */
+static void
+rearm_death_signal (struct child_state *st)
+{
+  struct pollfd pfd = { .fd = st->args->sync_fd };
+
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    die (st, errno, "set the parent death signal");
+  if (poll (&pfd, 1, 0) == 1 && pfd.revents & (POLLHUP | POLLERR))
+    _exit (SR_CHILD_EXIT_SETUP);
+}
+
 /* The capability sets and no_new_privs of the process policy, shared by
  * the command and a container's init.  */
 static void
@@ -274,6 +288,8 @@ drop_privileges (struct child_state *st)
     die (st, errno, "%s", step);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     die (st, errno, "set no_new_privs");
+  if (st->args->caps->uid != 0 || st->args->caps->gid != 0)
+    rearm_death_signal (st);
 }
 
 /* The whole process policy of an init: it keeps no more than its command.  */
@@ -304,6 +320,8 @@ exec_command (struct child_state *st, const int *fds)
     die (st, errno, "make stdin the controlling terminal");
   if (chdir (spec.cwd) < 0)
     die (st, errno, "chdir %s", spec.cwd);
+  if (args->umask != (mode_t) -1)
+    umask (args->umask);
   for (size_t i = 0; i < args->n_rlimits; i++)
     if (setrlimit (args->rlimits[i].resource, &args->rlimits[i].value) < 0)
       die (st, errno, "setrlimit %d", args->rlimits[i].resource);
@@ -633,8 +651,9 @@ sr_child_main (const struct sr_child_args *args)
    * (getppid is no help: it reads 0 in a new pid namespace).  */
   reset_signals ();
 
-  /* sync 1: the parent has written our uid and gid maps.  */
-  wait_for (&st, SR_SYNC_GO, NULL, 0, NULL);
+  /* sync 1: the parent has written our uid and gid maps, and sends the
+   * detached (idmapped) mounts of the rootfs and binds, if any.  */
+  wait_for (&st, SR_SYNC_GO, fds, SR_SYNC_MAX_FDS, &n_fds);
   become_root (&st);
 
   /* After GO: the parent has moved us into our cgroups, so the new cgroup
@@ -644,7 +663,8 @@ sr_child_main (const struct sr_child_args *args)
   /* The container has all its namespaces: from here it makes none.  */
   lower_userns_limits (&st);
 
-  if (sr_mount_plan_apply (args->mounts, errbuf, sizeof errbuf, &st.msg.marks[SR_MARK_MOUNTS]) < 0)
+  if (sr_mount_plan_apply (args->mounts, fds, n_fds, errbuf, sizeof errbuf,
+                           &st.msg.marks[SR_MARK_MOUNTS]) < 0)
     die (&st, errno, "%s", errbuf);
   st.msg.marks[SR_MARK_PIVOT] = sr_now_ns ();
 

@@ -48,6 +48,9 @@ struct sr_child_args
    * every namespace the container is built with.  */
   struct sr_child_sysctl sysctls[SR_CHILD_MAX_SYSCTLS];
   size_t n_sysctls;
+  /* The command's umask; (mode_t) -1: the runner's (see open_to_runner
+   * in runtime/mounts.h).  */
+  mode_t umask;
   /* An fd the init keeps for its life (an id lease, runtime/idmap.h), so
    * what it stands for ends with the container; -1: none.  */
   int keep_fd;

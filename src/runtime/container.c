@@ -499,6 +499,79 @@ proc_socket (struct proc *p, struct sr_child_args *args, sr_error_t *err)
   return 0;
 }
 
+/* The mounts and the process policy, for the user the commands run as.  */
+static int
+plan_user (struct sr_container *c, const struct sr_container_config *cfg, sr_error_t *err)
+{
+  struct sr_fs_config fs = cfg->fs;
+  uid_t uid = cfg->uid;
+  gid_t gid = cfg->gid;
+
+  if (!sr_idmap_maps (&c->idmap, uid, gid))
+    {
+      if (c->idmap.mode != SR_IDMAP_SINGLE)
+        return sr_error_set_plain (err, "invalid_config", EINVAL,
+                                   "user %u:%u does not exist in the container: its ids map "
+                                   "only 0 to %u (the %s range)",
+                                   (unsigned) uid, (unsigned) gid,
+                                   (unsigned) (c->idmap.mode == SR_IDMAP_ROOT
+                                                   ? c->idmap.uid_count - 1
+                                                   : c->idmap.uid_count),
+                                   sr_idmap_mode_name (c->idmap.mode));
+      uid = 0;
+      gid = 0;
+    }
+  fs.owner_uid = uid;
+  fs.owner_gid = gid;
+  /* Only a root runner writes what it puts in the container as the
+   * user (files-write.c's fsuid, code-dir.c's chown).  */
+  fs.open_to_runner = geteuid () != 0 && uid != 0;
+  if (sr_mount_plan_new (&fs, &c->mounts, err) < 0)
+    return -1;
+  if (c->idmap.mode != SR_IDMAP_ROOT && sr_mount_plan_wants_idmap (c->mounts))
+    return sr_error_set_plain (err, "invalid_config", EINVAL,
+                               "a bind with idmap needs a root runner: a rootless runner's "
+                               "own files are already root's inside, and it may not idmap "
+                               "a mount; bind it without idmap");
+  if (sr_caps_plan_init (&c->caps, cfg->keep_caps, err) < 0)
+    return -1;
+  c->caps.uid = uid;
+  c->caps.gid = gid;
+  c->child.umask = fs.open_to_runner ? 002 : (mode_t) -1;
+  return 0;
+}
+
+_Static_assert (1 + SR_MOUNT_MAX_IDMAPPED <= SR_SYNC_MAX_FDS,
+                "GO carries the rootfs and every idmapped bind");
+
+/* sync 1: GO, with a root runner's detached mounts of the rootfs and the
+ * idmap binds, idmapped through the init's user namespace now that its
+ * maps are written.  Only host root may idmap a mount of a host file
+ * system; a rootless runner's files are its containers' root's already
+ * (it extracted the layers itself), so it sends none.  */
+static int
+send_go (struct sr_container *c, sr_error_t *err)
+{
+  int fds[SR_SYNC_MAX_FDS];
+  _cleanup_close_ int userns_fd = -1;
+  char path[64];
+  int n, r;
+
+  if (c->idmap.mode != SR_IDMAP_ROOT)
+    return send_msg (&c->init, SR_SYNC_GO, NULL, 0, err);
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int) c->init.pid);
+  userns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (userns_fd < 0)
+    return sr_error_set (err, errno, "open %s", path);
+  n = sr_mount_plan_detached (c->mounts, userns_fd, fds, err);
+  if (n < 0)
+    return -1;
+  r = send_msg (&c->init, SR_SYNC_GO, fds, (size_t) n, err);
+  for (int i = 0; i < n; i++)
+    close (fds[i]);
+  return r;
+}
+
 int
 sr_container_create (const struct sr_container_config *cfg, struct sr_container **ret,
                      sr_error_t *err)
@@ -524,13 +597,11 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
       sr_error_set (err, errno, "rootfs %s", cfg->fs.rootfs);
       goto fail;
     }
-  if (sr_mount_plan_new (&cfg->fs, &c->mounts, err) < 0)
-    goto fail;
-  if (sr_caps_plan_init (&c->caps, cfg->keep_caps, err) < 0)
-    goto fail;
   if (cfg->idmap)
     c->idmap = *cfg->idmap;
   else if (sr_idmap_plan (&c->idmap, "/etc/subuid", "/etc/subgid", err) < 0)
+    goto fail;
+  if (plan_user (c, cfg, err) < 0)
     goto fail;
   if (cfg->state_dir && begin_state (c, cfg, err) < 0)
     goto fail;
@@ -556,7 +627,7 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
   if (sr_idmap_apply (&c->idmap, c->init.pid, err) < 0)
     goto fail;
   c->init.marks[SR_MARK_IDMAP] = sr_now_ns ();
-  if (send_msg (&c->init, SR_SYNC_GO, NULL, 0, err) < 0)
+  if (send_go (c, err) < 0)
     goto fail;
   /* While the child mounts, not after READY: the entry's write and rename
    * (0.1-0.2 ms where /run is on disk) then cost no wall time.  */

@@ -60,6 +60,12 @@ struct sr_container_config
   uint64_t max_msgqueue_bytes;             /* RLIMIT_MSGQUEUE, 0: inherit */
   struct sr_userns_limits userns;
   const struct sr_idmap *idmap;            /* its ids (a lease's); NULL: this runner's plan */
+  /* The ids its commands run as inside, owners of its writable
+   * directories (fs.owner_*); 0, 0: root.  A map of one id (rootless
+   * without a subordinate range) has only root: its commands then run as
+   * root (doctor says so).  */
+  uid_t uid;
+  gid_t gid;
   const char *state_dir;                   /* where ps and kill find it; NULL: nowhere */
   const char *label;                       /* what it runs, for ps */
 };

@@ -173,6 +173,22 @@ sr_idmap_setgroups_allowed (const struct sr_idmap *m)
   return m->mode != SR_IDMAP_SINGLE;
 }
 
+bool
+sr_idmap_maps (const struct sr_idmap *m, uid_t uid, gid_t gid)
+{
+  switch (m->mode)
+    {
+    case SR_IDMAP_ROOT:
+      return uid < m->uid_count && gid < m->gid_count;
+    case SR_IDMAP_SUBID:
+      /* 0 is the caller; 1..count the subordinate range.  */
+      return uid <= m->uid_count && gid <= m->gid_count;
+    case SR_IDMAP_SINGLE:
+      break;
+    }
+  return uid == 0 && gid == 0;
+}
+
 int
 sr_idmap_lease (struct sr_idmap *m, const char *lock_dir, sr_error_t *err)
 {

@@ -80,6 +80,10 @@ int sr_idmap_lease (struct sr_idmap *m, const char *lock_dir, sr_error_t *err);
  * the gid map.)  */
 bool sr_idmap_setgroups_allowed (const struct sr_idmap *m);
 
+/* Whether uid and gid exist inside a container with this mapping
+ * (0 always; a single-id map has nothing else).  */
+bool sr_idmap_maps (const struct sr_idmap *m, uid_t uid, gid_t gid);
+
 /* Writes the maps for pid.  */
 int sr_idmap_apply (const struct sr_idmap *m, pid_t pid, sr_error_t *err);
 

@@ -37,8 +37,13 @@ struct mount_op
   char *data;
   unsigned long flags;
   bool readonly;
+  bool idmap;          /* MOUNT_BIND: attach the next of the mount fds instead */
   bool optional;       /* skip quietly when the target does not exist */
   const char *subdir;  /* MOUNT_FS: a directory to create on the new mount */
+  bool owned;          /* the mount's root (or subdir) is given to owner */
+  uid_t owner_uid;
+  gid_t owner_gid;     /* -1: the group stays (the runner's) */
+  mode_t owner_mode;   /* its mode then */
 };
 
 struct sr_mount_plan
@@ -75,22 +80,26 @@ int
 sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err)
 {
   _cleanup_free_ char *copy = sr_xstrdup (spec);
-  char *source = copy, *target, *mode;
+  char *source = copy, *target, *opts, *save = NULL;
   char resolved[PATH_MAX];
-  bool readonly = false;
+  bool readonly = false, idmap = false;
 
   target = strchr (copy, ':');
   if (target == NULL || target == copy || target[1] == '\0')
-    return sr_error_set (err, 0, "invalid bind '%s': expected SRC:DST[:ro]", spec);
+    return sr_error_set (err, 0, "invalid bind '%s': expected SRC:DST[:ro|:rw][:idmap]", spec);
   *target++ = '\0';
-  mode = strchr (target, ':');
-  if (mode)
+  opts = strchr (target, ':');
+  if (opts)
+    *opts++ = '\0';
+  for (char *o = opts ? strtok_r (opts, ":,", &save) : NULL; o; o = strtok_r (NULL, ":,", &save))
     {
-      *mode++ = '\0';
-      if (strcmp (mode, "ro") == 0)
-        readonly = true;
-      else if (strcmp (mode, "rw") != 0)
-        return sr_error_set (err, 0, "invalid bind '%s': mode must be ro or rw, not '%s'", spec, mode);
+      if (strcmp (o, "ro") == 0 || strcmp (o, "rw") == 0)
+        readonly = o[1] == 'o';
+      else if (strcmp (o, "idmap") == 0)
+        idmap = true;
+      else
+        return sr_error_set (err, 0, "invalid bind '%s': an option is ro, rw or idmap, not '%s'",
+                             spec, o);
     }
   if (target[0] != '/')
     return sr_error_set (err, 0, "invalid bind '%s': destination must be an absolute path", spec);
@@ -103,9 +112,8 @@ sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err)
       return sr_error_set (err, 0, "invalid bind '%s': newline in destination", spec);
   if (realpath (source, resolved) == NULL)
     return sr_error_set (err, errno, "bind source %s", source);
-  ret->source = sr_xstrdup (resolved);
-  ret->target = sr_xstrdup (target);
-  ret->readonly = readonly;
+  *ret = (struct sr_bind){ .source = sr_xstrdup (resolved), .target = sr_xstrdup (target),
+                           .readonly = readonly, .idmap = idmap };
   return 0;
 }
 
@@ -147,6 +155,24 @@ plan_add (struct sr_mount_plan *plan, enum mount_kind kind, const char *target)
   return op;
 }
 
+/* The command's writable directory: the root of op's mount, or its
+ * subdir, becomes owner's (in the child, in its user namespace, where
+ * root may give it away).  A host directory (host_dir) is no one else's
+ * to enter; the runner shares it with the command through its group
+ * where it writes as itself, and a tmpfs of the container, which no one
+ * else reaches, is then open to all (see open_to_runner).  */
+static void
+give_to_owner (struct mount_op *op, const struct sr_fs_config *cfg, bool host_dir)
+{
+  op->owned = true;
+  op->owner_uid = cfg->owner_uid;
+  op->owner_gid = cfg->open_to_runner ? (gid_t) -1 : cfg->owner_gid;
+  if (host_dir)
+    op->owner_mode = cfg->open_to_runner ? 02770 : 0700;
+  else
+    op->owner_mode = cfg->open_to_runner ? 0777 : 0755;
+}
+
 int
 sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, sr_error_t *err)
 {
@@ -162,10 +188,15 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
     return sr_error_set (err, ENOTDIR, "rootfs %s", cfg->rootfs);
   if (strcmp (resolved, "/") == 0)
     return sr_error_set (err, 0, "rootfs must not be the host's /");
-  for (size_t i = 0; i < cfg->n_binds; i++)
-    if (under_kernel_fs (cfg->binds[i].target))
-      return sr_error_set (err, 0, "bind destination %s: must not be under /proc, /sys or /dev",
-                           cfg->binds[i].target);
+  for (size_t i = 0, n_idmap = 0; i < cfg->n_binds; i++)
+    {
+      if (under_kernel_fs (cfg->binds[i].target))
+        return sr_error_set (err, 0, "bind destination %s: must not be under /proc, /sys or /dev",
+                             cfg->binds[i].target);
+      if (cfg->binds[i].idmap && ++n_idmap > SR_MOUNT_MAX_IDMAPPED)
+        return sr_error_set (err, 0, "bind %s: at most %d binds may ask for idmap",
+                             cfg->binds[i].source, SR_MOUNT_MAX_IDMAPPED);
+    }
 
   plan = sr_xcalloc (1, sizeof *plan);
   plan->rootfs = sr_xstrdup (resolved);
@@ -199,6 +230,8 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->source = sr_xstrdup (resolved);
       op->flags = MS_NOSUID | MS_NODEV;
       op->readonly = cfg->scratch_readonly;
+      if (!op->readonly)
+        give_to_owner (op, cfg, true);
     }
   else
     {
@@ -206,7 +239,8 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->source = sr_xstrdup ("tmpfs");
       op->fstype = "tmpfs";
       op->flags = MS_NOSUID | MS_NODEV;
-      op->data = sr_xasprintf ("mode=0755,size=%llu", (unsigned long long) cfg->scratch_size);
+      op->data = sr_xasprintf ("size=%llu", (unsigned long long) cfg->scratch_size);
+      give_to_owner (op, cfg, false);
     }
 
   if (cfg->code_size)
@@ -215,9 +249,10 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->source = sr_xstrdup ("tmpfs");
       op->fstype = "tmpfs";
       op->flags = MS_NOSUID | MS_NODEV;
-      op->data = sr_xasprintf ("mode=0755,size=%llu,nr_inodes=%llu",
+      op->data = sr_xasprintf ("size=%llu,nr_inodes=%llu",
                                (unsigned long long) cfg->code_size,
                                (unsigned long long) cfg->code_inodes);
+      give_to_owner (op, cfg, false);
     }
 
   if (cfg->data_size)
@@ -228,6 +263,7 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->flags = MS_NOSUID | MS_NODEV;
       op->data = sr_xasprintf ("mode=0755,size=%llu", (unsigned long long) cfg->data_size);
       op->subdir = &SR_DATA_DIR[sizeof SR_DATA_MOUNT];
+      give_to_owner (op, cfg, false);
     }
 
   for (size_t i = 0; i < cfg->n_binds; i++)
@@ -236,6 +272,9 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
       op->source = sr_xstrdup (cfg->binds[i].source);
       op->flags = MS_NOSUID | MS_NODEV;
       op->readonly = cfg->binds[i].readonly;
+      op->idmap = cfg->binds[i].idmap;
+      if (cfg->binds[i].owned)
+        give_to_owner (op, cfg, true);
     }
 
   for (size_t i = 0; i < SR_ARRAY_SIZE (masked_paths); i++)
@@ -266,6 +305,84 @@ sr_mount_plan_free (struct sr_mount_plan *plan)
   free (plan->ops);
   free (plan->rootfs);
   free (plan);
+}
+
+bool
+sr_mount_plan_wants_idmap (const struct sr_mount_plan *plan)
+{
+  for (size_t i = 0; i < plan->n_ops; i++)
+    if (plan->ops[i].idmap)
+      return true;
+  return false;
+}
+
+/* A detached clone of the tree at path, idmapped through userns_fd
+ * (-1: plain).  Returns the fd, or -1 with errno set.  */
+static int
+clone_tree (const char *path, int userns_fd)
+{
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns_fd };
+  _cleanup_close_ int fd = -1;
+
+  fd = (int) syscall (SYS_open_tree, AT_FDCWD, path,
+                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (fd < 0)
+    return -1;
+  if (userns_fd >= 0
+      && syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+    return -1;
+  return TAKE_FD (fd);
+}
+
+/* What a file system says when it cannot be idmapped (or a kernel
+ * without idmapped mounts).  */
+static bool
+idmap_refused (int e)
+{
+  return e == EINVAL || e == EOPNOTSUPP || e == ENOSYS || e == EPERM;
+}
+
+int
+sr_mount_plan_detached (const struct sr_mount_plan *plan, int userns_fd, int *fds,
+                        sr_error_t *err)
+{
+  size_t n = 0;
+
+  fds[n] = clone_tree (plan->rootfs, userns_fd);
+  if (fds[n] < 0 && idmap_refused (errno))
+    fds[n] = clone_tree (plan->rootfs, -1);
+  if (fds[n] < 0)
+    {
+      /* No open_tree here (a kernel before 5.2, a root runner in a
+       * container without the host's CAP_SYS_ADMIN): the child binds the
+       * rootfs as it is, which only binds without idmap allow.  */
+      if ((errno == ENOSYS || errno == EPERM) && !sr_mount_plan_wants_idmap (plan))
+        return 0;
+      return sr_error_set (err, errno, "clone the rootfs %s", plan->rootfs);
+    }
+  n++;
+  for (size_t i = 0; i < plan->n_ops; i++)
+    {
+      const struct mount_op *op = &plan->ops[i];
+
+      if (!op->idmap)
+        continue;
+      fds[n] = clone_tree (op->source, userns_fd);
+      if (fds[n] < 0)
+        {
+          int e = errno;
+
+          while (n > 0)
+            close (fds[--n]);
+          if (idmap_refused (e))
+            return sr_error_set (err, e, "bind %s:/%s:idmap: its file system refuses an idmapped "
+                                 "mount (tmpfs before Linux 6.3, or a kernel without them); "
+                                 "bind it without idmap", op->source, op->target);
+          return sr_error_set (err, e, "clone the bind source %s", op->source);
+        }
+      n++;
+    }
+  return (int) n;
 }
 
 /* Child side: no allocation from here on.  */
@@ -407,8 +524,41 @@ populate_dev (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen
   return 0;
 }
 
+/* The directory op->owned asks for, chowned and chmodded by path, as an
+ * O_PATH fd takes neither.  */
 static int
-apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
+give_owned (int rootfd, const struct mount_op *op)
+{
+  _cleanup_close_ int dir = open_in_root (rootfd, op->target, O_PATH | O_DIRECTORY);
+  char path[64 + NAME_MAX];
+
+  if (dir < 0)
+    return -1;
+  snprintf (path, sizeof path, "/proc/self/fd/%d%s%s", dir, op->subdir ? "/" : "",
+            op->subdir ? op->subdir : "");
+  if (chown (path, op->owner_uid, op->owner_gid) < 0)
+    return -1;
+  return chmod (path, op->owner_mode);
+}
+
+/* sr_mount_plan_detached's fds, in the child: the next is the next
+ * idmap bind's.  */
+struct detached
+{
+  const int *fds;
+  size_t n, next;
+};
+
+/* Attaches the detached mount fd onto the mount point at target_fd.  */
+static int
+attach (int fd, int target_fd)
+{
+  return (int) syscall (SYS_move_mount, fd, "", target_fd, "",
+                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+static int
+apply_op (int rootfd, const struct mount_op *op, struct detached *d, char *errbuf, size_t errlen)
 {
   _cleanup_close_ int target = -1;
   char path[64];
@@ -437,6 +587,9 @@ apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
           if (mounted < 0 || mkdirat (mounted, op->subdir, 0755) < 0)
             return fail (errbuf, errlen, "mkdir /%s/%s", op->target, op->subdir);
         }
+      if (op->owned && give_owned (rootfd, op) < 0)
+        return fail (errbuf, errlen, "give /%s%s%s to its user", op->target,
+                     op->subdir ? "/" : "", op->subdir ? op->subdir : "");
       break;
 
     case MOUNT_SYSFS:
@@ -457,7 +610,18 @@ apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
       return populate_dev (rootfd, op, errbuf, errlen);
 
     case MOUNT_BIND:
-      if (mount (op->source, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+      if (op->idmap)
+        {
+          if (d->next >= d->n)
+            {
+              errno = EINVAL;
+              return fail (errbuf, errlen, "bind %s on /%s: no idmapped mount of it", op->source,
+                           op->target);
+            }
+          if (attach (d->fds[d->next++], target) < 0)
+            return fail (errbuf, errlen, "attach the idmapped %s on /%s", op->source, op->target);
+        }
+      else if (mount (op->source, path, NULL, MS_BIND | MS_REC, NULL) < 0)
         return fail (errbuf, errlen, "bind %s on /%s", op->source, op->target);
       {
         _cleanup_close_ int mounted = open_in_root (rootfd, op->target, O_PATH);
@@ -465,6 +629,9 @@ apply_op (int rootfd, const struct mount_op *op, char *errbuf, size_t errlen)
 
         if (mounted < 0)
           return fail (errbuf, errlen, "open /%s", op->target);
+        /* Before it is read-only.  */
+        if (op->owned && give_owned (rootfd, op) < 0)
+          return fail (errbuf, errlen, "give /%s to its user", op->target);
         if (op->readonly)
           {
             if (set_readonly (mounted, true, attrs) < 0)
@@ -646,14 +813,24 @@ scaffold_root (const struct sr_mount_plan *plan, int origfd, char *errbuf, size_
 }
 
 int
-sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errlen,
-                     uint64_t *mark_mounts)
+sr_mount_plan_apply (const struct sr_mount_plan *plan, const int *mount_fds, size_t n_mount_fds,
+                     char *errbuf, size_t errlen, uint64_t *mark_mounts)
 {
   _cleanup_close_ int rootfd = -1, origfd = -1;
+  struct detached d = { .fds = mount_fds, .n = n_mount_fds, .next = 1 };
 
   /* Nothing we mount may propagate back to the host.  */
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return fail (errbuf, errlen, "make / private");
+  /* The rootfs's clone (idmapped) on its own path: from here on that
+   * path is it, for the scaffold as for the root itself.  */
+  if (n_mount_fds > 0)
+    {
+      _cleanup_close_ int at = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+      if (at < 0 || attach (mount_fds[0], at) < 0)
+        return fail (errbuf, errlen, "attach the rootfs %s", plan->rootfs);
+    }
   origfd = open (plan->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (origfd < 0)
     return fail (errbuf, errlen, "open rootfs %s", plan->rootfs);
@@ -665,7 +842,7 @@ sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errl
     }
   else
     {
-      if (mount (plan->rootfs, plan->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+      if (n_mount_fds == 0 && mount (plan->rootfs, plan->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
         return fail (errbuf, errlen, "bind rootfs %s", plan->rootfs);
       rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (rootfd < 0)
@@ -677,8 +854,10 @@ sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errl
     }
 
   for (size_t i = 0; i < plan->n_ops; i++)
-    if (apply_op (rootfd, &plan->ops[i], errbuf, errlen) < 0)
+    if (apply_op (rootfd, &plan->ops[i], &d, errbuf, errlen) < 0)
       return -1;
+  for (size_t i = 0; i < n_mount_fds; i++)
+    close (mount_fds[i]);
   *mark_mounts = sr_now_ns ();
 
   if (fchdir (rootfd) < 0)

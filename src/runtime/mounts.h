@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/error.h"
 
@@ -18,9 +19,17 @@ struct sr_bind
   char *source;  /* host path */
   char *target;  /* absolute path inside the container */
   bool readonly;
+  /* An idmapped mount through the container's user namespace: the owners
+   * its files have on the host are the same ids inside (host root is
+   * root there).  A root runner's only; see sr_mount_plan_detached.  */
+  bool idmap;
+  /* The runner's directory for the command (its code): given to the
+   * command's user as the writable directories are (sr_fs_config).  */
+  bool owned;
 };
 
-/* Parses SRC:DST[:ro|:rw] (SRC must exist on the host, DST absolute).  */
+/* Parses SRC:DST[:OPT[,OPT]...] where each OPT is ro, rw or idmap (SRC
+ * must exist on the host, DST absolute).  */
 int sr_bind_parse (const char *spec, struct sr_bind *ret, sr_error_t *err);
 void sr_bind_done (struct sr_bind *b);
 
@@ -43,6 +52,17 @@ struct sr_fs_config
    * container's root fd: no host directory holds the code; 0: none.  */
   uint64_t code_size;
   uint64_t code_inodes;
+  /* The command's ids inside, owners of the writable directories
+   * (SR_SCRATCH_DIR, SR_CODE_DIR, SR_DATA_DIR); 0, 0: root's.  */
+  uid_t owner_uid;
+  gid_t owner_gid;
+  /* The runner writes into those as itself (a rootless runner, whose
+   * commands run as another user): the tmpfs ones are open to all (no
+   * one else reaches the container's mounts), and the host directories
+   * bound (scratch_dir, an owned bind) to their group, the runner's,
+   * setgid so that what the command makes there stays in it (with the
+   * umask of 002 the command then gets) for the runner to remove.  */
+  bool open_to_runner;
 };
 
 struct sr_mount_plan;
@@ -50,12 +70,33 @@ struct sr_mount_plan;
 int sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, sr_error_t *err);
 void sr_mount_plan_free (struct sr_mount_plan *plan);
 
+/* Most binds of a plan that ask for idmap.  */
+#define SR_MOUNT_MAX_IDMAPPED 7
+
+/* Whether the plan has binds that ask for idmap.  */
+bool sr_mount_plan_wants_idmap (const struct sr_mount_plan *plan);
+
+/* In the parent of a root runner, once the container's user namespace
+ * (userns_fd) has its maps: detached clones (open_tree) of the rootfs and
+ * of every bind that asks for idmap, in the plan's order, each idmapped
+ * through that namespace, so a file the host sees owned by root is
+ * root's inside, not nobody's.  The child attaches them in their place
+ * (sr_mount_plan_apply).  A rootfs whose file system refuses an idmapped
+ * mount (EINVAL, EOPNOTSUPP: tmpfs before Linux 6.3) goes plain, its
+ * files nobody's inside as without any (doctor says so); a bind refused
+ * is an error naming it.  Returns how many fds it put in
+ * fds (at most 1 + SR_MOUNT_MAX_IDMAPPED; 0 where this kernel has no
+ * open_tree and no bind asks for idmap), or -1.  */
+int sr_mount_plan_detached (const struct sr_mount_plan *plan, int userns_fd, int *fds,
+                            sr_error_t *err);
+
 /* In the child, inside the new user and mount namespaces: builds the tree
  * on the rootfs, then pivot_roots into it and detaches the old root.
- * Returns 0, or -1 with errno set and errbuf naming the step
- * ("mount proc on /proc").  mark_mounts is set when the mounts are done,
- * before pivot_root.  */
-int sr_mount_plan_apply (const struct sr_mount_plan *plan, char *errbuf, size_t errlen,
-                         uint64_t *mark_mounts);
+ * mount_fds are sr_mount_plan_detached's (n_mount_fds 0: none, the rootfs
+ * and binds are bound as they are); the child closes them.  Returns 0, or
+ * -1 with errno set and errbuf naming the step ("mount proc on /proc").
+ * mark_mounts is set when the mounts are done, before pivot_root.  */
+int sr_mount_plan_apply (const struct sr_mount_plan *plan, const int *mount_fds,
+                         size_t n_mount_fds, char *errbuf, size_t errlen, uint64_t *mark_mounts);
 
 #endif

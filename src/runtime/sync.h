@@ -2,7 +2,8 @@
  * Every message has the same fixed layout; file descriptors ride along as
  * SCM_RIGHTS.  The sequence (numbered the same on both sides):
  *
- *   sync 1  parent -> child  GO      uid/gid maps are written
+ *   sync 1  parent -> child  GO      uid/gid maps are written; fds: a root runner's
+ *                                    detached mounts (sr_mount_plan_detached)
  *   sync 2  child  -> parent READY   the container is built, init waits
  *   sync 3  parent -> child  START   fds: exec spec (memfd), stdin, stdout, stderr,
  *                                    status pipe (write end)

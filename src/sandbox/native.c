@@ -64,7 +64,9 @@ native_close (void *state)
   free (ns);
 }
 
-/* The directory is already the container root's: nothing to hand over.  */
+/* The directory is already the user's (code-dir.c chowns it to the ids of
+ * sr_policy_ids_take) or, for a rootless runner, the container gives it
+ * to the user itself (mounts.h, open_to_runner): nothing to hand over.  */
 static int
 native_code_dir (void *state, const char *dir, int dirfd, uid_t *uid, gid_t *gid,
                  sr_error_t *err)
@@ -123,6 +125,7 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
   _cleanup_close_ int stdin_fd = -1;
   struct sr_bind bind = {
     .source = (char *) code_dir, .target = (char *) SR_CODE_DIR, .readonly = !st->code_writable,
+    .owned = true,
   };
   struct sr_container_config cc;
   struct sr_exec_spec spec = { .argv = st->argv, .cwd = SR_DEFAULT_WORKDIR };
@@ -220,6 +223,7 @@ native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
   _cleanup_free_ char *label = sr_xasprintf ("warm: %s", l->run);
   struct sr_bind bind = {
     .source = (char *) code_dir, .target = (char *) SR_CODE_DIR, .readonly = true,
+    .owned = true,
   };
   struct sr_container_config cc;
 

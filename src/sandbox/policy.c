@@ -3,6 +3,7 @@
 #include "sandbox/policy.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -11,10 +12,6 @@
 #include "common/util.h"
 #include "runtime/caps.h"
 #include "runtime/seccomp.h"
-
-/* The user SR_DOCKER_DEFAULT_USER names.  */
-#define DOCKER_UID 65534
-#define DOCKER_GID 65534
 
 void
 sr_policy_seccomp_cache (const struct sr_config *cfg)
@@ -165,9 +162,12 @@ sr_policy_new (const struct sr_config *cfg, enum sr_backend_kind backend,
     .no_new_namespaces = true,
   };
 
-  p->user = SR_DOCKER_DEFAULT_USER;
-  p->uid = DOCKER_UID;
-  p->gid = DOCKER_GID;
+  if (sr_config_user_ids (cfg->user, &p->uid, &p->gid, err) < 0)
+    {
+      sr_policy_free (p);
+      return -1;
+    }
+  snprintf (p->user, sizeof p->user, "%u:%u", (unsigned) p->uid, (unsigned) p->gid);
   for (char *const *e = o->env; e && *e; e++)
     sr_env_set (&p->env_extra, *e);
 
@@ -232,6 +232,8 @@ sr_policy_to_container (const struct sr_policy *p, const char *rootfs,
   cc->max_pending_signals = p->max_pending_signals;
   cc->max_msgqueue_bytes = p->max_msgqueue_bytes;
   cc->userns = p->userns;
+  cc->uid = p->uid;
+  cc->gid = p->gid;
 }
 
 void
@@ -276,6 +278,8 @@ int
 sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_error_t *err)
 {
   _cleanup_free_ char *lock_dir = NULL;
+  uid_t user_uid;
+  gid_t user_gid;
 
   *ret = (struct sr_policy_ids){ .map.lease_fd = -1 };
   if (sr_idmap_plan (&ret->map, "/etc/subuid", "/etc/subgid", err) < 0)
@@ -286,8 +290,20 @@ sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_e
       if (lock_dir == NULL || sr_idmap_lease (&ret->map, lock_dir, err) < 0)
         return -1;
     }
-  ret->uid = ret->map.mode == SR_IDMAP_ROOT ? ret->map.uid_base : ret->map.caller_uid;
-  ret->gid = ret->map.mode == SR_IDMAP_ROOT ? ret->map.gid_base : ret->map.caller_gid;
+  if (ret->map.mode != SR_IDMAP_ROOT)
+    {
+      ret->uid = ret->map.caller_uid;
+      ret->gid = ret->map.caller_gid;
+      return 0;
+    }
+  if (sr_config_user_ids (cfg->user, &user_uid, &user_gid, err) < 0)
+    return -1;
+  /* A user the range lacks fails at the container's creation, which
+   * says so; the files stay root's meanwhile.  */
+  if (!sr_idmap_maps (&ret->map, user_uid, user_gid))
+    user_uid = user_gid = 0;
+  ret->uid = ret->map.uid_base + user_uid;
+  ret->gid = ret->map.gid_base + user_gid;
   return 0;
 }
 

@@ -97,9 +97,9 @@ struct sr_policy
   uint64_t keep_caps;        /* native: capability keep-list mask */
   char **cap_names;          /* Docker: cap_keep's names as CapAdd; NULL: none */
   /* process */
-  const char *user;          /* Docker: "UID:GID" the commands run as */
-  uid_t uid;                 /* Docker: the user's ids, owner of the code directory */
-  gid_t gid;
+  uid_t uid;                 /* the ids the commands run as inside (the user */
+  gid_t gid;                 /* setting); Docker: owners of the code directory */
+  char user[24];             /* Docker: "UID:GID" of uid and gid */
   char **env_extra;          /* the overrides' env, added last by sr_policy_env */
 };
 
@@ -152,8 +152,9 @@ void sr_policy_to_docker (const struct sr_policy *p,
 /* Who the containers of one run, one warm container or one session are
  * on the host, leased to them alone (runtime/idmap.h): map is what their
  * containers are created with; uid, gid own what the host puts in their
- * code and tmpfs directories (the first ids of the map for a root runner,
- * else the runner's own).  The lease lives in <runtime_dir>/ids.  */
+ * code and tmpfs directories (for a root runner the host ids of the user
+ * setting's, which its commands run as; else the runner's own).  The
+ * lease lives in <runtime_dir>/ids.  */
 struct sr_policy_ids
 {
   struct sr_idmap map;      /* map.lease_fd: -1 for no lease (a rootless runner's) */

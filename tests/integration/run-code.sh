@@ -20,8 +20,16 @@ like "$(field stderr)" "ValueError: boom" "python: and the traceback on stderr"
 
 code python 'import os; open("/work/out.txt", "w").write("x"); print(os.getcwd())'
 is "$(field stdout)" /work "python: runs in a writable /work"
+code python 'import os; print(os.getuid(), os.statvfs("/scratch").f_flag & os.ST_RDONLY != 0)'
+is "$(field stdout)" "1000 True" "python: runs as the user 1000, its code on a read-only mount"
 code python 'open("/scratch/main.py", "a").write("#")'
-like "$(field stderr)" "Read-only file system" "python: the code itself is read-only"
+# A root runner writes the code as the user (who then meets the read-only
+# mount); a rootless one as itself, root inside, whose file it is not.
+if [ "$(id -u)" -eq 0 ]; then
+  like "$(field stderr)" "Read-only file system" "python: the code itself is read-only"
+else
+  like "$(field stderr)" "Permission denied: '/scratch/main.py'" "python: the code itself is the runner's, not the user's to write"
+fi
 
 code python 'while True: pass' --timeout 1
 is "$(field status)" timeout "python: an endless loop times out"

@@ -104,7 +104,7 @@ check(!r.isError, "file_write on it", r);
 r = await call("shell_new", { machine: m });
 const shell = sc(r).shell_id;
 r = await call("shell_exec", { shell_id: shell, command: "cat /scratch/keep.txt; id -u" });
-check(/^kept\n65534/.test(sc(r).output ?? ""), "a shell on it runs, as nobody", sc(r));
+check(/^kept\n1000\n/.test(sc(r).output ?? ""), "a shell on it runs, as the user setting's user (1000)", sc(r));
 
 r = await env({ action: "stop", name: m });
 check(!r.isError && sc(r).state === "exited" && sc(r).shells_ended === 1

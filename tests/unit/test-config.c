@@ -298,6 +298,22 @@ test_compat_tools (void)
 }
 
 /* The table's pre-started interpreters, and preloads set by name.  */
+/* The user setting's forms, each to the ids it names.  */
+static void
+test_user_ids (void)
+{
+  uid_t u = 9;
+  gid_t g = 9;
+
+  ok (sr_config_user_ids ("root", &u, &g, NULL) == 0 && u == 0 && g == 0, "user root is 0:0");
+  ok (sr_config_user_ids ("1000", &u, &g, NULL) == 0 && u == 1000 && g == 1000,
+      "user UID has the gid of the same number");
+  ok (sr_config_user_ids ("1001:100", &u, &g, NULL) == 0 && u == 1001 && g == 100,
+      "user UID:GID");
+  ok (sr_config_user_ids ("0", &u, &g, NULL) == 0 && u == 0 && g == 0, "user 0 is root");
+  ok (sr_config_user_ids ("-1", &u, &g, NULL) < 0, "a negative id is refused");
+}
+
 static void
 test_warm_start (void)
 {
@@ -390,6 +406,10 @@ main (void)
   expect_error ("codedir.conf", "code_dir_size = 1M\n",
                 "code_dir_size 1048576 is below what a request may bring: max_code_size plus "
                 "max_code_files_size");
+  expect_error ("username.conf", "user = alice\n", "user 'alice': expected UID, UID:GID or root");
+  expect_error ("userrange.conf", "user = 70000\n", "each id below 65536");
+  expect_error ("usergid.conf", "user = 1000:\n", "user '1000:'");
+  test_user_ids ();
   expect_error ("field.conf", "language.python.docker = x\n",
                 "docker_image, sources, compile_cpus, warm_start, preload)");
   expect_error ("compilecpus.conf", "language.cpp.compile_cpus = many\n",

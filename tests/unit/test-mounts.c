@@ -7,7 +7,7 @@
 #include "tap.h"
 
 static void
-bind_ok (const char *spec, const char *src, const char *dst, bool ro)
+bind_ok (const char *spec, const char *src, const char *dst, bool ro, bool idmap)
 {
   struct sr_bind b = { 0 };
   sr_error_t err = NULL;
@@ -21,6 +21,8 @@ bind_ok (const char *spec, const char *src, const char *dst, bool ro)
   is_str (b.source, src, "source");
   is_str (b.target, dst, "target");
   ok (b.readonly == ro, "read-only flag");
+  ok (b.idmap == idmap, "idmap flag");
+  ok (!b.owned, "not given to the command's user");
   sr_bind_done (&b);
 }
 
@@ -42,9 +44,13 @@ bind_bad (const char *spec, const char *want_in_msg)
 int
 main (void)
 {
-  bind_ok ("/tmp:/data", "/tmp", "/data", false);
-  bind_ok ("/tmp:/data:ro", "/tmp", "/data", true);
-  bind_ok ("/tmp:/data:rw", "/tmp", "/data", false);
+  bind_ok ("/tmp:/data", "/tmp", "/data", false, false);
+  bind_ok ("/tmp:/data:ro", "/tmp", "/data", true, false);
+  bind_ok ("/tmp:/data:rw", "/tmp", "/data", false, false);
+  bind_ok ("/tmp:/data:idmap", "/tmp", "/data", false, true);
+  bind_ok ("/tmp:/data:ro,idmap", "/tmp", "/data", true, true);
+  bind_ok ("/tmp:/data:idmap:ro", "/tmp", "/data", true, true);
+  bind_bad ("/tmp:/data:ro,idmapped", "an option is ro, rw or idmap, not 'idmapped'");
   bind_bad ("/tmp", "expected SRC:DST");
   bind_bad (":/data", "expected SRC:DST");
   bind_bad ("/tmp:", "expected SRC:DST");

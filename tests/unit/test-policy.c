@@ -125,6 +125,7 @@ test_overrides (const struct sr_config *cfg)
       && cc.userns.fanotify_marks == SR_DEFAULT_MAX_FANOTIFY_MARKS
       && cc.userns.no_new_namespaces, "native: the user namespace's limits");
   is_int (cc.keep_caps, 1ull << 10, "native: keep_caps");
+  ok (cc.uid == 1000 && cc.gid == 1000, "native: commands run as the default user, 1000:1000");
   ok (cc.seccomp == NULL && cc.fs.binds == NULL && cc.state_dir == NULL,
       "native: the caller's fields left empty");
   sr_policy_free (p);
@@ -194,8 +195,8 @@ test_docker (const struct sr_config *cfg)
   is_int (dc.pids_limit, 77, "Docker: PidsLimit");
   is_int (dc.shm_size, SR_DEFAULT_DEV_SHM_SIZE, "Docker: ShmSize");
   ok (dc.readonly_root, "Docker: read-only root");
-  is_str (dc.user, SR_DOCKER_DEFAULT_USER, "Docker: the non-root user");
-  is_int (p->uid, 65534, "Docker: its uid owns the code");
+  is_str (dc.user, "1000:1000", "Docker: the user setting's user");
+  is_int (p->uid, 1000, "Docker: its uid owns the code");
   is_int (dc.n_tmpfs, 2, "Docker: /tmp and scratch");
   is_str (tmpfs[0].path, "/tmp", "Docker: /tmp first");
   is_int (tmpfs[0].size, cfg->tmp_size, "Docker: /tmp of tmp_size");
@@ -229,6 +230,36 @@ test_bad_caps (struct sr_config *cfg)
   ok (err && strstr (err->msg, "cap_keep") != NULL, "the message names the setting");
   sr_error_free (&err);
   ok (p == NULL, "and returns no policy");
+}
+
+/* The user setting: root, or UID:GID, for both backends.  */
+static void
+test_user (struct sr_config *cfg)
+{
+  struct sr_policy *p = NULL;
+  struct sr_container_config cc;
+  struct sr_docker_tmpfs tmpfs[SR_POLICY_DOCKER_TMPFS];
+  struct sr_docker_config dc;
+  sr_error_t err = NULL;
+
+  set (cfg, "user", "root");
+  if (ok (sr_policy_new (cfg, SR_BACKEND_NATIVE, NULL, &p, &err) == 0, "policy of user root"))
+    {
+      sr_policy_to_container (p, "/rootfs", &cc);
+      ok (cc.uid == 0 && cc.gid == 0, "user root: commands run as 0:0");
+      sr_policy_free (p);
+    }
+  sr_error_free (&err);
+  set (cfg, "user", "1234:99");
+  if (ok (sr_policy_new (cfg, SR_BACKEND_DOCKER, NULL, &p, &err) == 0, "policy of user 1234:99"))
+    {
+      sr_policy_to_docker (p, tmpfs, &dc);
+      is_str (dc.user, "1234:99", "Docker: User is the setting's UID:GID");
+      ok (p->uid == 1234 && p->gid == 99, "Docker: its ids own the code");
+      sr_policy_free (p);
+    }
+  sr_error_free (&err);
+  set (cfg, "user", SR_DEFAULT_USER);
 }
 
 /* The compile stage's CPUs: the language's, else the setting's, and for
@@ -283,6 +314,7 @@ main (void)
   test_session (&cfg);
   test_docker (&cfg);
   test_compile_cpus (&cfg);
+  test_user (&cfg);
   test_bad_caps (&cfg);
 
   sr_config_done (&cfg);

@@ -1,0 +1,109 @@
+#!/bin/sh
+# Who is who inside: an image's files are owned as the image says (root's
+# are root's, through an idmapped rootfs for a root runner, by extraction
+# for a rootless one); a --bind with :idmap shows its host owners; the
+# commands of run_code and sessions run as the user setting's user (1000
+# by default, root only when configured) with their writable directories
+# theirs; the CLI run keeps root unless --user says otherwise.
+. "${SR_SRCDIR}/tests/integration/lib.sh"
+export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
+require_image python
+if [ "$(id -u)" -eq 0 ]; then root_runner=yes; else root_runner=no; fi
+
+# --- the image's owners ---
+run_sr run --image python -- stat -c '%U %u' /usr/bin/python3 /etc/passwd
+is "$(echo $out)" "root 0 root 0" "an image's root-owned files are root's inside, not nobody's"
+
+# --- --bind :idmap ---
+mkdir -p "$sr_tmp/private"
+echo secret > "$sr_tmp/private/f"
+chmod 700 "$sr_tmp/private"
+chmod 600 "$sr_tmp/private/f"
+if [ "$root_runner" = yes ]; then
+  run_sr run --image python --bind "$sr_tmp/private:/p:ro,idmap" -- sh -c 'stat -c %U /p; cat /p/f'
+  is "$rc $(echo $out)" "0 root secret" "a root-owned 0700 bind with :idmap is root's inside, and readable"
+  run_sr run --image python --bind "$sr_tmp/private:/p:ro" -- sh -c 'stat -c %U /p; cat /p/f'
+  like "$(echo $out $err)" "^nobody .*Permission denied" "without :idmap it is nobody's, and closed"
+  run_sr run --image python --bind "$sr_tmp/private:/p:idmap" --user 1000 -- sh -c 'cat /p/f'
+  like "$rc $err" "Permission denied" "a 0700 idmapped bind stays closed to the user"
+  run_sr run --image python --bind "/sys/kernel/mm:/p:idmap" -- true
+  like "$rc $err" "^125 .*/sys/kernel/mm:/p:idmap: its file system refuses an idmapped mount.*bind it without idmap" \
+    "a file system that refuses idmapped mounts is named, with what to do"
+else
+  run_sr run --image python --bind "$sr_tmp/private:/p:ro,idmap" -- true
+  like "$rc $err" "^125 .*a bind with idmap needs a root runner" "rootless: :idmap is refused, saying why"
+  run_sr run --image python --bind "$sr_tmp/private:/p:ro" -- sh -c 'stat -c %U /p; cat /p/f'
+  is "$rc $(echo $out)" "0 root secret" "rootless: the runner's own files are root's inside already"
+  skip "a 0700 idmapped bind stays closed to the user: needs a root runner"
+  skip "a file system that refuses idmapped mounts is named: needs a root runner"
+fi
+run_sr run --image python --bind "$sr_tmp/private:/p:idmap,exec" -- true
+like "$rc $err" "^125 .*an option is ro, rw or idmap, not 'exec'" "an unknown bind option is named"
+
+# --- the CLI run: root unless --user ---
+run_sr run --image python -- id -u
+is "$rc $out" "0 0" "run keeps root inside by default"
+run_sr run --image python --user 1234:99 -- sh -c 'id -u; id -g; touch /work/w && echo work-writable'
+is "$rc $(echo $out)" "0 1234 99 work-writable" "run --user UID:GID runs the command as those ids, /work theirs"
+run_sr run --image python --user alice -- true
+like "$rc $err" "^125 .*user 'alice': expected UID, UID:GID or root" "a user that is not UID, UID:GID or root is refused"
+
+# --- run_code: the user setting ---
+cat > "$sr_tmp/who.py" <<'EOF'
+import os
+print(os.getuid(), os.getgid(), os.environ["HOME"])
+for d in ("/work", "/tmp"):
+    open(d + "/w", "w").write("x")
+    os.mkdir(d + "/sub")
+print("writable")
+EOF
+run_sr run-code -l python "$sr_tmp/who.py"
+is "$rc $(echo $out)" "0 1000 1000 /work writable" \
+  "run_code runs as uid 1000 by default, HOME /work, with /work and /tmp writable"
+export SANDBOX_USER=root
+run_sr run-code -l python "$sr_tmp/who.py"
+unset SANDBOX_USER
+like "$rc $(echo $out)" "^0 0 0 /work writable" "user = root runs it as root"
+run_sr run-code -l python --user 2000:3000 "$sr_tmp/who.py"
+like "$rc $(echo $out)" "^0 2000 3000 /work writable" "--user sets it for one run"
+run_sr run-code -l python --user 70000 "$sr_tmp/who.py"
+like "$rc $err" "each id below 65536" "a uid out of the containers' range is refused"
+leftover=$(find "$SANDBOX_RUNTIME_DIR/scratch" -mindepth 1 2>/dev/null | wc -l)
+is "$leftover" 0 "the runner removes what the user made in its code directory"
+
+# --- doctor says who they are ---
+doctor_check () {
+  printf '%s' "$out" | python3 -c 'import json, sys
+for c in json.load(sys.stdin)["checks"]:
+    if c["check"] == sys.argv[1]:
+        print(c["status"], c["detail"])' "$1"
+}
+run_sr doctor --json
+like "$(doctor_check 'user inside')" "^ok run_code and sessions run as 1000:1000 inside" \
+  "doctor says who run_code and sessions run as"
+if [ "$root_runner" = yes ]; then
+  like "$(doctor_check 'image owners')" "^ok the root filesystems are mounted idmapped" \
+    "doctor says the image store takes idmapped root filesystems"
+else
+  like "$(doctor_check 'image owners')" "^ok the layers are extracted as you" \
+    "doctor says a rootless runner's layers are root's inside"
+fi
+
+# --- a session: its commands and shells run as the user ---
+require_session_client
+export SANDBOX_SESSION_IMAGE=python
+start_server && export SANDBOX_RUNNER_URL=$url
+ok $? "serve --transport http listens"
+run_sr session new --image python
+sid=$out
+printf 'import os\nopen("/mnt/data/d", "w").write("x")\nopen("/work/w", "w").write("x")\nopen("/scratch/s", "w").write("x")\nprint(os.getuid(), os.stat("/mnt/data/d").st_uid)\n' \
+  > "$sr_tmp/s.py"
+run_sr session run -s "$sid" -l python "$sr_tmp/s.py"
+is "$rc $out" "0 1000 1000" "a session's run is the user's, with /mnt/data, /work and /scratch writable"
+run_sr session shell-new -s "$sid"
+shell=$out
+run_sr session shell-exec -S "$shell" 'id -u; touch /mnt/data/from-shell && echo ok'
+is "$rc $(echo $out)" "0 1000 ok" "a session shell runs as the user"
+run_sr session close "$sid"
+stop_server
+done_testing
