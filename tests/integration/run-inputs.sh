@@ -70,7 +70,7 @@ is "$(field status)" success "cpp: two sources and a header compile and run"
 is "$(field stdout)" "line=some input sum=5 [x] [y z]" "cpp: reads its stdin and gets its args"
 json -l cpp "$d/main.cpp" "$d/add.h"
 is "$(field status)" compile_error "cpp: without the second source, the link fails (it is compiled only when given)"
-like "$(field stderr)" "undefined reference to .add" "cpp: with the linker's message"
+like "$(field stderr)" "undefined (reference to|symbol:) .*add" "cpp: with the linker's message"
 
 # --- the compile stage never reads the stdin ---
 cat > "$sr_tmp/lang.conf" <<EOF2
