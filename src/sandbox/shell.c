@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,21 @@ wait_locked (struct sr_shell *sh, const struct timespec *deadline, int cancel_fd
   return cancelled;
 }
 
+/* Kills the job in the terminal's foreground, one that ignored ^C, when
+ * it is not bash itself (a builtin's wait): where the terminal is
+ * bash's own, which tells its process groups (as this pid namespace
+ * numbers them); a relayed one does not.  Whether it sent the kill.  */
+static bool
+kill_foreground_job (struct sr_shell *sh)
+{
+  pid_t pgrp = 0, sid = 0;
+
+  if (!sr_shell_sees_input (sh) || ioctl (sh->master, TIOCGPGRP, &pgrp) < 0
+      || ioctl (sh->master, TIOCGSID, &sid) < 0 || pgrp <= 0 || pgrp == sid)
+    return false;
+  return kill (-pgrp, SIGKILL) == 0;
+}
+
 /* Waits, under the lock, until the command has begun (its begin marker
  * came) or ended, at most SHELL_BEGIN_MS: a ^C sent right after a
  * shell_exec without wait then reaches the command, not bash still
@@ -568,6 +584,11 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
           (void) sr_write_all (sh->master, "\003", 1);
           deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
           wait_locked (sh, &deadline, -1, live, live_data);
+          if (cancelled && sh->state == SR_SHELL_WAITING && kill_foreground_job (sh))
+            {
+              deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
+              wait_locked (sh, &deadline, -1, live, live_data);
+            }
         }
       sh->live_on = false;
       free (sh->live);

@@ -83,7 +83,9 @@ typedef void (*sr_shell_live_fn) (const char *buf, size_t len, void *userdata);
  * handing the output to live (NULL: none) as it comes.  Without wait, returns as soon as the command has begun, with what it
  * printed so far; sr_shell_read collects the rest.  A command that a ^C
  * (sr_shell_write) is interrupting gets two seconds to end first.
- * cancel_fd (-1: none) readable ends a wait as the timeout does.
+ * cancel_fd (-1: none) readable ends a wait as the timeout does, and
+ * a job that outlives its ^C (one that ignores SIGINT) is then killed
+ * where the shell sees its process groups (sr_shell_sees_input).
  * Refuses with code shell_busy while a command runs, shell_terminated
  * once bash is gone.  */
 int sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,

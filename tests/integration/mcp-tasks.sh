@@ -9,7 +9,8 @@
 # it leaves no process, container or cgroup; a shell_exec in a session
 # shell whose command reads the terminal goes input_required the same
 # way, gets its lines typed through tasks/update (from its owner only),
-# and cancelled while it waits leaves no process and the shell ready;
+# and cancelled while it waits leaves no process (one that ignores ^C
+# killed) and the shell ready;
 # subscriptions/listen sends
 # notifications/tasks of the caller's tasks as their status changes; a
 # quick run, and a client that does not declare the extension, get the
@@ -205,8 +206,8 @@ is "$(field 'r["result"]["result"]["structuredContent"]["output"]') $(field 'r["
   "no newline 0" "eof ends the input of cat, after the line it left open"
 
 # A program the command starts, cancelled while it waits for input,
-# leaves no process: its arguments mark it.
-tool token-a shell_exec "{\"shell_id\":\"$shell\",\"command\":\"sh -c 'read x' $mark\"}"
+# leaves no process, even one that ignores ^C: its arguments mark it.
+tool token-a shell_exec "{\"shell_id\":\"$shell\",\"command\":\"sh -c 'trap \\\"\\\" INT; read x' $mark\"}"
 task7=$(field 'r["result"]["taskId"]')
 input_wait token-a "$task7"
 is "$(field 'r["result"]["status"]')" input_required "a program started in the shell that reads its terminal makes the task input_required"

@@ -3,7 +3,7 @@
  * (bash's builtin read, or a program it started), and not while it
  * sleeps or once it ended; what sr_shell_write types reaches it, and
  * sr_shell_write_eof ends its input after a line left open; a cancelled
- * exec interrupts it; a shell whose terminal is relayed (one_stream) is
+ * exec interrupts it, and kills a job that ignores ^C; a shell whose terminal is relayed (one_stream) is
  * never seen waiting.  */
 #include <config.h>
 
@@ -202,6 +202,17 @@ main (void)
   pthread_join (x.thread, NULL);
   ok (sr_now_ns () - started < 3000000000ull && x.out.finished && !x.out.timed_out,
       "... is interrupted when its exec is cancelled, not timed out");
+  is_int (sr_shell_state (sh), SR_SHELL_READY, "and the shell is ready for the next command");
+  sr_shell_output_done (&x.out);
+
+  (void) !read (cancel_fd, &one, sizeof one);
+  exec_start (&x, sh, "sh -c 'trap \"\" INT; read x'", cancel_fd);
+  ok (seen_waiting (sh, 5000), "a program that ignores ^C, waiting for input ...");
+  started = sr_now_ns ();
+  (void) !write (cancel_fd, &one, sizeof one);
+  pthread_join (x.thread, NULL);
+  ok (sr_now_ns () - started < 4500000000ull && x.out.finished,
+      "... is killed when its exec is cancelled, after the ^C's grace");
   is_int (sr_shell_state (sh), SR_SHELL_READY, "and the shell is ready for the next command");
   sr_shell_output_done (&x.out);
   sr_shell_stop_clean (sh);
