@@ -581,6 +581,9 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
       if (sh->state == SR_SHELL_WAITING)
         {
           out->timed_out = !cancelled;
+          /* The next command may come meanwhile (a cancelled task's
+           * caller goes on): it waits for this one to end.  */
+          sh->interrupting = true;
           (void) sr_write_all (sh->master, "\003", 1);
           deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
           wait_locked (sh, &deadline, -1, live, live_data);
@@ -589,6 +592,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
               deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
               wait_locked (sh, &deadline, -1, live, live_data);
             }
+          sh->interrupting = false;
         }
       sh->live_on = false;
       free (sh->live);
