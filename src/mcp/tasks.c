@@ -355,12 +355,13 @@ add_task_locked (cJSON *o, const struct sr_mcp_task *task)
     cJSON_AddStringToObject (o, "statusMessage",
                              task->shell ? "the command waits for input on its terminal"
                                          : "the program waits for input on its stdin");
-  else if (task->message && task->shell && !sr_shell_sees_input (task->shell))
+  else if (task->shell && !sr_shell_sees_input (task->shell))
     {
-      _cleanup_free_ char *m = sr_xasprintf ("%s (this machine's shell does not show when its "
+      _cleanup_free_ char *m = sr_xasprintf ("%s%sthis machine's shell does not show when its "
                                              "command waits for input: the task stays working; "
-                                             "give input with write_stdin)",
-                                             task->message);
+                                             "give input with write_stdin",
+                                             task->message ? task->message : "",
+                                             task->message ? "; " : "");
 
       cJSON_AddStringToObject (o, "statusMessage", m);
     }

@@ -16,6 +16,7 @@
 # quick run, and a client that does not declare the extension, get the
 # result directly.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
+. "${SR_SRCDIR}/tests/integration/tasks-lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 require_image python cpp python-data
 command -v curl >/dev/null || skip_all "curl is not installed"
@@ -28,18 +29,6 @@ SANDBOX_LANGUAGE_PYTHON_WARM_START= SANDBOX_TASK_AFTER=1 SANDBOX_TASK_KEEP=60 \
   start_server --token-file "$sr_tmp/tokens" ||
   echo "Bail out! the HTTP server did not start"
 
-# call TOKEN METHOD NAME PARAMS [EXTENSIONS]: a request of 2026-07-28 with
-# the Mcp-Name NAME (none when empty); $body is the answer.  EXTENSIONS
-# (default: the Tasks extension) are the client's.
-tasks_ext='{"io.modelcontextprotocol/tasks":{}}'
-call () {
-  local meta="\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":${5:-$tasks_ext}}}"
-  set -- -H "Authorization: Bearer $1" -H "Mcp-Method: $2" ${3:+-H "Mcp-Name: $3"} \
-    -d "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"$2\",\"params\":{$4${4:+,}$meta}}"
-  body=$(curl -s --max-time "${max_time:-60}" -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' "$@" "$url")
-}
-field () { printf '%s' "$body" | python3 -c "import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1" 2>/dev/null; }
 run_code () { call "$1" tools/call run_code "\"name\":\"run_code\",\"arguments\":$2" "${3-}"; }
 
 call token-a server/discover "" ""
@@ -95,23 +84,6 @@ wait_until 10 run_gone
 ok $? "and its run's container is gone"
 
 # --- a program that reads its stdin: input_required, fed by tasks/update ---
-# input_wait TOKEN TASK: polls tasks/get until the task asks for input
-# (10 s at most); $key is the key of its request.
-input_wait () {
-  local i
-  key=""
-  for i in $(seq 1 100); do
-    call "$1" tasks/get "$2" "\"taskId\":\"$2\""
-    key=$(field 'list(r["result"].get("inputRequests", {}))[0]')
-    [ -n "$key" ] && return 0
-    sleep 0.1
-  done
-  return 1
-}
-# update TOKEN TASK KEY CONTENT: answers KEY with the content object.
-update () {
-  call "$1" tasks/update "$2" "\"taskId\":\"$2\",\"inputResponses\":{\"$3\":{\"action\":\"accept\",\"content\":$4}}"
-}
 # two_lines TASK WHAT READS: TASK, whose WHAT reads READS (its stdin, its
 # terminal), asks for input; another owner's answer is refused; it gets
 # "one", asks again and gets "two"; it is polled until it completes.
@@ -131,11 +103,7 @@ two_lines () {
   input_wait token-a "$1"
   is "$key" stdin-2 "the $2 reads it and waits for the next line: stdin-2"
   update token-a "$1" stdin-2 '{"text":"two\n"}'
-  for i in $(seq 1 100); do
-    call token-a tasks/get "$1" "\"taskId\":\"$1\""
-    [ "$(field 'r["result"]["status"]')" = completed ] && break
-    sleep 0.1
-  done
+  until_status token-a "$1" completed
 }
 echo2='import sys\nfor i in range(2): print(\"got\", sys.stdin.readline().strip(), flush=True)'
 run_code token-a "{\"language\":\"python\",\"code\":\"$echo2\"}"
@@ -169,14 +137,8 @@ left=$(for d in $cgroups; do [ -d "$d" ] && echo "$d"; done)
 is "$left" "" "nor its cgroup"
 
 # --- a shell_exec whose command reads its terminal ---
-tool () { call "$1" tools/call "$2" "\"name\":\"$2\",\"arguments\":$3" "${4-}"; }
-tool token-a shell_new '{}'
-shell=$(field 'r["result"]["structuredContent"]["shell_id"]')
-like "$shell" '-[0-9]+$' "a session shell starts"
-tool token-a shell_exec "{\"shell_id\":\"$shell\",\"command\":\"read a; read b; echo \\\"\$a-\$b\\\"\"}"
-task6=$(field 'r["result"]["taskId"]')
-like "$task6" '^[0-9a-f]{32}$' "a shell_exec of read a; read b that waits past task_after becomes a task"
-two_lines "$task6" command "its terminal"
+shell_task '{}' '-[0-9]+$' 'read a; read b; echo \"$a-$b\"'
+two_lines "$task" command "its terminal"
 is "$(field 'r["result"]["result"]["structuredContent"]["output"]') $(field 'r["result"]["result"]["structuredContent"]["exit_code"]')" \
   "one-two 0" "it completes with both lines in its output, and exit code 0"
 
@@ -197,11 +159,7 @@ tool token-a shell_exec "{\"shell_id\":\"$shell\",\"command\":\"sleep 2; cat\"}"
 task9=$(field 'r["result"]["taskId"]')
 input_wait token-a "$task9"
 update token-a "$task9" "$key" '{"text":"no newline","eof":true}'
-for i in $(seq 1 100); do
-  call token-a tasks/get "$task9" "\"taskId\":\"$task9\""
-  [ "$(field 'r["result"]["status"]')" = completed ] && break
-  sleep 0.1
-done
+until_status token-a "$task9" completed
 is "$(field 'r["result"]["result"]["structuredContent"]["output"]') $(field 'r["result"]["result"]["structuredContent"]["exit_code"]')" \
   "no newline 0" "eof ends the input of cat, after the line it left open"
 
