@@ -5,6 +5,7 @@ libsandbox_a_SOURCES += \
 	src/common/util.c src/common/util.h \
 	src/common/xalloc.c src/common/xalloc.h \
 	src/common/utf8.c src/common/utf8.h \
+	src/common/stdin-wait.c src/common/stdin-wait.h \
 	src/common/sha256.c src/common/sha256.h \
 	src/common/config.c src/common/config.h \
 	src/common/json.h \

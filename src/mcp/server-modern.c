@@ -304,6 +304,12 @@ task_stdin (const struct sr_config *cfg, struct task_run *run)
   return r;
 }
 
+static void
+task_shell (struct sr_shell *sh, void *userdata)
+{
+  sr_mcp_task_set_shell (userdata, sh);
+}
+
 static void *
 task_main (void *arg)
 {
@@ -314,7 +320,7 @@ task_main (void *arg)
     .cfg = s->cfg, .service = s->service, .sessions = sr_service_sessions (s->service),
     .owner = run->owner, .files_url = run->files_url, .link_key = &s->link_key,
     .client = run->client, .cancel_fd = run->cancel_fd, .nul_argument = run->nul_member,
-    .on_progress = task_progress, .userdata = run->task,
+    .on_progress = task_progress, .on_shell = task_shell, .userdata = run->task,
   };
   _cleanup_close_ int stdin_read = -1;
   cJSON *result = NULL;

@@ -2,18 +2,13 @@
 
 #include "mcp/stdin-pipe.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/stdin-wait.h"
 #include "common/util.h"
 
 int
@@ -39,72 +34,18 @@ sr_stdin_pipe_new (size_t want, int *ret_read, int *ret_write, sr_error_t *err)
   return 0;
 }
 
-/* The first line of /proc/PID/NAME, read through dirfd (/proc).  */
-static bool
-read_proc (int dirfd, const char *pid, const char *name, char *buf, size_t size)
-{
-  _cleanup_free_ char *path = sr_xasprintf ("%s/%s", pid, name);
-  _cleanup_close_ int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
-  ssize_t n;
-
-  if (fd < 0 || (n = read (fd, buf, size - 1)) < 0)
-    return false;
-  buf[n] = '\0';
-  buf[strcspn (buf, "\n")] = '\0';
-  return true;
-}
-
-/* Whether process pid (a name in /proc) sleeps reading its fd 0.  */
-static bool
-reads_stdin (int dirfd, const char *pid)
-{
-  char buf[256];
-  long nr;
-  unsigned long fd;
-
-  if (read_proc (dirfd, pid, "syscall", buf, sizeof buf)
-      && sscanf (buf, "%ld 0x%lx", &nr, &fd) == 2)
-    return (nr == SYS_read || nr == SYS_readv) && fd == 0;
-  /* No syscall file (a kernel without CONFIG_HAVE_ARCH_TRACEHOOK): where
-   * it sleeps says as much, and its fd 0 is the pipe.  */
-  return read_proc (dirfd, pid, "wchan", buf, sizeof buf)
-         && (strcmp (buf, "pipe_read") == 0 || strcmp (buf, "pipe_wait") == 0
-             || strcmp (buf, "pipe_wait_readable") == 0);
-}
+/* Where a reader of an empty pipe sleeps, by kernel version.  */
+static const char *const pipe_waits[] = { "pipe_read", "pipe_wait", "pipe_wait_readable", NULL };
 
 bool
 sr_stdin_pipe_waiting (int fd)
 {
-  _cleanup_free_ char *want = NULL;
   struct stat st;
-  bool waiting = false;
-  struct dirent *e;
   int unread = 0;
-  DIR *proc;
 
   if (fd < 0 || fstat (fd, &st) < 0 || ioctl (fd, FIONREAD, &unread) < 0 || unread > 0)
     return false;
-  proc = opendir ("/proc");
-  if (proc == NULL)
-    return false;
-  want = sr_xasprintf ("pipe:[%" PRIuMAX "]", (uintmax_t) st.st_ino);
-  while (!waiting && (e = readdir (proc)))
-    {
-      _cleanup_free_ char *link = NULL;
-      char target[64];
-      ssize_t n;
-
-      if (e->d_name[0] < '1' || e->d_name[0] > '9')
-        continue;
-      link = sr_xasprintf ("%s/fd/0", e->d_name);
-      n = readlinkat (dirfd (proc), link, target, sizeof target - 1);
-      if (n < 0)
-        continue;
-      target[n] = '\0';
-      waiting = strcmp (target, want) == 0 && reads_stdin (dirfd (proc), e->d_name);
-    }
-  closedir (proc);
-  return waiting;
+  return sr_stdin_waited (&st, 0, pipe_waits);
 }
 
 int

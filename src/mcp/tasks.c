@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/stdin-pipe.h"
+#include "sandbox/shell.h"
 
 /* How often a client is asked to poll tasks/get.  */
 #define POLL_INTERVAL_MS 1000
@@ -45,6 +46,7 @@ struct sr_mcp_task
   char *owner;
   int cancel_fd;             /* -1 once the run ended */
   int stdin_fd;              /* the write end of the run's stdin; -1: none, or closed */
+  struct sr_shell *shell;    /* or the shell its command runs in; NULL: none */
   unsigned input_key;        /* the number of the stdin request asked; 0: none yet */
   bool run_ended;
   enum status status;
@@ -249,6 +251,14 @@ sr_mcp_task_set_stdin (struct sr_mcp_task *task, int fd)
 }
 
 void
+sr_mcp_task_set_shell (struct sr_mcp_task *task, struct sr_shell *sh)
+{
+  pthread_mutex_lock (&task->t->lock);
+  task->shell = sh;
+  pthread_mutex_unlock (&task->t->lock);
+}
+
+void
 sr_mcp_task_progress (struct sr_mcp_task *task, const char *stage, uint64_t output_bytes)
 {
   char *message = sr_xasprintf ("%s: %llu bytes of output so far", stage,
@@ -342,7 +352,19 @@ add_task_locked (cJSON *o, const struct sr_mcp_task *task)
   cJSON_AddStringToObject (o, "taskId", task->id);
   cJSON_AddStringToObject (o, "status", status_names[task->status]);
   if (task->status == INPUT_REQUIRED)
-    cJSON_AddStringToObject (o, "statusMessage", "the program waits for input on its stdin");
+    cJSON_AddStringToObject (o, "statusMessage",
+                             task->shell ? "the command waits for input on its terminal"
+                                         : "the program waits for input on its stdin");
+  else if (task->shell && !sr_shell_sees_input (task->shell))
+    {
+      _cleanup_free_ char *m = sr_xasprintf ("%s%sthis machine's shell does not show when its "
+                                             "command waits for input: the task stays working; "
+                                             "give input with write_stdin",
+                                             task->message ? task->message : "",
+                                             task->message ? "; " : "");
+
+      cJSON_AddStringToObject (o, "statusMessage", m);
+    }
   else if (task->message)
     cJSON_AddStringToObject (o, "statusMessage", task->message);
   add_time (o, "createdAt", task->created_ms);
@@ -369,7 +391,9 @@ sr_mcp_task_created (struct sr_mcp_task *task)
 static void
 refresh_input_locked (struct sr_mcp_task *task)
 {
-  if (task->status != WORKING || !sr_stdin_pipe_waiting (task->stdin_fd))
+  if (task->status != WORKING
+      || !(task->shell ? sr_shell_waits_input (task->shell)
+                       : sr_stdin_pipe_waiting (task->stdin_fd)))
     return;
   task->status = INPUT_REQUIRED;
   task->input_key++;
@@ -399,15 +423,21 @@ add_input_requests_locked (cJSON *o, const struct sr_mcp_task *task)
   params = cJSON_AddObjectToObject (request, "params");
   cJSON_AddStringToObject (params, "mode", "form");
   cJSON_AddStringToObject (params, "message",
-                           "The program waits for input on its stdin. Give it text (or base64 "
-                           "for bytes), and eof to close its stdin after that; declining "
-                           "closes its stdin.");
+                           task->shell
+                           ? "The command waits for input on its terminal. Give it text (or "
+                             "base64 for bytes), typed as write_stdin types it, and eof to type "
+                             "the end of file (^D) after that; declining types ^D."
+                           : "The program waits for input on its stdin. Give it text (or base64 "
+                             "for bytes), and eof to close its stdin after that; declining "
+                             "closes its stdin.");
   schema = cJSON_AddObjectToObject (params, "requestedSchema");
   cJSON_AddStringToObject (schema, "type", "object");
   props = cJSON_AddObjectToObject (schema, "properties");
   add_property (props, "text", "string", "What the program reads, as UTF-8 text");
   add_property (props, "base64", "string", "Or what it reads, as base64 bytes");
-  add_property (props, "eof", "boolean", "Close its stdin after this input");
+  add_property (props, "eof", "boolean",
+                task->shell ? "Type the end of file (^D) after this input"
+                            : "Close its stdin after this input");
 }
 
 /* t->lock held.  The task as tasks/get gives it: its result, error or
@@ -427,6 +457,31 @@ add_detailed_locked (cJSON *o, const struct sr_mcp_task *task)
     }
   else if (task->status == INPUT_REQUIRED)
     add_input_requests_locked (o, task);
+}
+
+/* t->lock held.  Gives the program len bytes of input: through its
+ * stdin, or typed at its shell's terminal, as write_stdin types.  */
+static int
+give_input_locked (struct sr_mcp_task *task, const char *data, size_t len, sr_error_t *err)
+{
+  enum sr_shell_state state;
+
+  if (task->shell)
+    return sr_shell_write (task->shell, data, len, &state, err);
+  return sr_stdin_pipe_write (task->stdin_fd, data, len, err);
+}
+
+/* t->lock held.  Ends the program's input: its stdin closes, or its
+ * shell's terminal types the end of file.  */
+static int
+end_input_locked (struct sr_mcp_task *task, sr_error_t *err)
+{
+  enum sr_shell_state state;
+
+  if (task->shell)
+    return sr_shell_write_eof (task->shell, &state, err);
+  close_stdin_locked (task);
+  return 0;
 }
 
 /* t->lock held.  Gives the program's stdin what response (an
@@ -462,15 +517,17 @@ answer_input_locked (struct sr_mcp_task *task, const char *key, const cJSON *res
                                    "inputResponses.%s.content.base64 is not valid base64", key);
       if (text)
         len = strlen (text->valuestring);
-      if (len && sr_stdin_pipe_write (task->stdin_fd, text ? text->valuestring : bytes, len, err)
-                     < 0)
+      if (len && give_input_locked (task, text ? text->valuestring : bytes, len, err) < 0)
         return -1;
-      if (cJSON_IsTrue (eof))
-        close_stdin_locked (task);
+      if (cJSON_IsTrue (eof) && end_input_locked (task, err) < 0)
+        return -1;
     }
   else if (strcmp (action->valuestring, "decline") == 0
            || strcmp (action->valuestring, "cancel") == 0)
-    close_stdin_locked (task);
+    {
+      if (end_input_locked (task, err) < 0)
+        return -1;
+    }
   else
     return sr_error_set_plain (err, "invalid_arguments", EINVAL,
                                "inputResponses.%s.action must be accept, decline or cancel",

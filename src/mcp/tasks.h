@@ -14,6 +14,14 @@
  * stdin, or closes it (eof, or a declined request), and the task works
  * on.  A task's stdin closes when it ends or is cancelled.
  *
+ * Or a task may hold the shell its command runs in (sandbox/shell.h):
+ * while the command waits reading the shell's terminal, the task is
+ * input_required in the same way, and the input is typed as
+ * write_stdin types it (sr_shell_write); eof and a declined request
+ * type the terminal's end of file (^D), after which the command may
+ * read again.  A shell whose waits cannot be seen (a Docker or SSH
+ * machine's) leaves its task working, and its status message says so.
+ *
  * The server holds one table of them.  A task's id is 128 random bits,
  * and it is found only by its owner (the caller's sandbox-session owner:
  * a bearer token, the stateless clients of a server without tokens; over
@@ -50,6 +58,10 @@ void sr_mcp_task_unref (struct sr_mcp_task *task);
 
 /* The write end of the run's stdin (mcp/stdin-pipe.h), taken over.  */
 void sr_mcp_task_set_stdin (struct sr_mcp_task *task, int fd);
+/* The shell the run's command runs in, until it ends (NULL): the run
+ * keeps it until then.  */
+struct sr_shell;
+void sr_mcp_task_set_shell (struct sr_mcp_task *task, struct sr_shell *sh);
 /* Where the run is, for the status message.  */
 void sr_mcp_task_progress (struct sr_mcp_task *task, const char *stage, uint64_t output_bytes);
 /* The run ended with result (taken over; NULL: it failed with the

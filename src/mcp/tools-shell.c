@@ -129,9 +129,16 @@ static int
 shell_exec_work (struct sr_shell *sh, void *data, sr_error_t *err)
 {
   struct shell_exec *x = data;
+  bool told = x->wait && x->ctx->on_shell;
+  int r;
 
-  return sr_shell_exec (sh, x->command, x->wait, x->timeout_ms,
-                        x->ctx->on_progress ? shell_live : NULL, x, &x->out, err);
+  if (told)
+    x->ctx->on_shell (sh, x->ctx->userdata);
+  r = sr_shell_exec (sh, x->command, x->wait, x->timeout_ms, x->ctx->cancel_fd,
+                     x->ctx->on_progress ? shell_live : NULL, x, &x->out, err);
+  if (told)
+    x->ctx->on_shell (NULL, x->ctx->userdata);
+  return r;
 }
 
 /* shell_exec's shell: shell_id, else the default shell when it is on

@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "sandbox/service.h"
 
+struct sr_shell;
 
 struct sr_mcp_tool_ctx
 {
@@ -28,6 +29,11 @@ struct sr_mcp_tool_ctx
   /* A task's run (mcp/tasks.h): the stdin_pipe (sandbox/code-request.h)
    * of a run_code given no stdin and no session; 0: none.  */
   int stdin_pipe;
+  /* A task's run (mcp/tasks.h): told the shell a shell_exec with wait
+   * runs its command in, before it runs and with NULL once it ended
+   * (the shell is the call's until then), so that the task may type its
+   * input; NULL: nobody is told.  */
+  void (*on_shell) (struct sr_shell *sh, void *userdata);
   /* The argument whose string held a NUL, cut there by the JSON parser
    * (struct sr_rpc_message's nul_member), or NULL: the call is refused.  */
   const char *nul_argument;

@@ -4,16 +4,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/stdin-wait.h"
 #include "common/util.h"
 #include "runtime/container.h"
 
@@ -28,6 +32,14 @@
 /* The output of a command that goes to its live callback.  */
 #define SHELL_LIVE_MAX (64u * 1024u)
 #define NONCE_CHARS 16
+/* How long a command seen waiting for input is watched for its end
+ * first: bash at its next prompt reads the terminal as its builtin read
+ * does, and its marker may not have reached on_output yet.  */
+#define SHELL_INPUT_SETTLE_MS 50u
+
+/* Where a reader of a terminal sleeps (n_tty_read, in wait_woken since
+ * Linux 4.13).  */
+static const char *const terminal_waits[] = { "n_tty_read", "wait_woken", NULL };
 
 /* What one stream (stdout or stderr) has not committed yet: the start
  * of a marker, perhaps.  */
@@ -59,6 +71,8 @@ struct sr_shell
   bool one_stream;          /* stderr comes on stdout (a terminal's) */
   struct carry carry[2];    /* stdout, stderr */
   uint64_t base[2];         /* markers before the running command */
+  uint64_t begins_base;     /* begin markers before it */
+  bool line_open;           /* the last write left a line without its newline */
   int last_status;
   bool finished;            /* the last command ended since exec */
   bool interrupting;        /* a ^C was sent to the running command */
@@ -331,14 +345,19 @@ stream_locked (struct sr_shell *sh, sr_shell_live_fn live, void *live_data)
   pthread_mutex_lock (&sh->lock);
 }
 
-/* Waits, under the lock, until the shell is not waiting or the deadline
- * passes; drains the terminal meanwhile, and hands output to live (NULL:
- * none) as it comes.  */
-static void
-wait_locked (struct sr_shell *sh, const struct timespec *deadline, sr_shell_live_fn live,
-             void *live_data)
+/* Waits, under the lock, until the shell is not waiting, the deadline
+ * passes or cancel_fd (-1: none) is readable (then returns true);
+ * drains the terminal meanwhile, and hands output to live (NULL: none)
+ * as it comes.  */
+static bool
+wait_locked (struct sr_shell *sh, const struct timespec *deadline, int cancel_fd,
+             sr_shell_live_fn live, void *live_data)
 {
-  while ((sh->state == SR_SHELL_WAITING || sh->state == SR_SHELL_INIT) && !passed (deadline))
+  struct pollfd cancel = { .fd = cancel_fd, .events = POLLIN };
+  bool cancelled = false;
+
+  while ((sh->state == SR_SHELL_WAITING || sh->state == SR_SHELL_INIT) && !passed (deadline)
+         && !(cancelled = cancel_fd >= 0 && poll (&cancel, 1, 0) > 0))
     {
       struct timespec slice;
 
@@ -351,6 +370,22 @@ wait_locked (struct sr_shell *sh, const struct timespec *deadline, sr_shell_live
       pthread_cond_timedwait (&sh->changed, &sh->lock, &slice);
     }
   drain_terminal_locked (sh);
+  return cancelled;
+}
+
+/* Kills the job in the terminal's foreground, one that ignored ^C, when
+ * it is not bash itself (a builtin's wait): where the terminal is
+ * bash's own, which tells its process groups (as this pid namespace
+ * numbers them); a relayed one does not.  Whether it sent the kill.  */
+static bool
+kill_foreground_job (struct sr_shell *sh)
+{
+  pid_t pgrp = 0, sid = 0;
+
+  if (!sr_shell_sees_input (sh) || ioctl (sh->master, TIOCGPGRP, &pgrp) < 0
+      || ioctl (sh->master, TIOCGSID, &sid) < 0 || pgrp <= 0 || pgrp == sid)
+    return false;
+  return kill (-pgrp, SIGKILL) == 0;
 }
 
 /* Waits, under the lock, until the command has begun (its begin marker
@@ -454,7 +489,7 @@ sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroot *f
 
   deadline_after (&deadline, SHELL_START_MS);
   pthread_mutex_lock (&sh->lock);
-  wait_locked (sh, &deadline, NULL, NULL);
+  wait_locked (sh, &deadline, -1, NULL, NULL);
   r = sh->state == SR_SHELL_READY ? 0 : -1;
   if (r < 0)
     sr_error_set (err, 0, "the shell did not start: %s",
@@ -477,8 +512,8 @@ fail:
 
 int
 sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
-               sr_shell_live_fn live, void *live_data, struct sr_shell_output *out,
-               sr_error_t *err)
+               int cancel_fd, sr_shell_live_fn live, void *live_data,
+               struct sr_shell_output *out, sr_error_t *err)
 {
   _cleanup_free_ char *path = shell_file (sh->id, "sh");
   /* The command begins with a begin marker on stdout.  */
@@ -486,6 +521,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
                                               command);
   _cleanup_free_ char *line = sr_xasprintf (". %s\n", path);
   struct timespec deadline;
+  bool cancelled;
 
   memset (out, 0, sizeof *out);
   pthread_mutex_lock (&sh->lock);
@@ -494,7 +530,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
   if (sh->state == SR_SHELL_WAITING && sh->interrupting)
     {
       deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
-      wait_locked (sh, &deadline, NULL, NULL);
+      wait_locked (sh, &deadline, -1, NULL, NULL);
     }
   if (sh->state != SR_SHELL_READY)
     {
@@ -523,6 +559,8 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
   sh->finished = false;
   sh->base[0] = sh->carry[0].markers;
   sh->base[1] = sh->carry[1].markers;
+  sh->begins_base = sh->carry[0].begins;
+  sh->line_open = false;
   sh->state = SR_SHELL_WAITING;
   if (sr_write_all (sh->master, line, strlen (line)) < 0)
     {
@@ -539,13 +577,22 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
       sh->live_on = live != NULL;
       sh->live_total = 0;
       deadline_after (&deadline, timeout_ms);
-      wait_locked (sh, &deadline, live, live_data);
+      cancelled = wait_locked (sh, &deadline, cancel_fd, live, live_data);
       if (sh->state == SR_SHELL_WAITING)
         {
-          out->timed_out = true;
+          out->timed_out = !cancelled;
+          /* The next command may come meanwhile (a cancelled task's
+           * caller goes on): it waits for this one to end.  */
+          sh->interrupting = true;
           (void) sr_write_all (sh->master, "\003", 1);
           deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
-          wait_locked (sh, &deadline, live, live_data);
+          wait_locked (sh, &deadline, -1, live, live_data);
+          if (cancelled && sh->state == SR_SHELL_WAITING && kill_foreground_job (sh))
+            {
+              deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
+              wait_locked (sh, &deadline, -1, live, live_data);
+            }
+          sh->interrupting = false;
         }
       sh->live_on = false;
       free (sh->live);
@@ -591,20 +638,85 @@ sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
        * the job run on: the second one reaches the job.  */
       sh->interrupting = true;
       deadline_after (&deadline, SHELL_INTERRUPT_RETRY_MS);
-      wait_locked (sh, &deadline, NULL, NULL);
+      wait_locked (sh, &deadline, -1, NULL, NULL);
       if (sh->state == SR_SHELL_WAITING)
         {
           (void) sr_write_all (sh->master, "\003", 1);
           deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS - SHELL_INTERRUPT_RETRY_MS);
-          wait_locked (sh, &deadline, NULL, NULL);
+          wait_locked (sh, &deadline, -1, NULL, NULL);
         }
       /* A command that ignores ^C runs on: the next shell_exec is busy at
        * once, not after waiting for it again.  */
       sh->interrupting = false;
     }
+  /* A newline, ^C (which discards the line) or ^D ends what the
+   * terminal holds of a line.  */
+  if (r == 0 && len > 0)
+    sh->line_open = data[len - 1] != '\n' && data[len - 1] != '\003' && data[len - 1] != '\004';
   *ret_state = sh->state;
   pthread_mutex_unlock (&sh->lock);
   return r;
+}
+
+int
+sr_shell_write_eof (struct sr_shell *sh, enum sr_shell_state *ret_state, sr_error_t *err)
+{
+  bool line_open;
+
+  pthread_mutex_lock (&sh->lock);
+  line_open = sh->line_open;
+  pthread_mutex_unlock (&sh->lock);
+  /* The first ^D hands the open line over as it is, the next reads as
+   * the end of input.  */
+  return sr_shell_write (sh, line_open ? "\004\004" : "\004", line_open ? 2 : 1, ret_state, err);
+}
+
+bool
+sr_shell_sees_input (const struct sr_shell *sh)
+{
+  return !sh->one_stream;
+}
+
+/* Whether a process of the terminal's foreground process group sleeps
+ * reading it, with no complete line to read (FIONREAD counts lines only,
+ * in canonical mode).  */
+static bool
+terminal_read (struct sr_shell *sh)
+{
+  struct stat st;
+  pid_t pgrp = 0;
+  int unread = 0;
+
+  if (fstat (sh->slave, &st) < 0 || ioctl (sh->slave, FIONREAD, &unread) < 0 || unread > 0
+      || ioctl (sh->master, TIOCGPGRP, &pgrp) < 0 || pgrp <= 0)
+    return false;
+  return sr_stdin_waited (&st, pgrp, terminal_waits);
+}
+
+bool
+sr_shell_waits_input (struct sr_shell *sh)
+{
+  struct timespec deadline;
+  bool waits;
+
+  if (!sr_shell_sees_input (sh))
+    return false;
+  /* Before its begin marker, bash may still be reading the command's
+   * line.  */
+  pthread_mutex_lock (&sh->lock);
+  waits = sh->state == SR_SHELL_WAITING && !sh->interrupting
+          && sh->carry[0].begins > sh->begins_base;
+  pthread_mutex_unlock (&sh->lock);
+  /* /proc is read without the lock, which the output keeps taking.  */
+  if (!waits || !terminal_read (sh))
+    return false;
+  pthread_mutex_lock (&sh->lock);
+  deadline_after (&deadline, SHELL_INPUT_SETTLE_MS);
+  while (sh->state == SR_SHELL_WAITING && !passed (&deadline))
+    pthread_cond_timedwait (&sh->changed, &sh->lock, &deadline);
+  waits = sh->state == SR_SHELL_WAITING;
+  pthread_mutex_unlock (&sh->lock);
+  return waits;
 }
 
 const char *

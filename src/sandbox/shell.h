@@ -83,11 +83,14 @@ typedef void (*sr_shell_live_fn) (const char *buf, size_t len, void *userdata);
  * handing the output to live (NULL: none) as it comes.  Without wait, returns as soon as the command has begun, with what it
  * printed so far; sr_shell_read collects the rest.  A command that a ^C
  * (sr_shell_write) is interrupting gets two seconds to end first.
+ * cancel_fd (-1: none) readable ends a wait as the timeout does, and
+ * a job that outlives its ^C (one that ignores SIGINT) is then killed
+ * where the shell sees its process groups (sr_shell_sees_input).
  * Refuses with code shell_busy while a command runs, shell_terminated
  * once bash is gone.  */
 int sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t timeout_ms,
-                   sr_shell_live_fn live, void *live_data, struct sr_shell_output *out,
-                   sr_error_t *err);
+                   int cancel_fd, sr_shell_live_fn live, void *live_data,
+                   struct sr_shell_output *out, sr_error_t *err);
 
 /* The output since the last exec or read (then emptied), and the state.  */
 void sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out);
@@ -98,6 +101,23 @@ void sr_shell_read (struct sr_shell *sh, struct sr_shell_output *out);
  * state after it in *ret_state.  */
 int sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
                     enum sr_shell_state *ret_state, sr_error_t *err);
+
+/* Types the terminal's end of file (^D) for the running command: a
+ * read of it then returns what the line holds, or nothing (the end of
+ * its input) on an empty line.  A line left without its newline by the
+ * last write is ended first, so that the end of file is seen.  */
+int sr_shell_write_eof (struct sr_shell *sh, enum sr_shell_state *ret_state, sr_error_t *err);
+
+/* Whether sr_shell_waits_input can see the command wait: only when the
+ * shell's terminal is bash's own, not relayed to one of the container's
+ * (one_stream: Docker, an SSH host), whose readers are out of sight.  */
+bool sr_shell_sees_input (const struct sr_shell *sh);
+/* Whether the running command, once begun, waits for typed input: a
+ * process of the terminal's foreground process group (bash itself for a
+ * builtin's read) asleep reading its fd 0, which is the terminal, with
+ * no complete line left to read.  Seen from /proc (common/stdin-wait.h);
+ * always false where sr_shell_sees_input is false.  */
+bool sr_shell_waits_input (struct sr_shell *sh);
 
 const char *sr_shell_id (const struct sr_shell *sh);
 enum sr_shell_state sr_shell_state (struct sr_shell *sh);

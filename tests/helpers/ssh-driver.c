@@ -220,7 +220,7 @@ main (int argc, char **argv)
               fail (&err);
               continue;
             }
-          if (sr_shell_exec (sh, arg, wait, 10000, NULL, NULL, &out, &err) < 0)
+          if (sr_shell_exec (sh, arg, wait, 10000, -1, NULL, NULL, &out, &err) < 0)
             {
               fail (&err);
               continue;

@@ -69,9 +69,10 @@ tests_helpers_session_driver_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/helpers/ssh-driver
 tests_helpers_ssh_driver_LDADD = $(UNIT_LDADD)
 TESTS += tests/integration/ssh.sh tests/integration/mcp-machines.sh \
-	tests/integration/mcp-machines-docker.sh
+	tests/integration/mcp-machines-docker.sh tests/integration/mcp-tasks-ssh.sh
 EXTRA_DIST += tests/integration/ssh.sh tests/integration/sshd.sh \
 	tests/integration/mcp-machines.sh tests/integration/mcp-machines-docker.sh \
+	tests/integration/mcp-tasks-ssh.sh tests/integration/tasks-lib.sh \
 	tests/mcp/machines-client.mjs
 # env's Docker lifecycle, on a real dockerd and refused on native.
 TESTS += tests/integration/mcp-env-docker.sh
@@ -79,6 +80,7 @@ TESTS += tests/integration/mcp-env-docker.sh
 # host's /tmp and home), and every test on Docker the one dockerd, which
 # the test that started it stops when it ends.
 tests/integration/mcp-machines.log: tests/integration/ssh.log
+tests/integration/mcp-tasks-ssh.log: tests/integration/mcp-machines.log
 tests/integration/mcp-machines-docker.log: tests/integration/mcp-machines.log \
 	tests/integration/docker-reclaim.log
 tests/integration/mcp-env-docker.log: tests/integration/mcp-machines-docker.log

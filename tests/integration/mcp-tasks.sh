@@ -6,13 +6,19 @@
 # cancelled with tasks/cancel and leaves nothing running; a program that
 # reads its stdin makes its task input_required, and gets its two lines
 # through tasks/update (from its owner only); cancelled while it waits,
-# it leaves no process, container or cgroup; subscriptions/listen sends
+# it leaves no process, container or cgroup; a shell_exec in a session
+# shell whose command reads the terminal goes input_required the same
+# way, gets its lines typed through tasks/update (from its owner only),
+# and cancelled while it waits leaves no process (one that ignores ^C
+# killed) and the shell ready;
+# subscriptions/listen sends
 # notifications/tasks of the caller's tasks as their status changes; a
 # quick run, and a client that does not declare the extension, get the
 # result directly.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
+. "${SR_SRCDIR}/tests/integration/tasks-lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
-require_image python cpp
+require_image python cpp python-data
 command -v curl >/dev/null || skip_all "curl is not installed"
 containers=$SANDBOX_RUNTIME_DIR/containers
 
@@ -23,18 +29,6 @@ SANDBOX_LANGUAGE_PYTHON_WARM_START= SANDBOX_TASK_AFTER=1 SANDBOX_TASK_KEEP=60 \
   start_server --token-file "$sr_tmp/tokens" ||
   echo "Bail out! the HTTP server did not start"
 
-# call TOKEN METHOD NAME PARAMS [EXTENSIONS]: a request of 2026-07-28 with
-# the Mcp-Name NAME (none when empty); $body is the answer.  EXTENSIONS
-# (default: the Tasks extension) are the client's.
-tasks_ext='{"io.modelcontextprotocol/tasks":{}}'
-call () {
-  local meta="\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":${5:-$tasks_ext}}}"
-  set -- -H "Authorization: Bearer $1" -H "Mcp-Method: $2" ${3:+-H "Mcp-Name: $3"} \
-    -d "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"$2\",\"params\":{$4${4:+,}$meta}}"
-  body=$(curl -s --max-time "${max_time:-60}" -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' "$@" "$url")
-}
-field () { printf '%s' "$body" | python3 -c "import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1" 2>/dev/null; }
 run_code () { call "$1" tools/call run_code "\"name\":\"run_code\",\"arguments\":$2" "${3-}"; }
 
 call token-a server/discover "" ""
@@ -90,44 +84,30 @@ wait_until 10 run_gone
 ok $? "and its run's container is gone"
 
 # --- a program that reads its stdin: input_required, fed by tasks/update ---
-# input_wait TOKEN TASK: polls tasks/get until the task asks for input
-# (10 s at most); $key is the key of its request.
-input_wait () {
-  local i
-  key=""
-  for i in $(seq 1 100); do
-    call "$1" tasks/get "$2" "\"taskId\":\"$2\""
-    key=$(field 'list(r["result"].get("inputRequests", {}))[0]')
-    [ -n "$key" ] && return 0
-    sleep 0.1
-  done
-  return 1
-}
-# update TOKEN TASK KEY CONTENT: answers KEY with the content object.
-update () {
-  call "$1" tasks/update "$2" "\"taskId\":\"$2\",\"inputResponses\":{\"$3\":{\"action\":\"accept\",\"content\":$4}}"
+# two_lines TASK WHAT READS: TASK, whose WHAT reads READS (its stdin, its
+# terminal), asks for input; another owner's answer is refused; it gets
+# "one", asks again and gets "two"; it is polled until it completes.
+two_lines () {
+  input_wait token-a "$1"
+  is "$(field 'r["result"]["status"]') $key" "input_required stdin-1" \
+    "a $2 that reads $3 makes its task input_required, asking stdin-1"
+  is "$(field 'r["result"]["inputRequests"]["stdin-1"]["method"]')" elicitation/create \
+    "with an elicitation/create of the input"
+  like "$(field 'r["result"]["statusMessage"]')" "waits for input on $3" \
+    "and a status message that says it waits on $3"
+  update token-b "$1" stdin-1 '{"text":"intruder\n"}'
+  like "$body" '"error":\{"code":-32602' "an update to another owner's task is refused"
+  update token-a "$1" stdin-1 '{"text":"one\n"}'
+  is "$body" '{"jsonrpc":"2.0","id":9,"result":{"resultType":"complete"}}' \
+    "tasks/update with the first line is a bare acknowledgement"
+  input_wait token-a "$1"
+  is "$key" stdin-2 "the $2 reads it and waits for the next line: stdin-2"
+  update token-a "$1" stdin-2 '{"text":"two\n"}'
+  until_status token-a "$1" completed
 }
 echo2='import sys\nfor i in range(2): print(\"got\", sys.stdin.readline().strip(), flush=True)'
 run_code token-a "{\"language\":\"python\",\"code\":\"$echo2\"}"
-task3=$(field 'r["result"]["taskId"]')
-input_wait token-a "$task3"
-is "$(field 'r["result"]["status"]') $key" "input_required stdin-1" \
-  "a program that reads its stdin makes its task input_required, asking stdin-1"
-is "$(field 'r["result"]["inputRequests"]["stdin-1"]["method"]')" elicitation/create \
-  "with an elicitation/create of the input"
-update token-b "$task3" stdin-1 '{"text":"intruder\n"}'
-like "$body" '"error":\{"code":-32602' "an update to another owner's task is refused"
-update token-a "$task3" stdin-1 '{"text":"one\n"}'
-is "$body" '{"jsonrpc":"2.0","id":9,"result":{"resultType":"complete"}}' \
-  "tasks/update with the first line is a bare acknowledgement"
-input_wait token-a "$task3"
-is "$key" stdin-2 "the program reads it and waits for the next line: stdin-2"
-update token-a "$task3" stdin-2 '{"text":"two\n"}'
-for i in $(seq 1 100); do
-  call token-a tasks/get "$task3" "\"taskId\":\"$task3\""
-  [ "$(field 'r["result"]["status"]')" = completed ] && break
-  sleep 0.1
-done
+two_lines "$(field 'r["result"]["taskId"]')" program "its stdin"
 is "$(field 'r["result"]["result"]["structuredContent"]["stdout"]')" "got one
 got two" "it ends with both lines echoed, as the output of the task's result"
 
@@ -155,6 +135,49 @@ wait_until 10 run_gone
 ok $? "nor its container"
 left=$(for d in $cgroups; do [ -d "$d" ] && echo "$d"; done)
 is "$left" "" "nor its cgroup"
+
+# --- a shell_exec whose command reads its terminal ---
+shell_task '{}' '-[0-9]+$' 'read a; read b; echo \"$a-$b\"'
+two_lines "$task" command "its terminal"
+is "$(field 'r["result"]["result"]["structuredContent"]["output"]') $(field 'r["result"]["result"]["structuredContent"]["exit_code"]')" \
+  "one-two 0" "it completes with both lines in its output, and exit code 0"
+
+# A command that does not read stays working; eof types ^D, after a
+# line left open.
+tool token-a shell_exec "{\"shell_id\":\"$shell\",\"command\":\"sleep 3; echo slept\"}"
+task8=$(field 'r["result"]["taskId"]')
+statuses=
+for i in $(seq 1 100); do
+  call token-a tasks/get "$task8" "\"taskId\":\"$task8\""
+  statuses="$statuses $(field 'r["result"]["status"]')"
+  [ "${statuses% completed}" = "$statuses" ] || break
+  sleep 0.1
+done
+like "$statuses" '^( working)+ completed$' \
+  "a shell command that reads nothing stays working to its end, never input_required"
+tool token-a shell_exec "{\"shell_id\":\"$shell\",\"command\":\"sleep 2; cat\"}"
+task9=$(field 'r["result"]["taskId"]')
+input_wait token-a "$task9"
+update token-a "$task9" "$key" '{"text":"no newline","eof":true}'
+until_status token-a "$task9" completed
+is "$(field 'r["result"]["result"]["structuredContent"]["output"]') $(field 'r["result"]["result"]["structuredContent"]["exit_code"]')" \
+  "no newline 0" "eof ends the input of cat, after the line it left open"
+
+# A program the command starts, cancelled while it waits for input,
+# leaves no process, even one that ignores ^C: its arguments mark it.
+tool token-a shell_exec "{\"shell_id\":\"$shell\",\"command\":\"sh -c 'trap \\\"\\\" INT; read x' $mark\"}"
+task7=$(field 'r["result"]["taskId"]')
+input_wait token-a "$task7"
+is "$(field 'r["result"]["status"]')" input_required "a program started in the shell that reads its terminal makes the task input_required"
+pgrep -f "$mark" >/dev/null; ok $? "its process is there"
+call token-a tasks/cancel "$task7" "\"taskId\":\"$task7\""
+call token-a tasks/get "$task7" "\"taskId\":\"$task7\""
+is "$(field 'r["result"]["status"]')" cancelled "tasks/cancel cancels it"
+wait_until 10 no_process
+ok $? "and no process of it is left"
+tool token-a shell_exec "{\"shell_id\":\"$shell\",\"command\":\"echo after\"}"
+is "$(field 'r["result"]["structuredContent"]["output"]')" after "the shell is ready for the next command"
+tool token-a shell_remove "{\"shell_id\":\"$shell\"}"
 
 # --- subscriptions/listen: notifications/tasks of a caller's tasks ---
 run_code token-a '{"language":"python","code":"import sys\nprint(sys.stdin.readline().upper())"}'

@@ -26,6 +26,7 @@ unit_tests = \
 	tests/unit/test-download-link \
 	tests/unit/test-tasks \
 	tests/unit/test-task-stdin \
+	tests/unit/test-shell-input \
 	tests/unit/test-state-reclaim
 
 check_PROGRAMS += $(unit_tests)
@@ -58,6 +59,7 @@ tests_unit_test_rpc_id_LDADD = $(UNIT_LDADD)
 tests_unit_test_download_link_LDADD = $(UNIT_LDADD)
 tests_unit_test_tasks_LDADD = $(UNIT_LDADD)
 tests_unit_test_task_stdin_LDADD = $(UNIT_LDADD)
+tests_unit_test_shell_input_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_reclaim_LDADD = $(UNIT_LDADD)
 include tests/unit/seccomp.mk
 
