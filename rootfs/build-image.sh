@@ -54,6 +54,15 @@ chmod 755 "$cache"
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(stat -c %Y "$0")}
 export SOURCE_DATE_EPOCH
 
+# Names uid and gid 1000, the user run_code and sessions run as by default
+# (SR_DEFAULT_USER in src/common/defaults.h), so that whoami, id -un and
+# getpass.getuser() answer inside.
+sandbox_user_hook='grep -q "^[^:]*:[^:]*:1000:" "$1/etc/passwd" || {
+  echo "sandbox:x:1000:1000:sandbox:/work:/bin/bash" >> "$1/etc/passwd"
+  echo "sandbox:x:1000:" >> "$1/etc/group"
+  [ ! -f "$1/etc/shadow" ] || echo "sandbox:*:20000:0:99999:7:::" >> "$1/etc/shadow"
+}'
+
 # build_tree OUT.tar PACKAGES: trixie's essential set and PACKAGES, with
 # $SR_RECIPE_SETUP run inside, as a tar.
 build_tree () {
@@ -73,6 +82,7 @@ build_tree () {
     --dpkgopt='path-exclude=/usr/share/locale/*' \
     --essential-hook='mkdir -p "$1/usr/share/man/man1"' \
     --customize-hook='mkdir -p "$1/work" "$1/scratch" "$1/mnt/data"' \
+    --customize-hook="$sandbox_user_hook" \
     --customize-hook='[ -z "$SR_RECIPE_SETUP" ] || chroot "$1" sh -ec "$SR_RECIPE_SETUP"' \
     --customize-hook='[ -z "$SR_RECIPE_VERSION" ] || chroot "$1" sh -ec "$SR_RECIPE_VERSION" > "$SR_RECIPE_VERSION_OUT"' \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/log/*' \

@@ -171,7 +171,7 @@ struct sr_config
   struct sr_ssh_target *ssh_targets;
   size_t n_ssh_targets;
 
-  enum sr_origin origin[64]; /* per setting, indexed as the table in config.c */
+  enum sr_origin origin[96]; /* per setting, indexed as the table in config.c */
   char *source[64];          /* file:line or variable name, for config show */
 };
 

@@ -280,7 +280,8 @@
 /* Who run_code's and sessions' commands are inside the container (the
  * user setting): an unprivileged user, as mcp-code-sandbox ran its
  * snippets, on top of the user namespace and the empty capability sets.
- * `run` keeps root, a generic container's usual user.  */
+ * `run` keeps root, a generic container's usual user.  The images of
+ * rootfs/ name uid 1000 "sandbox" (build-image.sh).  */
 #define SR_DEFAULT_USER             "1000"
 #define SR_DEFAULT_RUN_USER         "root"
 

@@ -60,6 +60,11 @@ EOF
 run_sr run-code -l python "$sr_tmp/who.py"
 is "$rc $(echo $out)" "0 1000 1000 /work writable" \
   "run_code runs as uid 1000 by default, HOME /work, with /work and /tmp writable"
+printf 'import getpass, pwd, os\nprint(getpass.getuser(), pwd.getpwuid(os.getuid()).pw_dir)\n' \
+  > "$sr_tmp/name.py"
+run_sr run-code -l python "$sr_tmp/name.py"
+is "$rc $(echo $out)" "0 sandbox /work" \
+  "the images name the default user (getpass.getuser() and its passwd entry)"
 export SANDBOX_USER=root
 run_sr run-code -l python "$sr_tmp/who.py"
 unset SANDBOX_USER
