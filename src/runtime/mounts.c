@@ -160,7 +160,9 @@ plan_add (struct sr_mount_plan *plan, enum mount_kind kind, const char *target)
  * root may give it away).  A host directory (host_dir) is no one else's
  * to enter; the runner shares it with the command through its group
  * where it writes as itself, and a tmpfs of the container, which no one
- * else reaches, is then open to all (see open_to_runner).  */
+ * else reaches, is then open to all (see open_to_runner), setgid too:
+ * what the command makes below it is the runner's group's, so the runner
+ * can write into the directories the command made.  */
 static void
 give_to_owner (struct mount_op *op, const struct sr_fs_config *cfg, bool host_dir)
 {
@@ -170,7 +172,7 @@ give_to_owner (struct mount_op *op, const struct sr_fs_config *cfg, bool host_di
   if (host_dir)
     op->owner_mode = cfg->open_to_runner ? 02770 : 0700;
   else
-    op->owner_mode = cfg->open_to_runner ? 0777 : 0755;
+    op->owner_mode = cfg->open_to_runner ? 02777 : 0755;
 }
 
 int

@@ -59,9 +59,10 @@ struct sr_fs_config
   /* The runner writes into those as itself (a rootless runner, whose
    * commands run as another user): the tmpfs ones are open to all (no
    * one else reaches the container's mounts), and the host directories
-   * bound (scratch_dir, an owned bind) to their group, the runner's,
-   * setgid so that what the command makes there stays in it (with the
-   * umask of 002 the command then gets) for the runner to remove.  */
+   * bound (scratch_dir, an owned bind) to their group, the runner's;
+   * both setgid so that what the command makes there stays in that group
+   * (with the umask of 002 the command then gets) for the runner to
+   * write into and remove.  */
   bool open_to_runner;
 };
 
