@@ -153,7 +153,11 @@ check(updated.length === 0, "after resources/unsubscribe no updated comes", upda
 await client.subscribeResource({ uri: watched });
 updated.length = 0;
 r = await call("shell_new", { session_id: sid });
-await call("shell_exec", { shell_id: r.structuredContent?.shell_id, command: "echo four > live/result.txt" });
+// Replaced, not rewritten in place: a rootless runner's file_write left
+// the file the runner's, which the user the shell runs as may replace
+// in its own directory but not modify (sandbox-runner.conf(5), user).
+await call("shell_exec", { shell_id: r.structuredContent?.shell_id,
+  command: "echo four > live/.result.new && mv live/.result.new live/result.txt" });
 check(await waitFor(() => updated.includes(watched)), "shell_exec that writes a subscribed file sends updated", updated);
 
 // upload_file without a session makes one, whose file is news.
