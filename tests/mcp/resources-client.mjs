@@ -157,7 +157,7 @@ r = await call("shell_new", { session_id: sid });
 // the file the runner's, which the user the shell runs as may replace
 // in its own directory but not modify (sandbox-runner.conf(5), user).
 await call("shell_exec", { shell_id: r.structuredContent?.shell_id,
-  command: "echo four > live/.result.new && mv live/.result.new live/result.txt" });
+  command: "echo four > live/.result.new && mv -f live/.result.new live/result.txt" });
 check(await waitFor(() => updated.includes(watched)), "shell_exec that writes a subscribed file sends updated", updated);
 
 // upload_file without a session makes one, whose file is news.
