@@ -23,6 +23,10 @@ command -v curl >/dev/null || skip_all "curl is not installed"
 containers=$SANDBOX_RUNTIME_DIR/containers
 
 printf 'token-a\ntoken-b\n' > "$sr_tmp/tokens"
+# A rootless runner sees a program wait for input only when it runs as
+# the runner itself, root inside: the kernel keeps the /proc entries of
+# the containers' other users from it (sandbox-runner-mcp(7), Tasks).
+[ "$(id -u)" -eq 0 ] || export SANDBOX_USER=root
 # Without pre-started interpreters: a test below finds a program by the
 # run's args on its command line, which a pre-started one does not show.
 SANDBOX_LANGUAGE_PYTHON_WARM_START= SANDBOX_TASK_AFTER=1 SANDBOX_TASK_KEEP=60 \
