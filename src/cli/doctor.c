@@ -8,7 +8,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/mount.h>
 #include <linux/openat2.h>
 #include <mntent.h>
 #include <pwd.h>
@@ -23,7 +22,6 @@
 
 #include "cli/commands.h"
 #include "common/config.h"
-#include "common/defaults.h"
 #include "common/util.h"
 #include "image/store.h"
 #include "runtime/cgroup.h"
@@ -170,65 +168,6 @@ check_idmap (struct report *r)
     }
 }
 
-/* Whether a mount of path can be idmapped (errno, 0 when it can): a
- * detached clone of it idmapped through the user namespace of a child,
- * as a root runner does with each container's root filesystem.  */
-static int
-idmap_probe (const char *path)
-{
-  struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
-  int go[2], ready[2], e = 0;
-  char c, file[64], map[64];
-  pid_t pid;
-
-  if (pipe2 (go, O_CLOEXEC) < 0)
-    return errno;
-  if (pipe2 (ready, O_CLOEXEC) < 0)
-    {
-      e = errno;
-      close (go[0]);
-      close (go[1]);
-      return e;
-    }
-  pid = fork ();
-  if (pid == 0)
-    {
-      close (go[1]);
-      c = unshare (CLONE_NEWUSER) == 0 ? 'y' : 'n';
-      if (write (ready[1], &c, 1) == 1)
-        (void) read (go[0], &c, 1);
-      _exit (0);
-    }
-  close (ready[1]);
-  close (go[0]);
-  snprintf (map, sizeof map, "0 %u 1\n", SR_ROOT_MAP_BASE);
-  if (pid < 0 || read (ready[0], &c, 1) != 1 || c != 'y')
-    e = pid < 0 ? errno : EPERM;
-  for (const char *const *f = (const char *const[]){ "uid_map", "gid_map", NULL }; !e && *f; f++)
-    {
-      snprintf (file, sizeof file, "/proc/%d/%s", (int) pid, *f);
-      if (sr_write_file (file, map, NULL) < 0)
-        e = errno;
-    }
-  if (!e)
-    {
-      _cleanup_close_ int userns = -1, tree = -1;
-
-      snprintf (file, sizeof file, "/proc/%d/ns/user", (int) pid);
-      userns = open (file, O_RDONLY | O_CLOEXEC);
-      tree = (int) syscall (SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-      attr.userns_fd = (uint64_t) userns;
-      if (userns < 0 || tree < 0
-          || syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
-        e = errno;
-    }
-  close (go[1]);
-  close (ready[0]);
-  if (pid > 0)
-    waitpid (pid, NULL, 0);
-  return e;
-}
-
 /* Who the commands of run_code and sessions are inside, and who owns
  * the images' files there.  */
 static void
@@ -269,7 +208,7 @@ check_user (struct report *r, const struct sr_config *cfg)
              "the layers are extracted as you, so their files are root's inside", NULL);
       return;
     }
-  e = idmap_probe (cfg->image_store);
+  e = sr_idmap_mount_probe (cfg->image_store);
   if (e == 0)
     detail = sr_xasprintf ("the root filesystems are mounted idmapped: files are owned inside "
                            "as the image says (%s takes idmapped mounts)", cfg->image_store);

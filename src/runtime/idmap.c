@@ -2,11 +2,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <pwd.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "common/defaults.h"
@@ -344,4 +347,73 @@ sr_idmap_apply (const struct sr_idmap *m, pid_t pid, sr_error_t *err)
       return 0;
     }
   return sr_error_set (err, EINVAL, "unknown id mapping mode");
+}
+
+int
+sr_idmap_clone_tree (const char *path, int userns_fd)
+{
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns_fd };
+  _cleanup_close_ int fd = -1;
+
+  fd = (int) syscall (SYS_open_tree, AT_FDCWD, path,
+                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (fd < 0)
+    return -1;
+  if (userns_fd >= 0
+      && syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+    return -1;
+  return TAKE_FD (fd);
+}
+
+int
+sr_idmap_mount_probe (const char *path)
+{
+  int go[2], ready[2], e = 0;
+  char c, file[64], map[64];
+  pid_t pid;
+
+  if (pipe2 (go, O_CLOEXEC) < 0)
+    return errno;
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    {
+      e = errno;
+      close (go[0]);
+      close (go[1]);
+      return e;
+    }
+  pid = fork ();
+  if (pid == 0)
+    {
+      close (go[1]);
+      c = unshare (CLONE_NEWUSER) == 0 ? 'y' : 'n';
+      if (write (ready[1], &c, 1) == 1)
+        (void) read (go[0], &c, 1);
+      _exit (0);
+    }
+  close (ready[1]);
+  close (go[0]);
+  snprintf (map, sizeof map, "0 %u 1\n", SR_ROOT_MAP_BASE);
+  if (pid < 0 || read (ready[0], &c, 1) != 1 || c != 'y')
+    e = pid < 0 ? errno : EPERM;
+  for (const char *const *f = (const char *const[]){ "uid_map", "gid_map", NULL }; !e && *f; f++)
+    {
+      snprintf (file, sizeof file, "/proc/%d/%s", (int) pid, *f);
+      if (sr_write_file (file, map, NULL) < 0)
+        e = errno;
+    }
+  if (!e)
+    {
+      _cleanup_close_ int userns = -1, tree = -1;
+
+      snprintf (file, sizeof file, "/proc/%d/ns/user", (int) pid);
+      userns = open (file, O_RDONLY | O_CLOEXEC);
+      tree = userns < 0 ? -1 : sr_idmap_clone_tree (path, userns);
+      if (tree < 0)
+        e = errno;
+    }
+  close (go[1]);
+  close (ready[0]);
+  if (pid > 0)
+    waitpid (pid, NULL, 0);
+  return e;
 }

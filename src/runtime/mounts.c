@@ -16,6 +16,7 @@
 
 #include "common/defaults.h"
 #include "common/util.h"
+#include "runtime/idmap.h"
 #include "runtime/mounts.h"
 
 enum mount_kind
@@ -318,24 +319,6 @@ sr_mount_plan_wants_idmap (const struct sr_mount_plan *plan)
   return false;
 }
 
-/* A detached clone of the tree at path, idmapped through userns_fd
- * (-1: plain).  Returns the fd, or -1 with errno set.  */
-static int
-clone_tree (const char *path, int userns_fd)
-{
-  struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns_fd };
-  _cleanup_close_ int fd = -1;
-
-  fd = (int) syscall (SYS_open_tree, AT_FDCWD, path,
-                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-  if (fd < 0)
-    return -1;
-  if (userns_fd >= 0
-      && syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
-    return -1;
-  return TAKE_FD (fd);
-}
-
 /* What a file system says when it cannot be idmapped (or a kernel
  * without idmapped mounts).  */
 static bool
@@ -350,9 +333,9 @@ sr_mount_plan_detached (const struct sr_mount_plan *plan, int userns_fd, int *fd
 {
   size_t n = 0;
 
-  fds[n] = clone_tree (plan->rootfs, userns_fd);
+  fds[n] = sr_idmap_clone_tree (plan->rootfs, userns_fd);
   if (fds[n] < 0 && idmap_refused (errno))
-    fds[n] = clone_tree (plan->rootfs, -1);
+    fds[n] = sr_idmap_clone_tree (plan->rootfs, -1);
   if (fds[n] < 0)
     {
       /* No open_tree here (a kernel before 5.2, a root runner in a
@@ -369,7 +352,7 @@ sr_mount_plan_detached (const struct sr_mount_plan *plan, int userns_fd, int *fd
 
       if (!op->idmap)
         continue;
-      fds[n] = clone_tree (op->source, userns_fd);
+      fds[n] = sr_idmap_clone_tree (op->source, userns_fd);
       if (fds[n] < 0)
         {
           int e = errno;
