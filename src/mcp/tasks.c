@@ -47,6 +47,7 @@ struct sr_mcp_task
   int cancel_fd;             /* -1 once the run ended */
   int stdin_fd;              /* the write end of the run's stdin; -1: none, or closed */
   struct sr_shell *shell;    /* or the shell its command runs in; NULL: none */
+  unsigned typing;           /* updates typing at shell outside t->lock: it stays */
   unsigned input_key;        /* the number of the stdin request asked; 0: none yet */
   bool run_ended;
   enum status status;
@@ -61,7 +62,7 @@ struct sr_mcp_tasks
 {
   uint64_t keep_ms;
   pthread_mutex_t lock;
-  pthread_cond_t changed;    /* a task ended, or a run let go of one */
+  pthread_cond_t changed;    /* a task ended, a run let go of one, an update typed */
   struct sr_mcp_task *tasks;
 };
 
@@ -254,6 +255,9 @@ void
 sr_mcp_task_set_shell (struct sr_mcp_task *task, struct sr_shell *sh)
 {
   pthread_mutex_lock (&task->t->lock);
+  /* The run lets go of its shell only when no update types there.  */
+  while (sh == NULL && task->typing > 0)
+    pthread_cond_wait (&task->t->changed, &task->t->lock);
   task->shell = sh;
   pthread_mutex_unlock (&task->t->lock);
 }
@@ -459,82 +463,114 @@ add_detailed_locked (cJSON *o, const struct sr_mcp_task *task)
     add_input_requests_locked (o, task);
 }
 
-/* t->lock held.  Gives the program len bytes of input: through its
- * stdin, or typed at its shell's terminal, as write_stdin types.  */
-static int
-give_input_locked (struct sr_mcp_task *task, const char *data, size_t len, sr_error_t *err)
+/* What an answer to an input request gives the program: len bytes of
+ * data (none: len 0), then the end of its input if eof.  */
+struct input
 {
-  enum sr_shell_state state;
+  char *bytes;               /* owned: base64 decoded; or NULL */
+  const char *data;
+  size_t len;
+  bool eof;
+};
 
-  if (task->shell)
-    return sr_shell_write (task->shell, data, len, &state, err);
-  return sr_stdin_pipe_write (task->stdin_fd, data, len, err);
-}
-
-/* t->lock held.  Ends the program's input: its stdin closes, or its
- * shell's terminal types the end of file.  */
+/* Reads response (an ElicitResult, answering key) into *in: text or
+ * bytes, then the end if asked; a declined or cancelled request ends
+ * the input.  */
 static int
-end_input_locked (struct sr_mcp_task *task, sr_error_t *err)
-{
-  enum sr_shell_state state;
-
-  if (task->shell)
-    return sr_shell_write_eof (task->shell, &state, err);
-  close_stdin_locked (task);
-  return 0;
-}
-
-/* t->lock held.  Gives the program's stdin what response (an
- * ElicitResult) says: text or bytes, then its end if asked; a declined
- * or cancelled request ends it.  The task works on.  */
-static int
-answer_input_locked (struct sr_mcp_task *task, const char *key, const cJSON *response,
-                     sr_error_t *err)
+parse_input (const char *key, const cJSON *response, struct input *in, sr_error_t *err)
 {
   const cJSON *action = cJSON_GetObjectItemCaseSensitive (response, "action");
   const cJSON *content = cJSON_GetObjectItemCaseSensitive (response, "content");
   const cJSON *text = cJSON_GetObjectItemCaseSensitive (content, "text");
   const cJSON *b64 = cJSON_GetObjectItemCaseSensitive (content, "base64");
   const cJSON *eof = cJSON_GetObjectItemCaseSensitive (content, "eof");
-  _cleanup_free_ char *bytes = NULL;
-  size_t len = 0;
 
-  if (!cJSON_IsString (action))
+  *in = (struct input){ NULL, NULL, 0, true };
+  if (cJSON_IsString (action)
+      && (strcmp (action->valuestring, "decline") == 0
+          || strcmp (action->valuestring, "cancel") == 0))
+    return 0;
+  if (!cJSON_IsString (action) || strcmp (action->valuestring, "accept") != 0)
     return sr_error_set_plain (err, "invalid_arguments", EINVAL,
                                "inputResponses.%s.action must be accept, decline or cancel",
                                key);
-  if (strcmp (action->valuestring, "accept") == 0)
+  if ((text && !cJSON_IsString (text)) || (b64 && !cJSON_IsString (b64))
+      || (eof && !cJSON_IsBool (eof)) || (text && b64) || (!text && !b64 && !cJSON_IsTrue (eof)))
+    return sr_error_set_plain (err, "invalid_arguments", EINVAL,
+                               "inputResponses.%s.content must give text (a string) or "
+                               "base64 (a string), or eof (true), or both",
+                               key);
+  if (b64 && sr_base64_decode (b64->valuestring, strlen (b64->valuestring), &in->bytes, &in->len)
+                 < 0)
+    return sr_error_set_plain (err, "invalid_arguments", EINVAL,
+                               "inputResponses.%s.content.base64 is not valid base64", key);
+  if (text)
     {
-      if ((text && !cJSON_IsString (text)) || (b64 && !cJSON_IsString (b64))
-          || (eof && !cJSON_IsBool (eof)) || (text && b64)
-          || (!text && !b64 && !cJSON_IsTrue (eof)))
-        return sr_error_set_plain (err, "invalid_arguments", EINVAL,
-                                   "inputResponses.%s.content must give text (a string) or "
-                                   "base64 (a string), or eof (true), or both",
-                                   key);
-      if (b64 && sr_base64_decode (b64->valuestring, strlen (b64->valuestring), &bytes, &len) < 0)
-        return sr_error_set_plain (err, "invalid_arguments", EINVAL,
-                                   "inputResponses.%s.content.base64 is not valid base64", key);
-      if (text)
-        len = strlen (text->valuestring);
-      if (len && give_input_locked (task, text ? text->valuestring : bytes, len, err) < 0)
-        return -1;
-      if (cJSON_IsTrue (eof) && end_input_locked (task, err) < 0)
-        return -1;
-    }
-  else if (strcmp (action->valuestring, "decline") == 0
-           || strcmp (action->valuestring, "cancel") == 0)
-    {
-      if (end_input_locked (task, err) < 0)
-        return -1;
+      in->data = text->valuestring;
+      in->len = strlen (text->valuestring);
     }
   else
-    return sr_error_set_plain (err, "invalid_arguments", EINVAL,
-                               "inputResponses.%s.action must be accept, decline or cancel",
-                               key);
+    in->data = in->bytes;
+  in->eof = cJSON_IsTrue (eof);
+  return 0;
+}
+
+/* Types in at sh's terminal, as write_stdin types; its end is ^D.  */
+static int
+type_input (struct sr_shell *sh, const struct input *in, sr_error_t *err)
+{
+  enum sr_shell_state state;
+
+  if (in->len && sr_shell_write (sh, in->data, in->len, &state, err) < 0)
+    return -1;
+  return in->eof ? sr_shell_write_eof (sh, &state, err) : 0;
+}
+
+/* t->lock held.  Gives the program in: through its stdin pipe, or typed
+ * at its shell's terminal.  Typing may wait for an interrupt's grace
+ * (seconds), so it is done with t->lock let go, the task held.  */
+static int
+give_input_locked (struct sr_mcp_task *task, const struct input *in, sr_error_t *err)
+{
+  struct sr_shell *sh = task->shell;
+  int r;
+
+  if (sh == NULL)
+    {
+      if (in->len && sr_stdin_pipe_write (task->stdin_fd, in->data, in->len, err) < 0)
+        return -1;
+      if (in->eof)
+        close_stdin_locked (task);
+      return 0;
+    }
+  task->refs++;
+  task->typing++;
+  pthread_mutex_unlock (&task->t->lock);
+  r = type_input (sh, in, err);
+  pthread_mutex_lock (&task->t->lock);
+  task->typing--;
+  unref_locked (task); /* which wakes set_shell; or frees a task dropped meanwhile */
+  return r;
+}
+
+/* t->lock held.  Answers the input request key with response; the task
+ * works on.  */
+static int
+answer_input_locked (struct sr_mcp_task *task, const char *key, const cJSON *response,
+                     sr_error_t *err)
+{
+  struct input in;
+  int r;
+
+  if (parse_input (key, response, &in, err) < 0)
+    return -1;
+  /* Answered: a second update of the same key, while this one types,
+   * finds nothing to answer.  */
   task->status = WORKING;
   task->updated_ms = (uint64_t) sr_now_realtime_ms ();
-  return 0;
+  r = give_input_locked (task, &in, err);
+  free (in.bytes);
+  return r;
 }
 
 /* t->lock held.  tasks/update: the response to the input request still

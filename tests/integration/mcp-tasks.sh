@@ -174,6 +174,19 @@ task7=$(field 'r["result"]["taskId"]')
 input_wait token-a "$task7"
 is "$(field 'r["result"]["status"]')" input_required "a program started in the shell that reads its terminal makes the task input_required"
 pgrep -f "$mark" >/dev/null; ok $? "its process is there"
+# A ^C typed through tasks/update waits out the interrupt's grace (the
+# program ignores it) without holding up the other calls on tasks.
+(update token-a "$task7" "$key" '{"text":"\u0003"}'; printf '%s' "$body" > "$sr_tmp/typed") &
+typing=$!
+sleep 0.5
+before=$(date +%s%N)
+call token-a tasks/get "$task9" "\"taskId\":\"$task9\""
+after=$(date +%s%N)
+is "$(field 'r["result"]["status"]') $(( (after - before) / 1000000 < 1000 ))" "completed 1" \
+  "a tasks/get while an update's ^C waits for the program is answered at once"
+wait "$typing"
+is "$(cat "$sr_tmp/typed")" '{"jsonrpc":"2.0","id":9,"result":{"resultType":"complete"}}' \
+  "and the update is acknowledged when the grace is over"
 call token-a tasks/cancel "$task7" "\"taskId\":\"$task7\""
 call token-a tasks/get "$task7" "\"taskId\":\"$task7\""
 is "$(field 'r["result"]["status"]')" cancelled "tasks/cancel cancels it"
