@@ -352,15 +352,22 @@ sr_idmap_apply (const struct sr_idmap *m, pid_t pid, sr_error_t *err)
 int
 sr_idmap_clone_tree (const char *path, int userns_fd)
 {
-  struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns_fd };
+  /* A clone joins its source's peer group: left shared, whatever the
+   * container mounts on it would propagate back to the host's mount
+   * (every host whose / is shared, as under systemd).  */
+  struct mount_attr attr = { .propagation = MS_PRIVATE };
   _cleanup_close_ int fd = -1;
 
+  if (userns_fd >= 0)
+    {
+      attr.attr_set = MOUNT_ATTR_IDMAP;
+      attr.userns_fd = (uint64_t) userns_fd;
+    }
   fd = (int) syscall (SYS_open_tree, AT_FDCWD, path,
                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (fd < 0)
     return -1;
-  if (userns_fd >= 0
-      && syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+  if (syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
     return -1;
   return TAKE_FD (fd);
 }

@@ -88,9 +88,10 @@ bool sr_idmap_maps (const struct sr_idmap *m, uid_t uid, gid_t gid);
 int sr_idmap_apply (const struct sr_idmap *m, pid_t pid, sr_error_t *err);
 
 /* A detached clone of the mount tree at path, with its submounts,
- * idmapped through the user namespace userns_fd (-1: plain): files owned
- * by host id N show as the id N maps to in that namespace.  Returns the
- * fd, or -1 with errno set.  */
+ * private (nothing mounted on it propagates anywhere), idmapped through
+ * the user namespace userns_fd (-1: plain): files owned by host id N show
+ * as the id N maps to in that namespace.  Returns the fd, or -1 with
+ * errno set.  */
 int sr_idmap_clone_tree (const char *path, int userns_fd);
 
 /* Whether the tree at path can be idmapped as sr_idmap_clone_tree does it

@@ -2,6 +2,7 @@ integration_tests = \
 	tests/integration/cgroup2-vm.sh \
 	tests/integration/isolation.sh \
 	tests/integration/user-inside.sh \
+	tests/integration/shared-mounts.sh \
 	tests/integration/tenant-ids.sh \
 	tests/integration/supervision.sh \
 	tests/integration/limits.sh \
