@@ -40,6 +40,9 @@ ok $? "the container's init holds its id lease too (pid $init)"
 
 kill -KILL "$holder"
 wait "$holder" 2>/dev/null
+# The init dies with its runner, a moment later.
+init_gone () { ! kill -0 "$init" 2>/dev/null; }
+wait_until 10 init_gone
 is "$(host_uid)" "$first" "the slot of a runner killed with SIGKILL is free again"
 is "$(ls "$ids" | sort -n | tr '\n' ' ')" "0 1 " \
   "the lock files are no more than the containers that lived at once"
