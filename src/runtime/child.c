@@ -95,26 +95,37 @@ become_root (struct child_state *st)
 
 /* The user namespace's own limits: the kernel lets root of a namespace
  * (CAP_SYS_RESOURCE there) write those of /proc/sys/user, whatever the
- * proc mount, so the init does it, as root or rootless alike.  A kernel
- * without one of them has no such count to bound.  */
+ * proc mount, so the init does it, as root or rootless alike.  Opened
+ * while the host's /proc is ours (the container's /proc/sys is
+ * read-only), written once the mounts are made: fsmount and open_tree
+ * make namespaces of their own, which max_mnt_namespaces counts.  A
+ * kernel without one of them has no such count to bound (fd -1).  */
 static void
-lower_userns_limits (struct child_state *st)
+open_userns_limits (struct child_state *st, int *fds)
+{
+  for (size_t i = 0; i < st->args->n_sysctls; i++)
+    {
+      fds[i] = open (st->args->sysctls[i].path, O_WRONLY | O_CLOEXEC);
+      if (fds[i] < 0 && errno != ENOENT)
+        die (st, errno, "open %s", st->args->sysctls[i].path);
+    }
+}
+
+static void
+lower_userns_limits (struct child_state *st, const int *fds)
 {
   for (size_t i = 0; i < st->args->n_sysctls; i++)
     {
       const struct sr_child_sysctl *s = &st->args->sysctls[i];
       size_t len = strlen (s->value);
-      int fd = open (s->path, O_WRONLY | O_CLOEXEC);
       ssize_t n;
 
-      if (fd < 0 && errno == ENOENT)
+      if (fds[i] < 0)
         continue;
-      if (fd < 0)
-        die (st, errno, "open %s", s->path);
-      n = write (fd, s->value, len);
+      n = write (fds[i], s->value, len);
       if (n != (ssize_t) len)
         die (st, n < 0 ? errno : EIO, "write %s", s->path);
-      close (fd);
+      close (fds[i]);
     }
 }
 
@@ -638,7 +649,7 @@ void
 sr_child_main (const struct sr_child_args *args)
 {
   struct child_state st = { .args = args };
-  int fds[SR_SYNC_MAX_FDS];
+  int fds[SR_SYNC_MAX_FDS], sysctl_fds[SR_CHILD_MAX_SYSCTLS];
   size_t n_fds = 0;
   char errbuf[SR_SYNC_TEXT_MAX];
   struct sr_sync_msg in;
@@ -660,12 +671,12 @@ sr_child_main (const struct sr_child_args *args)
    * namespace is rooted at them.  */
   if (unshare (CLONE_NEWCGROUP) < 0)
     die (&st, errno, "unshare the cgroup namespace");
-  /* The container has all its namespaces: from here it makes none.  */
-  lower_userns_limits (&st);
-
+  open_userns_limits (&st, sysctl_fds);
   if (sr_mount_plan_apply (args->mounts, fds, n_fds, errbuf, sizeof errbuf,
                            &st.msg.marks[SR_MARK_MOUNTS]) < 0)
     die (&st, errno, "%s", errbuf);
+  /* The container has all its namespaces: from here it makes none.  */
+  lower_userns_limits (&st, sysctl_fds);
   st.msg.marks[SR_MARK_PIVOT] = sr_now_ns ();
 
   if (sr_netlink_loopback_up () < 0)

@@ -541,12 +541,12 @@ plan_user (struct sr_container *c, const struct sr_container_config *cfg, sr_err
   return 0;
 }
 
-_Static_assert (1 + SR_MOUNT_MAX_IDMAPPED <= SR_SYNC_MAX_FDS,
-                "GO carries the rootfs and every idmapped bind");
+_Static_assert (SR_MOUNT_MAX_DETACHED <= SR_SYNC_MAX_FDS,
+                "GO carries the rootfs, where it goes, and every bind");
 
 /* sync 1: GO, with a root runner's detached mounts of the rootfs and the
- * idmap binds, idmapped through the init's user namespace now that its
- * maps are written.  Only host root may idmap a mount of a host file
+ * binds (sr_mount_plan_detached), idmapped through the init's user
+ * namespace now that its maps are written.  Only host root may idmap a mount of a host file
  * system; a rootless runner's files are its containers' root's already
  * (it extracted the layers itself), so it sends none.  */
 static int
@@ -563,7 +563,7 @@ send_go (struct sr_container *c, sr_error_t *err)
   userns_fd = open (path, O_RDONLY | O_CLOEXEC);
   if (userns_fd < 0)
     return sr_error_set (err, errno, "open %s", path);
-  n = sr_mount_plan_detached (c->mounts, userns_fd, fds, err);
+  n = sr_mount_plan_detached (c->mounts, c->init.pid, userns_fd, fds, err);
   if (n < 0)
     return -1;
   r = send_msg (&c->init, SR_SYNC_GO, fds, (size_t) n, err);

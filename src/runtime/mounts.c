@@ -191,15 +191,14 @@ sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, s
     return sr_error_set (err, ENOTDIR, "rootfs %s", cfg->rootfs);
   if (strcmp (resolved, "/") == 0)
     return sr_error_set (err, 0, "rootfs must not be the host's /");
-  for (size_t i = 0, n_idmap = 0; i < cfg->n_binds; i++)
-    {
-      if (under_kernel_fs (cfg->binds[i].target))
-        return sr_error_set (err, 0, "bind destination %s: must not be under /proc, /sys or /dev",
-                             cfg->binds[i].target);
-      if (cfg->binds[i].idmap && ++n_idmap > SR_MOUNT_MAX_IDMAPPED)
-        return sr_error_set (err, 0, "bind %s: at most %d binds may ask for idmap",
-                             cfg->binds[i].source, SR_MOUNT_MAX_IDMAPPED);
-    }
+  if (cfg->n_binds > SR_MOUNT_MAX_BINDS)
+    return sr_error_set_plain (err, "invalid_arguments", E2BIG,
+                               "%zu binds: a container takes at most %d", cfg->n_binds,
+                               SR_MOUNT_MAX_BINDS);
+  for (size_t i = 0; i < cfg->n_binds; i++)
+    if (under_kernel_fs (cfg->binds[i].target))
+      return sr_error_set (err, 0, "bind destination %s: must not be under /proc, /sys or /dev",
+                           cfg->binds[i].target);
 
   plan = sr_xcalloc (1, sizeof *plan);
   plan->rootfs = sr_xstrdup (resolved);
@@ -328,9 +327,10 @@ idmap_refused (int e)
 }
 
 int
-sr_mount_plan_detached (const struct sr_mount_plan *plan, int userns_fd, int *fds,
+sr_mount_plan_detached (const struct sr_mount_plan *plan, pid_t child, int userns_fd, int *fds,
                         sr_error_t *err)
 {
+  char at[PATH_MAX + 32];
   size_t n = 0;
 
   fds[n] = sr_idmap_clone_tree (plan->rootfs, userns_fd);
@@ -346,20 +346,32 @@ sr_mount_plan_detached (const struct sr_mount_plan *plan, int userns_fd, int *fd
       return sr_error_set (err, errno, "clone the rootfs %s", plan->rootfs);
     }
   n++;
+  /* Through the child's root: its mount namespace, where it attaches.  */
+  snprintf (at, sizeof at, "/proc/%d/root%s", (int) child, plan->rootfs);
+  fds[n] = open (at, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fds[n] < 0)
+    {
+      int e = errno;
+
+      close (fds[0]);
+      return sr_error_set (err, e, "open the rootfs %s in the container's namespace",
+                           plan->rootfs);
+    }
+  n++;
   for (size_t i = 0; i < plan->n_ops; i++)
     {
       const struct mount_op *op = &plan->ops[i];
 
-      if (!op->idmap)
+      if (op->kind != MOUNT_BIND)
         continue;
-      fds[n] = sr_idmap_clone_tree (op->source, userns_fd);
+      fds[n] = sr_idmap_clone_tree (op->source, op->idmap ? userns_fd : -1);
       if (fds[n] < 0)
         {
           int e = errno;
 
           while (n > 0)
             close (fds[--n]);
-          if (idmap_refused (e))
+          if (op->idmap && idmap_refused (e))
             return sr_error_set (err, e, "bind %s:/%s:idmap: its file system refuses an idmapped "
                                  "mount (tmpfs before Linux 6.3, or a kernel without them); "
                                  "bind it without idmap", op->source, op->target);
@@ -527,7 +539,7 @@ give_owned (int rootfd, const struct mount_op *op)
 }
 
 /* sr_mount_plan_detached's fds, in the child: the next is the next
- * idmap bind's.  */
+ * bind's.  */
 struct detached
 {
   const int *fds;
@@ -595,16 +607,22 @@ apply_op (int rootfd, const struct mount_op *op, struct detached *d, char *errbu
       return populate_dev (rootfd, op, errbuf, errlen);
 
     case MOUNT_BIND:
-      if (op->idmap)
+      if (d->n > 0)
         {
           if (d->next >= d->n)
             {
               errno = EINVAL;
-              return fail (errbuf, errlen, "bind %s on /%s: no idmapped mount of it", op->source,
+              return fail (errbuf, errlen, "bind %s on /%s: no clone of it", op->source,
                            op->target);
             }
           if (attach (d->fds[d->next++], target) < 0)
-            return fail (errbuf, errlen, "attach the idmapped %s on /%s", op->source, op->target);
+            return fail (errbuf, errlen, "attach %s on /%s", op->source, op->target);
+        }
+      else if (op->idmap)
+        {
+          errno = EINVAL;
+          return fail (errbuf, errlen, "bind %s on /%s: no idmapped mount of it", op->source,
+                       op->target);
         }
       else if (mount (op->source, path, NULL, MS_BIND | MS_REC, NULL) < 0)
         return fail (errbuf, errlen, "bind %s on /%s", op->source, op->target);
@@ -754,23 +772,27 @@ scaffold_mount_point (int rootfd, int origfd, const char *target, char *errbuf, 
 }
 
 /* For a rootfs that lacks a mount point, bubblewrap's way: the root is a
- * tmpfs of ours over the rootfs's path (in this mount namespace only),
- * holding the rootfs's top-level entries and the missing mount points, so
- * nothing is ever written to the rootfs itself.  Returns an O_PATH fd of
- * the new root, read-only with everything in it.  */
+ * tmpfs of ours over the rootfs (at: its directory; in this mount
+ * namespace only), holding the rootfs's top-level entries and the missing
+ * mount points, so nothing is ever written to the rootfs itself.  Returns
+ * an O_PATH fd of the new root, read-only with everything in it.  */
 static int
-scaffold_root (const struct sr_mount_plan *plan, int origfd, char *errbuf, size_t errlen)
+scaffold_root (const struct sr_mount_plan *plan, int at, int origfd, char *errbuf,
+               size_t errlen)
 {
-  _cleanup_close_ int rootfd = -1;
+  _cleanup_close_ int fs = -1, rootfd = -1;
   char buf[4096];
   long n;
 
-  if (mount ("tmpfs", plan->rootfs, "tmpfs", MS_NOSUID | MS_NODEV,
-             "mode=0755,size=65536,nr_inodes=4096") < 0)
+  fs = fsopen ("tmpfs", FSOPEN_CLOEXEC);
+  if (fs < 0 || fsconfig (fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0
+      || fsconfig (fs, FSCONFIG_SET_STRING, "size", "65536", 0) < 0
+      || fsconfig (fs, FSCONFIG_SET_STRING, "nr_inodes", "4096", 0) < 0
+      || fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return fail (errbuf, errlen, "make a tmpfs root");
+  rootfd = fsmount (fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  if (rootfd < 0 || attach (rootfd, at) < 0)
     return fail (errbuf, errlen, "mount a tmpfs root over %s", plan->rootfs);
-  rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    return fail (errbuf, errlen, "open the tmpfs root");
   while ((n = syscall (SYS_getdents64, origfd, buf, sizeof buf)) > 0)
     for (long off = 0; off < n;)
       {
@@ -801,35 +823,44 @@ int
 sr_mount_plan_apply (const struct sr_mount_plan *plan, const int *mount_fds, size_t n_mount_fds,
                      char *errbuf, size_t errlen, uint64_t *mark_mounts)
 {
-  _cleanup_close_ int rootfd = -1, origfd = -1;
-  struct detached d = { .fds = mount_fds, .n = n_mount_fds, .next = 1 };
+  _cleanup_close_ int rootfd = -1, origfd = -1, own_at = -1;
+  struct detached d = { .fds = mount_fds, .n = n_mount_fds, .next = 2 };
+  int at;
 
   /* Nothing we mount may propagate back to the host.  */
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return fail (errbuf, errlen, "make / private");
-  /* The rootfs's clone (idmapped) on its own path: from here on that
-   * path is it, for the scaffold as for the root itself.  */
+  /* The parent's clone of the rootfs (idmapped) over its directory, both
+   * given as fds: the path may lie below directories closed to us.
+   * Without them, the rootfs's own path.  */
   if (n_mount_fds > 0)
     {
-      _cleanup_close_ int at = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-      if (at < 0 || attach (mount_fds[0], at) < 0)
+      at = mount_fds[1];
+      if (attach (mount_fds[0], at) < 0)
         return fail (errbuf, errlen, "attach the rootfs %s", plan->rootfs);
+      origfd = openat (mount_fds[0], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
-  origfd = open (plan->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (origfd < 0)
+  else
+    {
+      at = own_at = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      origfd = open (plan->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+  if (at < 0 || origfd < 0)
     return fail (errbuf, errlen, "open rootfs %s", plan->rootfs);
   if (lacks_mount_point (plan, origfd))
     {
-      rootfd = scaffold_root (plan, origfd, errbuf, errlen);
+      rootfd = scaffold_root (plan, at, origfd, errbuf, errlen);
       if (rootfd < 0)
         return -1;
     }
   else
     {
-      if (n_mount_fds == 0 && mount (plan->rootfs, plan->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+      if (n_mount_fds > 0)
+        rootfd = openat (mount_fds[0], ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      else if (mount (plan->rootfs, plan->rootfs, NULL, MS_BIND | MS_REC, NULL) == 0)
+        rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      else
         return fail (errbuf, errlen, "bind rootfs %s", plan->rootfs);
-      rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (rootfd < 0)
         return fail (errbuf, errlen, "open rootfs %s", plan->rootfs);
       /* Read-only before anything is mounted on it: the mounts that follow

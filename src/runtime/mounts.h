@@ -71,25 +71,34 @@ struct sr_mount_plan;
 int sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, sr_error_t *err);
 void sr_mount_plan_free (struct sr_mount_plan *plan);
 
-/* Most binds of a plan that ask for idmap.  */
-#define SR_MOUNT_MAX_IDMAPPED 7
+/* Most binds a plan takes from its caller (--bind and the like).  */
+#define SR_MOUNT_MAX_BINDS 32
+
+/* The fds sr_mount_plan_detached gives at most: the rootfs, where it is
+ * attached, and each bind (the caller's and the scratch dir).  */
+#define SR_MOUNT_MAX_DETACHED (2 + SR_MOUNT_MAX_BINDS + 1)
 
 /* Whether the plan has binds that ask for idmap.  */
 bool sr_mount_plan_wants_idmap (const struct sr_mount_plan *plan);
 
 /* In the parent of a root runner, once the container's user namespace
- * (userns_fd) has its maps: detached clones (open_tree) of the rootfs and
- * of every bind that asks for idmap, in the plan's order, each idmapped
- * through that namespace, so a file the host sees owned by root is
- * root's inside, not nobody's.  The child attaches them in their place
- * (sr_mount_plan_apply).  A rootfs whose file system refuses an idmapped
- * mount (EINVAL, EOPNOTSUPP: tmpfs before Linux 6.3) goes plain, its
- * files nobody's inside as without any (doctor says so); a bind refused
- * is an error naming it.  Returns how many fds it put in
- * fds (at most 1 + SR_MOUNT_MAX_IDMAPPED; 0 where this kernel has no
- * open_tree and no bind asks for idmap), or -1.  */
-int sr_mount_plan_detached (const struct sr_mount_plan *plan, int userns_fd, int *fds,
-                            sr_error_t *err);
+ * (userns_fd) has its maps and before the child (child) builds its tree:
+ * what the child must not look up by path itself, as the host paths may
+ * lie below directories closed to the container's ids (root's 0700
+ * home).  fds[0] is a detached clone (open_tree) of the rootfs, fds[1]
+ * the rootfs's directory in the child's mount namespace (where it is
+ * attached), then a clone of each bind source, in the plan's order.  The
+ * rootfs and the binds that ask for idmap are idmapped through that
+ * namespace, so a file the host sees owned by root is root's inside, not
+ * nobody's; every clone is private.  The child attaches them in their
+ * place (sr_mount_plan_apply).  A rootfs whose file system refuses an
+ * idmapped mount (EINVAL, EOPNOTSUPP: tmpfs before Linux 6.3) goes plain,
+ * its files nobody's inside as without any (doctor says so); a bind
+ * refused is an error naming it.  Returns how many fds it put in fds (at
+ * most SR_MOUNT_MAX_DETACHED; 0 where this kernel has no open_tree and
+ * no bind asks for idmap), or -1.  */
+int sr_mount_plan_detached (const struct sr_mount_plan *plan, pid_t child, int userns_fd,
+                            int *fds, sr_error_t *err);
 
 /* In the child, inside the new user and mount namespaces: builds the tree
  * on the rootfs, then pivot_roots into it and detaches the old root.

@@ -42,7 +42,7 @@ enum sr_sync_type
 };
 
 #define SR_SYNC_TEXT_MAX 384
-#define SR_SYNC_MAX_FDS 8
+#define SR_SYNC_MAX_FDS 40
 
 struct sr_sync_msg
 {

@@ -15,12 +15,16 @@ require_image python
 mkdir -p "$sr_tmp/bound"
 echo bound > "$sr_tmp/bound/f"
 
-# In a namespace whose mounts are all shared: the mount points' list
-# before, while a run sleeps, and after; then each run's output.
+# In a namespace whose mounts are all shared: the list of the mount
+# points below the test's directory (the image store's rootfs, the
+# runtime dir) before, while a run sleeps, and after; then each run's
+# output.
 cat > "$sr_tmp/host.sh" <<'EOF2'
-mounts () { cut -d' ' -f5 /proc/self/mountinfo | sort; }
+# Ours only: other processes' mounts come and go meanwhile, and
+# propagate here.
+mounts () { cut -d' ' -f5 /proc/self/mountinfo | grep -F "$1/" | sort; }
 grep -q ' / / .* shared:' /proc/self/mountinfo || { echo "/ is not shared"; exit 1; }
-mounts > "$1/before"
+mounts "$1" > "$1/before"
 "$SR_BIN" run --image python --bind "$1/bound:/b:idmap" -- sh -c 'echo started; sleep 3' \
   > "$1/sleep.out" 2>&1 &
 sleeper=$!
@@ -28,7 +32,7 @@ for i in $(seq 1 100); do
   grep -q started "$1/sleep.out" && break
   sleep 0.1
 done
-mounts > "$1/during"
+mounts "$1" > "$1/during"
 wait "$sleeper"; echo "sleep $?" >> "$1/sleep.out"
 "$SR_BIN" run --image python --bind "$1/bound:/b" -- cat /b/f > "$1/plain.out" 2>&1
 echo "plain $?" >> "$1/plain.out"
@@ -36,7 +40,7 @@ echo "plain $?" >> "$1/plain.out"
 echo "idmap $?" >> "$1/idmap.out"
 printf 'print(1)' | "$SR_BIN" run-code -l python - > "$1/code.out" 2>&1
 echo "code $?" >> "$1/code.out"
-mounts > "$1/after"
+mounts "$1" > "$1/after"
 EOF2
 run_cmd unshare --mount --propagation shared sh "$sr_tmp/host.sh" "$sr_tmp"
 is "$rc $err" "0 " "a mount namespace whose mounts are all shared runs the test"

@@ -26,6 +26,20 @@ if [ "$root_runner" = yes ]; then
   like "$(echo $out $err)" "^nobody .*Permission denied" "without :idmap it is nobody's, and closed"
   run_sr run --image python --bind "$sr_tmp/private:/p:idmap" --user 1000 -- sh -c 'cat /p/f'
   like "$rc $err" "Permission denied" "a 0700 idmapped bind stays closed to the user"
+  # Host paths below a directory closed to the container's ids: the
+  # parent, not the container, opens them.
+  mkdir -p "$sr_tmp/closed/dir"
+  echo reached > "$sr_tmp/closed/dir/f"
+  chmod 700 "$sr_tmp/closed"
+  run_sr run --image python --bind "$sr_tmp/closed/dir:/p:ro" -- cat /p/f
+  is "$rc $out" "0 reached" "a plain bind whose source lies below a 0700 directory works"
+  run_sr run --image python --bind "$sr_tmp/closed/dir:/p" --user 1000 -- cat /p/f
+  is "$rc $out" "0 reached" "also for a user inside"
+  SANDBOX_IMAGE_STORE=$sr_tmp/closed/store "$SR_BIN" image import --quiet --name python \
+    "$image_cache/python" >/dev/null 2>&1
+  SANDBOX_IMAGE_STORE=$sr_tmp/closed/store run_sr run --image python --bind "$sr_tmp/private:/p:idmap" \
+    -- sh -c 'stat -c %U /usr/bin/python3; cat /p/f'
+  is "$rc $(echo $out)" "0 root secret" "an image store below a 0700 directory works, idmapped binds too"
   run_sr run --image python --bind "/sys/kernel/mm:/p:idmap" -- true
   like "$rc $err" "^125 .*/sys/kernel/mm:/p:idmap: its file system refuses an idmapped mount.*bind it without idmap" \
     "a file system that refuses idmapped mounts is named, with what to do"
@@ -36,7 +50,14 @@ else
   is "$rc $(echo $out)" "0 root secret" "rootless: the runner's own files are root's inside already"
   skip "a 0700 idmapped bind stays closed to the user: needs a root runner"
   skip "a file system that refuses idmapped mounts is named: needs a root runner"
+  for what in "a plain bind below a 0700 directory" "for a user inside" "an image store below a 0700 directory"; do
+    skip "$what: the parent opens host paths for a root runner only"
+  done
 fi
+binds=$(for i in $(seq 1 33); do printf ' --bind %s:/b%s:ro' "$sr_tmp/private" "$i"; done)
+# shellcheck disable=SC2086 # one word per option
+run_sr run --image python $binds -- true
+like "$rc $err" "^125 .*33 binds: a container takes at most 32" "more binds than a container takes are refused, with the cap"
 run_sr run --image python --bind "$sr_tmp/private:/p:idmap,exec" -- true
 like "$rc $err" "^125 .*an option is ro, rw or idmap, not 'exec'" "an unknown bind option is named"
 
