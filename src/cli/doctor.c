@@ -22,6 +22,7 @@
 
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/image-user.h"
 #include "common/util.h"
 #include "image/store.h"
 #include "runtime/cgroup.h"
@@ -168,20 +169,63 @@ check_idmap (struct report *r)
     }
 }
 
+/* The ids the user setting names, as the native backend resolves them:
+ * in the session image when the store has it (*where says so), else
+ * without an image, which only ids need.  */
+static int
+resolve_user (const struct sr_config *cfg, uid_t *uid, gid_t *gid, char **where,
+              sr_error_t *err)
+{
+  struct sr_store *s = NULL;
+  struct sr_image_use use = { .lock_fd = -1 };
+  int r;
+
+  if (cfg->backend_kind == SR_BACKEND_NATIVE
+      && sr_store_open_all (cfg->image_store, cfg->image_stores_readonly, false, &s, NULL) == 0
+      && sr_store_use (s, cfg->session_image, &use, NULL) == 0)
+    {
+      r = sr_image_user_resolve_path (cfg->user, use.rootfs, cfg->session_image, uid, gid, err);
+      *where = sr_xasprintf (" (in image %s)", cfg->session_image);
+    }
+  else if (sr_image_user_numeric (cfg->user))
+    {
+      r = sr_image_user_resolve (cfg->user, -1, NULL, uid, gid, err);
+      *where = sr_xstrdup ("");
+    }
+  else
+    r = sr_error_set_plain (err, "invalid_config", ENOENT,
+                            "the user setting '%s' is a name, which %s in each image: not "
+                            "checked here",
+                            cfg->user,
+                            cfg->backend_kind == SR_BACKEND_NATIVE
+                                ? "is looked up (the session image is not in the store)"
+                                : "dockerd looks up");
+  sr_image_release (&use);
+  sr_store_close (s);
+  return r;
+}
+
 /* Who the commands of run_code and sessions are inside, and who owns
  * the images' files there.  */
 static void
 check_user (struct report *r, const struct sr_config *cfg)
 {
-  _cleanup_free_ char *detail = NULL, *fix = NULL;
+  _cleanup_free_ char *detail = NULL, *fix = NULL, *where = NULL;
   struct sr_idmap m;
   sr_error_t err = NULL;
   uid_t uid;
   gid_t gid;
   int e;
 
-  if (sr_config_user_ids (cfg->user, &uid, &gid, &err) < 0
-      || sr_idmap_plan (&m, "/etc/subuid", "/etc/subgid", &err) < 0)
+  if (resolve_user (cfg, &uid, &gid, &where, &err) < 0)
+    {
+      /* Without where, nothing was looked up: nothing is wrong yet.  */
+      check (r, "user inside", where ? WARN : OK, err->msg,
+             where ? "set user to one the images have: sandbox, 1000 or root" : NULL);
+      sr_error_free (&err);
+      return;
+    }
+  if (sr_idmap_plan (&m, "/etc/subuid", "/etc/subgid", &err) < 0)
     {
       check (r, "user inside", WARN, err->msg, NULL);
       sr_error_free (&err);
@@ -189,15 +233,16 @@ check_user (struct report *r, const struct sr_config *cfg)
     }
   if (!sr_idmap_maps (&m, uid, gid))
     {
-      detail = sr_xasprintf ("the user setting is %u:%u, but only your own uid maps: run_code "
-                             "and sessions run as root inside (that uid) instead",
-                             (unsigned) uid, (unsigned) gid);
+      detail = sr_xasprintf ("the user setting is %s, %u:%u%s, but only your own uid maps: "
+                             "run_code and sessions run as root inside (that uid) instead",
+                             cfg->user, (unsigned) uid, (unsigned) gid, where);
       check (r, "user inside", WARN, detail, fix = subid_fix ());
     }
   else
     {
-      detail = sr_xasprintf ("run_code and sessions run as %u:%u inside%s", (unsigned) uid,
-                             (unsigned) gid, uid == 0 ? " (root: the user setting is root)" : "");
+      detail = sr_xasprintf ("run_code and sessions run as %s, %u:%u%s inside%s", cfg->user,
+                             (unsigned) uid, (unsigned) gid, where,
+                             uid == 0 ? " (root: the user setting says so)" : "");
       check (r, "user inside", OK, detail, NULL);
     }
   free (detail);

@@ -84,7 +84,8 @@ run_usage (FILE *f)
            "                       (repeatable); idmap: its owners as the host sees them\n"
            "  --env K=V            add to the environment (repeatable)\n"
            "  --workdir DIR        working directory inside (default %s)\n"
-           "  --user UID[:GID]|root  who CMD runs as inside (default root)\n"
+           "  --user USER[:GROUP]  who CMD runs as inside: root, an id or a name of the\n"
+           "                       image's /etc/passwd (default root)\n"
            "  --max-output BYTES   cap per stream of captured output (default %u)\n"
            "  --memory SIZE        memory limit (default %lluM, 0 for none)\n"
            "  --cpus N             CPU limit (default %.1f, 0 for none)\n"
@@ -473,6 +474,8 @@ sr_cmd_run (int argc, char **argv)
   struct sr_store *store = NULL;
   struct sr_image_use image = { .lock_fd = -1 };
   struct sr_policy_ids ids = { .map.lease_fd = -1 };
+  uid_t uid;
+  gid_t gid;
   _cleanup_strv_ char **env = NULL, **image_argv = NULL;
   sr_error_t err = NULL;
   int cmd_index, status = SR_EXIT_RUNNER;
@@ -500,9 +503,10 @@ sr_cmd_run (int argc, char **argv)
   /* The environment: the policy's, the image's, then --env.  */
   env = sr_policy_env (policy, a.image ? image.info.env : NULL);
 
-  if (sr_policy_ids_take (&config, &ids, &err) < 0)
+  if (sr_policy_user (policy, a.rootfs, a.image ? a.image : a.rootfs, &uid, &gid, &err) < 0
+      || sr_policy_ids_take (&config, uid, gid, &ids, &err) < 0)
     goto fail;
-  sr_policy_to_container (policy, a.rootfs, &cfg);
+  sr_policy_to_container (policy, a.rootfs, uid, gid, &cfg);
   cfg.idmap = &ids.map;
   cfg.fs.binds = a.binds;
   cfg.fs.n_binds = a.n_binds;

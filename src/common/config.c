@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/defaults.h"
 #include "common/history-db.h"
+#include "common/image-user.h"
 #include "common/util.h"
 
 enum setting_type { T_SECONDS, T_SIZE, T_UINT, T_CPUS, T_BOOL, T_STRING, T_BACKEND, T_COMPAT };
@@ -90,7 +91,8 @@ static const struct setting settings[] = {
   S ("seccomp_profile", seccomp_profile, "", "OCI seccomp profile file (empty: built-in)"),
   S ("cap_keep", cap_keep, "", "capabilities kept in containers (empty: none)"),
   S ("user", user, SR_DEFAULT_USER,
-     "who run_code's and sessions' commands run as inside: UID, UID:GID or root"),
+     "who run_code's and sessions' commands run as inside: root, USER or USER:GROUP, names "
+     "looked up in the image"),
   S ("image_store", image_store, NULL, "image store directory"),
   S ("image_stores_readonly", image_stores_readonly, NULL,
      "other users' image stores searched after image_store, read-only (colon-separated)"),
@@ -1217,46 +1219,6 @@ sr_config_check_server_id (const char *id, sr_error_t *err)
   return 0;
 }
 
-/* An id of the user setting: decimal, below SR_ROOT_MAP_COUNT.  */
-static bool
-parse_inside_id (const char *text, size_t len, uint32_t *ret)
-{
-  uint32_t v = 0;
-
-  if (len == 0 || len > 5)
-    return false;
-  for (size_t i = 0; i < len; i++)
-    {
-      if (text[i] < '0' || text[i] > '9')
-        return false;
-      v = v * 10 + (uint32_t) (text[i] - '0');
-    }
-  if (v >= SR_ROOT_MAP_COUNT)
-    return false;
-  *ret = v;
-  return true;
-}
-
-int
-sr_config_user_ids (const char *text, uid_t *ret_uid, gid_t *ret_gid, sr_error_t *err)
-{
-  const char *colon = strchr (text, ':');
-  uint32_t u, g;
-
-  if (strcmp (text, "root") == 0)
-    u = g = 0;
-  else if (!parse_inside_id (text, colon ? (size_t) (colon - text) : strlen (text), &u)
-           || (colon && !parse_inside_id (colon + 1, strlen (colon + 1), &g)))
-    return sr_error_set_plain (err, "invalid_config", EINVAL,
-                               "user '%s': expected UID, UID:GID or root, each id below %u",
-                               text, SR_ROOT_MAP_COUNT);
-  else if (colon == NULL)
-    g = u;
-  *ret_uid = (uid_t) u;
-  *ret_gid = (gid_t) g;
-  return 0;
-}
-
 int
 sr_config_check (const struct sr_config *cfg, sr_error_t *err)
 {
@@ -1306,7 +1268,7 @@ sr_config_check (const struct sr_config *cfg, sr_error_t *err)
   /* A page of none would never move on.  */
   if (cfg->resource_page_size == 0)
     return sr_error_set (err, 0, "resource_page_size must be at least 1");
-  if (sr_config_user_ids (cfg->user, &(uid_t){ 0 }, &(gid_t){ 0 }, err) < 0)
+  if (sr_image_user_check (cfg->user, err) < 0)
     return -1;
   /* Empty: the server makes one of its host name and port.  */
   if (cfg->server_id[0] && sr_config_check_server_id (cfg->server_id, err) < 0)

@@ -119,7 +119,7 @@ struct sr_config
   /* kernel policy */
   char *seccomp_profile;   /* "" or NULL: the built-in profile; "unconfined" */
   char *cap_keep;          /* comma-separated capability names */
-  char *user;              /* who commands are inside: sr_config_user_ids */
+  char *user;              /* who commands are inside: image-user.h */
   /* where things live */
   char *image_store;
   char *image_stores_readonly; /* colon-separated; "": none */
@@ -233,12 +233,6 @@ char *sr_language_docker_variable (const char *name);
 bool sr_ssh_name_valid (const char *name);
 /* The ssh.NAME entry, or NULL.  */
 const struct sr_ssh_target *sr_config_ssh_target (const struct sr_config *cfg, const char *name);
-
-/* The ids inside the container that the user setting's text names:
- * "root" (0:0), UID (its gid the same number) or UID:GID, each below
- * 65536 (a root runner's containers map 0..65535).  Code invalid_config
- * naming the text when it is none of those.  */
-int sr_config_user_ids (const char *text, uid_t *ret_uid, gid_t *ret_gid, sr_error_t *err);
 
 /* The CPUs of l's compile stage: its compile_cpus, else the setting's
  * (0: all the runner may use, sandbox/policy.h).  */

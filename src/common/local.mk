@@ -8,6 +8,7 @@ libsandbox_a_SOURCES += \
 	src/common/stdin-wait.c src/common/stdin-wait.h \
 	src/common/sha256.c src/common/sha256.h \
 	src/common/config.c src/common/config.h \
+	src/common/image-user.c src/common/image-user.h \
 	src/common/json.h \
 	src/common/curlbuf.c src/common/curlbuf.h \
 	src/common/run-result.c src/common/run-result.h \

@@ -122,6 +122,10 @@ struct sr_backend
    * takes (sandbox/compile-cache.h); NULL (or no op): not known, so no
    * cache.  */
   const char *(*run_image_id) (struct sr_backend_run *run);
+  /* takes_ids only: the ids inside the run's image of the user setting
+   * (common/image-user.h), which its containers run as; run_begin
+   * fails (invalid_config) when the image lacks the user it names.  */
+  void (*run_user) (struct sr_backend_run *run, uid_t *uid, gid_t *gid);
 
   /* keeps_warm only (NULL otherwise).  warm_new creates what run_stage
    * would for l's run stage, with ids (sandbox/policy.h), code_dir

@@ -499,8 +499,15 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
 
   if (be->run_begin (state, l, &run, err) < 0)
     return -1;
-  if (be->takes_ids && sr_policy_ids_take (cfg, &ids, err) < 0)
-    goto out;
+  if (be->takes_ids)
+    {
+      uid_t user_uid;
+      gid_t user_gid;
+
+      be->run_user (run, &user_uid, &user_gid);
+      if (sr_policy_ids_take (cfg, user_uid, user_gid, &ids, err) < 0)
+        goto out;
+    }
   uid = ids.uid;
   gid = ids.gid;
   if (sr_code_make_dir (cfg, &ids, &scratch, &scratch_fd, err) < 0

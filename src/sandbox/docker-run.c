@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/image-user.h"
 #include "common/util.h"
 #include "docker/engine.h"
 #include "sandbox/code-internal.h"
@@ -77,19 +78,26 @@ sr_docker_state_close (void *state)
 }
 
 /* The containers run as the policy's user, not as a mapped root: the
- * directory must be theirs (or, for a runner in the docker group that is
- * not root, open to all) for the compiler to write its output.  */
+ * directory must be theirs for the compiler to write its output.  A root
+ * runner gives it to a user of ids; a name only dockerd resolves, in the
+ * image, and a runner in the docker group that is not root cannot chown:
+ * then it is open to all, and its files stay the runner's.  */
 int
 sr_docker_code_dir (void *state, const char *dir, int dirfd, uid_t *uid, gid_t *gid,
                     sr_error_t *err)
 {
   const struct sr_docker_state *ds = state;
+  uid_t user_uid;
+  gid_t user_gid;
 
-  if (geteuid () == 0 ? fchown (dirfd, ds->policy->uid, ds->policy->gid) < 0
-                      : fchmod (dirfd, 0777) < 0)
+  if (geteuid () != 0 || !sr_image_user_numeric (ds->policy->user))
+    return fchmod (dirfd, 0777) < 0 ? sr_error_set (err, errno, "chmod %s", dir) : 0;
+  if (sr_image_user_resolve (ds->policy->user, -1, NULL, &user_uid, &user_gid, err) < 0)
+    return -1;
+  if (fchown (dirfd, user_uid, user_gid) < 0)
     return sr_error_set (err, errno, "chown %s", dir);
-  *uid = ds->policy->uid;
-  *gid = ds->policy->gid;
+  *uid = user_uid;
+  *gid = user_gid;
   return 0;
 }
 

@@ -81,7 +81,23 @@ struct sr_backend_run
 {
   struct native_state *ns;
   struct sr_image_use image;
+  uid_t uid;                 /* the user setting's ids in the image */
+  gid_t gid;
 };
+
+/* l's image for run, and who the user setting is in it.  */
+static int
+use_run_image (struct native_state *ns, const struct sr_language *l, struct sr_backend_run *run,
+               sr_error_t *err)
+{
+  run->ns = ns;
+  run->image.lock_fd = -1;
+  if (sr_code_use_image (ns->store, l, &run->image, err) < 0)
+    return -1;
+  if (sr_policy_user (ns->policy, run->image.rootfs, l->image, &run->uid, &run->gid, err) < 0)
+    return sr_error_wrap (err, "language %s", l->name);
+  return 0;
+}
 
 static int
 native_run_begin (void *state, const struct sr_language *l, struct sr_backend_run **ret,
@@ -89,10 +105,9 @@ native_run_begin (void *state, const struct sr_language *l, struct sr_backend_ru
 {
   struct sr_backend_run *run = sr_xcalloc (1, sizeof *run);
 
-  run->ns = state;
-  run->image.lock_fd = -1;
-  if (sr_code_use_image (run->ns->store, l, &run->image, err) < 0)
+  if (use_run_image (state, l, run, err) < 0)
     {
+      sr_image_release (&run->image);
       free (run);
       return -1;
     }
@@ -135,7 +150,7 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
     return sr_error_set (err, 0, "empty command");
   env = sr_policy_env (policy, run->image.info.env);
   spec.env = env;
-  sr_policy_to_container (policy, run->image.rootfs, &cc);
+  sr_policy_to_container (policy, run->image.rootfs, run->uid, run->gid, &cc);
   cc.max_cpu_seconds = sr_policy_cpu_seconds (st->timeout_ms);
   if (st->cpus)
     cc.limits.cpus = st->cpus;
@@ -153,6 +168,13 @@ static const char *
 native_run_image_id (struct sr_backend_run *run)
 {
   return run->image.info.id;
+}
+
+static void
+native_run_user (struct sr_backend_run *run, uid_t *uid, gid_t *gid)
+{
+  *uid = run->uid;
+  *gid = run->gid;
 }
 
 static void
@@ -227,13 +249,11 @@ native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
   };
   struct sr_container_config cc;
 
-  w->run.ns = ns;
-  w->run.image.lock_fd = -1;
   w->l = l;
   w->sock = -1;
-  if (sr_code_use_image (ns->store, l, &w->run.image, err) < 0)
+  if (use_run_image (ns, l, &w->run, err) < 0)
     goto fail;
-  sr_policy_to_container (ns->policy, w->run.image.rootfs, &cc);
+  sr_policy_to_container (ns->policy, w->run.image.rootfs, w->run.uid, w->run.gid, &cc);
   cc.fs.binds = &bind;
   cc.fs.n_binds = 1;
   cc.idmap = &ids->map;
@@ -356,14 +376,22 @@ native_create (void *state, const char *id, const char *image_ref,
   struct sr_backend_box *b = sr_xcalloc (1, sizeof *b);
   _cleanup_free_ char *label = NULL;
   struct sr_container_config cc;
+  uid_t uid;
+  gid_t gid;
 
   b->image.lock_fd = -1;
-  b->files = (struct sr_fs_native){ .rootfd = -1, .datafd = -1, .uid = ids->uid,
-                                     .gid = ids->gid };
+  b->files = (struct sr_fs_native){ .rootfd = -1, .datafd = -1 };
   b->policy = ns->policy;
   if (use_session_image (ns, image_ref, &b->image, err) < 0)
     goto fail;
-  sr_policy_to_container (ns->policy, b->image.rootfs, &cc);
+  if (sr_policy_user (ns->policy, b->image.rootfs, image_ref, &uid, &gid, err) < 0)
+    {
+      sr_error_wrap (err, "session image %s", image_ref);
+      goto fail;
+    }
+  /* The session's files are its user's, as a run's code directory is.  */
+  sr_policy_ids_owner (ids, uid, gid, &b->files.uid, &b->files.gid);
+  sr_policy_to_container (ns->policy, b->image.rootfs, uid, gid, &cc);
   cc.idmap = &ids->map;
   cc.state_dir = ns->state_dir;
   label = sr_xasprintf ("session %s (%s)", id, image_ref);
@@ -440,6 +468,7 @@ const struct sr_backend sr_native_backend = {
   .run_stage = native_run_stage,
   .run_end = native_run_end,
   .run_image_id = native_run_image_id,
+  .run_user = native_run_user,
   .warm_new = native_warm_new,
   .warm_current = native_warm_current,
   .warm_stage = native_warm_stage,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/image-user.h"
 #include "common/statedir.h"
 #include "common/util.h"
 #include "runtime/caps.h"
@@ -162,12 +163,21 @@ sr_policy_new (const struct sr_config *cfg, enum sr_backend_kind backend,
     .no_new_namespaces = true,
   };
 
-  if (sr_config_user_ids (cfg->user, &p->uid, &p->gid, err) < 0)
+  if (sr_image_user_check (cfg->user, err) < 0)
     {
       sr_policy_free (p);
       return -1;
     }
-  snprintf (p->user, sizeof p->user, "%u:%u", (unsigned) p->uid, (unsigned) p->gid);
+  snprintf (p->user, sizeof p->user, "%s", cfg->user);
+  snprintf (p->docker_user, sizeof p->docker_user, "%s", cfg->user);
+  if (sr_image_user_numeric (cfg->user))
+    {
+      uid_t uid;
+      gid_t gid;
+
+      (void) sr_image_user_resolve (cfg->user, -1, NULL, &uid, &gid, NULL);
+      snprintf (p->docker_user, sizeof p->docker_user, "%u:%u", (unsigned) uid, (unsigned) gid);
+    }
   for (char *const *e = o->env; e && *e; e++)
     sr_env_set (&p->env_extra, *e);
 
@@ -208,8 +218,15 @@ sr_policy_env (const struct sr_policy *p, char *const *image_env)
   return env;
 }
 
+int
+sr_policy_user (const struct sr_policy *p, const char *rootfs, const char *image, uid_t *uid,
+                gid_t *gid, sr_error_t *err)
+{
+  return sr_image_user_resolve_path (p->user, rootfs, image, uid, gid, err);
+}
+
 void
-sr_policy_to_container (const struct sr_policy *p, const char *rootfs,
+sr_policy_to_container (const struct sr_policy *p, const char *rootfs, uid_t uid, gid_t gid,
                         struct sr_container_config *cc)
 {
   memset (cc, 0, sizeof *cc);
@@ -232,8 +249,8 @@ sr_policy_to_container (const struct sr_policy *p, const char *rootfs,
   cc->max_pending_signals = p->max_pending_signals;
   cc->max_msgqueue_bytes = p->max_msgqueue_bytes;
   cc->userns = p->userns;
-  cc->uid = p->uid;
-  cc->gid = p->gid;
+  cc->uid = uid;
+  cc->gid = gid;
 }
 
 void
@@ -263,7 +280,7 @@ sr_policy_to_docker (const struct sr_policy *p,
     .readonly_root = true,
     .tmpfs = tmpfs,
     .n_tmpfs = n,
-    .user = p->user,
+    .user = p->docker_user,
     .seccomp_json = p->seccomp_json,
     .cap_add = p->cap_names,
     .max_file_size = p->max_file_size,
@@ -275,11 +292,10 @@ sr_policy_to_docker (const struct sr_policy *p,
 }
 
 int
-sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_error_t *err)
+sr_policy_ids_take (const struct sr_config *cfg, uid_t user_uid, gid_t user_gid,
+                    struct sr_policy_ids *ret, sr_error_t *err)
 {
   _cleanup_free_ char *lock_dir = NULL;
-  uid_t user_uid;
-  gid_t user_gid;
 
   *ret = (struct sr_policy_ids){ .map.lease_fd = -1 };
   if (sr_idmap_plan (&ret->map, "/etc/subuid", "/etc/subgid", err) < 0)
@@ -290,21 +306,24 @@ sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_e
       if (lock_dir == NULL || sr_idmap_lease (&ret->map, lock_dir, err) < 0)
         return -1;
     }
-  if (ret->map.mode != SR_IDMAP_ROOT)
-    {
-      ret->uid = ret->map.caller_uid;
-      ret->gid = ret->map.caller_gid;
-      return 0;
-    }
-  if (sr_config_user_ids (cfg->user, &user_uid, &user_gid, err) < 0)
-    return -1;
-  /* A user the range lacks fails at the container's creation, which
-   * says so; the files stay root's meanwhile.  */
-  if (!sr_idmap_maps (&ret->map, user_uid, user_gid))
-    user_uid = user_gid = 0;
-  ret->uid = ret->map.uid_base + user_uid;
-  ret->gid = ret->map.gid_base + user_gid;
+  sr_policy_ids_owner (ret, user_uid, user_gid, &ret->uid, &ret->gid);
   return 0;
+}
+
+void
+sr_policy_ids_owner (const struct sr_policy_ids *ids, uid_t user_uid, gid_t user_gid,
+                     uid_t *uid, gid_t *gid)
+{
+  if (ids->map.mode != SR_IDMAP_ROOT)
+    {
+      *uid = ids->map.caller_uid;
+      *gid = ids->map.caller_gid;
+      return;
+    }
+  if (!sr_idmap_maps (&ids->map, user_uid, user_gid))
+    user_uid = user_gid = 0;
+  *uid = ids->map.uid_base + user_uid;
+  *gid = ids->map.gid_base + user_gid;
 }
 
 void

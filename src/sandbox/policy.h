@@ -97,9 +97,11 @@ struct sr_policy
   uint64_t keep_caps;        /* native: capability keep-list mask */
   char **cap_names;          /* Docker: cap_keep's names as CapAdd; NULL: none */
   /* process */
-  uid_t uid;                 /* the ids the commands run as inside (the user */
-  gid_t gid;                 /* setting); Docker: owners of the code directory */
-  char user[24];             /* Docker: "UID:GID" of uid and gid */
+  char user[72];             /* the user setting (common/image-user.h), which
+                              * sr_policy_user resolves per image */
+  char docker_user[72];      /* Docker's User: names as written, for dockerd
+                              * to resolve in the image; ids as UID:GID, so
+                              * that a uid alone keeps its gid, not 0 */
   char **env_extra;          /* the overrides' env, added last by sr_policy_env */
 };
 
@@ -135,10 +137,17 @@ double sr_policy_compile_cpus (const struct sr_config *cfg, const struct sr_lang
  * image_env's KEY=VALUE entries (NULL: none), then the overrides' env.  */
 char **sr_policy_env (const struct sr_policy *p, char *const *image_env);
 
-/* The native translator: *cc from p, for the root file system rootfs.
- * cc points into p (seccomp), which must outlive it; the caller sets
- * binds, state_dir and label.  */
-void sr_policy_to_container (const struct sr_policy *p, const char *rootfs,
+/* The ids inside the image whose root file system is rootfs (image
+ * names it in errors) that p's user setting names: the one lookup of
+ * common/image-user.h, in the image's own /etc/passwd and /etc/group.  */
+int sr_policy_user (const struct sr_policy *p, const char *rootfs, const char *image,
+                    uid_t *uid, gid_t *gid, sr_error_t *err);
+
+/* The native translator: *cc from p, for the root file system rootfs,
+ * its commands run as uid:gid (sr_policy_user's).  cc points into p
+ * (seccomp), which must outlive it; the caller sets binds, state_dir and
+ * label.  */
+void sr_policy_to_container (const struct sr_policy *p, const char *rootfs, uid_t uid, gid_t gid,
                              struct sr_container_config *cc);
 
 /* The Docker translator: *dc from p, its tmpfs mounts in tmpfs (the
@@ -152,16 +161,24 @@ void sr_policy_to_docker (const struct sr_policy *p,
 /* Who the containers of one run, one warm container or one session are
  * on the host, leased to them alone (runtime/idmap.h): map is what their
  * containers are created with; uid, gid own what the host puts in their
- * code and tmpfs directories (for a root runner the host ids of the user
- * setting's, which its commands run as; else the runner's own).  The
- * lease lives in <runtime_dir>/ids.  */
+ * code and tmpfs directories (for a root runner the host ids of the
+ * user_uid:user_gid inside, the user setting's ids in the image, which
+ * its commands run as; else the runner's own).  The lease lives in
+ * <runtime_dir>/ids.  */
 struct sr_policy_ids
 {
   struct sr_idmap map;      /* map.lease_fd: -1 for no lease (a rootless runner's) */
   uid_t uid;
   gid_t gid;
 };
-int sr_policy_ids_take (const struct sr_config *cfg, struct sr_policy_ids *ret, sr_error_t *err);
+int sr_policy_ids_take (const struct sr_config *cfg, uid_t user_uid, gid_t user_gid,
+                        struct sr_policy_ids *ret, sr_error_t *err);
+/* The host ids that own the files of user_uid:user_gid inside ids'
+ * containers, as sr_policy_ids_take sets uid and gid: a user the map
+ * lacks fails at the container's creation, which says so, and its files
+ * stay root's inside meanwhile.  */
+void sr_policy_ids_owner (const struct sr_policy_ids *ids, uid_t user_uid, gid_t user_gid,
+                          uid_t *uid, gid_t *gid);
 /* Frees the ids for another container; their containers must be gone.  */
 void sr_policy_ids_release (struct sr_policy_ids *ids);
 

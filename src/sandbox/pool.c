@@ -100,6 +100,24 @@ write_bootstrap (const struct warm *w, bool *prestart, sr_error_t *err)
   return sr_code_write_source (w->scratch_fd, w->l->source, program, len, w->uid, w->gid, err);
 }
 
+/* The ids of a warm container of l: its code directory must be the user's
+ * that the user setting names in l's image (keeps_warm backends take
+ * ids).  */
+static int
+take_ids (struct sr_code_pool *p, const struct sr_language *l, struct sr_policy_ids *ids,
+          sr_error_t *err)
+{
+  struct sr_backend_run *run = NULL;
+  uid_t uid;
+  gid_t gid;
+
+  if (p->be->run_begin (p->state, l, &run, err) < 0)
+    return -1;
+  p->be->run_user (run, &uid, &gid);
+  p->be->run_end (run);
+  return sr_policy_ids_take (p->cfg, uid, gid, ids, err);
+}
+
 /* What sr_code_run would create for l's run stage, waiting for START, or
  * with prestart, l's interpreter started ahead if it has a warm_start
  * (prestart.h).  */
@@ -112,7 +130,7 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, bool prestart, st
   w->l = l;
   w->scratch_fd = -1;
   w->ids.map.lease_fd = -1;
-  if (sr_policy_ids_take (p->cfg, &w->ids, err) < 0)
+  if (take_ids (p, l, &w->ids, err) < 0)
     goto fail;
   w->uid = w->ids.uid;
   w->gid = w->ids.gid;

@@ -441,7 +441,9 @@ session_create (struct sr_sessions *m, const char *image_ref, struct sr_session 
   s->be_state = m->be_state;
   s->ids.map.lease_fd = -1;
   make_id (s->id);
-  if (sr_policy_ids_take (m->cfg, &s->ids, err) < 0
+  /* The user is known once create has the image: it sets who owns the
+   * session's files (sr_policy_ids_owner).  */
+  if (sr_policy_ids_take (m->cfg, 0, 0, &s->ids, err) < 0
       || m->be->create (m->be_state, s->id, image_ref, &s->ids, &s->box, &s->fs, err) < 0)
     goto fail;
   /* The syntax check of TOML runs python3 in the session.  */

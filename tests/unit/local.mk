@@ -6,6 +6,7 @@ unit_tests = \
 	tests/unit/test-idmap \
 	tests/unit/test-sync \
 	tests/unit/test-config \
+	tests/unit/test-image-user \
 	tests/unit/test-image \
 	tests/unit/test-layer-link \
 	tests/unit/test-registry \
@@ -40,6 +41,7 @@ tests_unit_test_mounts_LDADD = $(UNIT_LDADD)
 tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
 tests_unit_test_sync_LDADD = $(UNIT_LDADD)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
+tests_unit_test_image_user_LDADD = $(UNIT_LDADD)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)
 tests_unit_test_layer_link_LDADD = $(UNIT_LDADD)
 tests_unit_test_registry_LDADD = $(UNIT_LDADD)

@@ -106,7 +106,7 @@ test_overrides (const struct sr_config *cfg)
   is_str (env_get (env, "noeq"), NULL, "an entry without '=' is dropped");
   is_int (sr_strv_length (env), 5, "nothing else");
 
-  sr_policy_to_container (p, "/rootfs", &cc);
+  sr_policy_to_container (p, "/rootfs", 1000, 1000, &cc);
   is_str (cc.fs.rootfs, "/rootfs", "native: rootfs");
   is_int (cc.fs.tmp_size, 3ull << 30, "native: tmp_size");
   is_int (cc.fs.shm_size, SR_DEFAULT_DEV_SHM_SIZE, "native: shm_size");
@@ -151,7 +151,7 @@ test_session (const struct sr_config *cfg)
   ok (p->data_dir, "a session has a data directory");
   is_int (p->data_size, 8ull << 30, "of session_data_size");
   is_int (p->max_file_size, 8ull << 30, "a file may fill it");
-  sr_policy_to_container (p, "/r", &cc);
+  sr_policy_to_container (p, "/r", 1000, 1000, &cc);
   is_int (cc.fs.data_size, 8ull << 30, "native: the data tmpfs");
   ok (cc.fs.code_size == cfg->session_scratch_size && cc.fs.code_size
       && cc.fs.code_inodes == cfg->session_scratch_inodes && cc.fs.code_inodes,
@@ -195,8 +195,7 @@ test_docker (const struct sr_config *cfg)
   is_int (dc.pids_limit, 77, "Docker: PidsLimit");
   is_int (dc.shm_size, SR_DEFAULT_DEV_SHM_SIZE, "Docker: ShmSize");
   ok (dc.readonly_root, "Docker: read-only root");
-  is_str (dc.user, "1000:1000", "Docker: the user setting's user");
-  is_int (p->uid, 1000, "Docker: its uid owns the code");
+  is_str (dc.user, "1000:1000", "Docker: the user setting's user, its gid that of its uid");
   is_int (dc.n_tmpfs, 2, "Docker: /tmp and scratch");
   is_str (tmpfs[0].path, "/tmp", "Docker: /tmp first");
   is_int (tmpfs[0].size, cfg->tmp_size, "Docker: /tmp of tmp_size");
@@ -245,7 +244,12 @@ test_user (struct sr_config *cfg)
   set (cfg, "user", "root");
   if (ok (sr_policy_new (cfg, SR_BACKEND_NATIVE, NULL, &p, &err) == 0, "policy of user root"))
     {
-      sr_policy_to_container (p, "/rootfs", &cc);
+      uid_t uid = 9;
+      gid_t gid = 9;
+
+      ok (sr_policy_user (p, dir, "test", &uid, &gid, NULL) == 0 && uid == 0 && gid == 0,
+          "user root is 0:0, whatever the image");
+      sr_policy_to_container (p, "/rootfs", uid, gid, &cc);
       ok (cc.uid == 0 && cc.gid == 0, "user root: commands run as 0:0");
       sr_policy_free (p);
     }
@@ -255,7 +259,16 @@ test_user (struct sr_config *cfg)
     {
       sr_policy_to_docker (p, tmpfs, &dc);
       is_str (dc.user, "1234:99", "Docker: User is the setting's UID:GID");
-      ok (p->uid == 1234 && p->gid == 99, "Docker: its ids own the code");
+      sr_policy_free (p);
+    }
+  sr_error_free (&err);
+  set (cfg, "user", "sandbox:users");
+  if (ok (sr_policy_new (cfg, SR_BACKEND_DOCKER, NULL, &p, &err) == 0,
+          "policy of user sandbox:users"))
+    {
+      sr_policy_to_docker (p, tmpfs, &dc);
+      is_str (dc.user, "sandbox:users", "Docker: a name goes to dockerd as written, which "
+                                         "resolves it in the image");
       sr_policy_free (p);
     }
   sr_error_free (&err);
