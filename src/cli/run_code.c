@@ -23,7 +23,7 @@ usage (FILE *f, const struct sr_config *cfg)
 {
   fprintf (f,
            "Usage: sandbox-runner run-code --language L [--timeout S] [--backend B] [--json]\n"
-           "                                [--user UID[:GID]|root]\n"
+           "                                [--user USER[:GROUP]]\n"
            "                                [--stdin FILE|-] [--arg A]... [--file NAME=PATH]...\n"
            "                                [FILE|- [FILE]...]\n\n"
            "Runs a snippet (from the first FILE, or stdin) in a fresh container of the\n"
@@ -33,7 +33,8 @@ usage (FILE *f, const struct sr_config *cfg)
            "  -l, --language L   one of the language table (sandbox-runner config show)\n"
            "  --timeout S        run-stage timeout in seconds (default %g, at most %g)\n"
            "  --backend B        native or docker (default: the configuration's, %s)\n"
-           "  --user U           who the program runs as inside (default: the user\n"
+           "  --user U           who the program runs as inside: root, an id or a name\n"
+           "                     of the image's /etc/passwd (default: the user\n"
            "                     setting's, %s)\n"
            "  --stdin FILE|-     the program's stdin (default: empty); - reads ours\n"
            "  --arg A            one more argument for the program (repeatable)\n"

@@ -3,8 +3,9 @@
 # are root's, through an idmapped rootfs for a root runner, by extraction
 # for a rootless one); a --bind with :idmap shows its host owners; the
 # commands of run_code and sessions run as the user setting's user (1000
-# by default, root only when configured) with their writable directories
-# theirs; the CLI run keeps root unless --user says otherwise.
+# by default, root only when configured; a name is looked up in the
+# image's own /etc/passwd) with their writable directories theirs; the CLI
+# run keeps root unless --user says otherwise.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run SANDBOX_HISTORY_DB=$sr_tmp/h.db
 require_image python
@@ -66,8 +67,15 @@ run_sr run --image python -- id -u
 is "$rc $out" "0 0" "run keeps root inside by default"
 run_sr run --image python --user 1234:99 -- sh -c 'id -u; id -g; touch /work/w && echo work-writable'
 is "$rc $(echo $out)" "0 1234 99 work-writable" "run --user UID:GID runs the command as those ids, /work theirs"
-run_sr run --image python --user alice -- true
-like "$rc $err" "^125 .*user 'alice': expected UID, UID:GID or root" "a user that is not UID, UID:GID or root is refused"
+run_sr run --image python --user al/ice -- true
+like "$rc $err" "^125 .*user 'al/ice': expected root, USER or USER:GROUP" "a user that is no name nor id is refused"
+run_sr run --image python --user sandbox -- id
+like "$rc $out" "^0 uid=1000\(sandbox\) gid=1000\(sandbox\)" "run --user NAME is the image's passwd entry"
+run_sr run --image python --user sandbox:users -- sh -c 'id -u; id -g'
+is "$rc $(echo $out)" "0 1000 100" "run --user NAME:GROUP takes the group from the image's /etc/group"
+run_sr run --image python --user nosuch -- true
+like "$rc $err" "^125 .*user 'nosuch' is not in the /etc/passwd of image python" \
+  "run --user with a name the image lacks is refused, naming the user and the image"
 
 # --- run_code: the user setting ---
 cat > "$sr_tmp/who.py" <<'EOF'
@@ -93,7 +101,22 @@ like "$rc $(echo $out)" "^0 0 0 /work writable" "user = root runs it as root"
 run_sr run-code -l python --user 2000:3000 "$sr_tmp/who.py"
 like "$rc $(echo $out)" "^0 2000 3000 /work writable" "--user sets it for one run"
 run_sr run-code -l python --user 70000 "$sr_tmp/who.py"
-like "$rc $err" "each id below 65536" "a uid out of the containers' range is refused"
+like "$rc $err" "an id below 65536" "a uid out of the containers' range is refused"
+printf 'import subprocess\nsubprocess.run(["id"])\n' > "$sr_tmp/id.py"
+export SANDBOX_USER=sandbox
+run_sr run-code -l python "$sr_tmp/id.py"
+like "$rc $out" "^0 uid=1000\(sandbox\) gid=1000\(sandbox\)" "user = sandbox: run_code runs as the image's sandbox"
+run_sr run-code -l python --json "$sr_tmp/who.py"
+like "$rc $(field stdout)" "^0 1000 1000 /work" "user = sandbox: /work and /tmp are its"
+export SANDBOX_USER=nosuch
+run_sr run-code -l python --json "$sr_tmp/id.py"
+like "$rc $(field failure) $(field error)" \
+  "^125 invalid_config language python: user 'nosuch' is not in the /etc/passwd of image python" \
+  "user = nosuch: run_code fails as invalid_config, naming the user and the image"
+export SANDBOX_USER=4321
+run_sr run-code -l python "$sr_tmp/id.py"
+like "$rc $out" "^0 uid=4321 gid=4321 " "a numeric user the image does not list still runs, its gid its uid's"
+unset SANDBOX_USER
 leftover=$(find "$SANDBOX_RUNTIME_DIR/scratch" -mindepth 1 2>/dev/null | wc -l)
 is "$leftover" 0 "the runner removes what the user made in its code directory"
 
@@ -105,7 +128,7 @@ for c in json.load(sys.stdin)["checks"]:
         print(c["status"], c["detail"])' "$1"
 }
 run_sr doctor --json
-like "$(doctor_check 'user inside')" "^ok run_code and sessions run as 1000:1000 inside" \
+like "$(doctor_check 'user inside')" "^ok run_code and sessions run as 1000, 1000:1000" \
   "doctor says who run_code and sessions run as"
 if [ "$root_runner" = yes ]; then
   like "$(doctor_check 'image owners')" "^ok the root filesystems are mounted idmapped" \
@@ -114,6 +137,12 @@ else
   like "$(doctor_check 'image owners')" "^ok the layers are extracted as you" \
     "doctor says a rootless runner's layers are root's inside"
 fi
+SANDBOX_USER=sandbox SANDBOX_SESSION_IMAGE=python run_sr doctor --json
+like "$(doctor_check 'user inside')" "^ok run_code and sessions run as sandbox, 1000:1000 \(in image python\)" \
+  "doctor resolves a name in the session image"
+SANDBOX_USER=nosuch SANDBOX_SESSION_IMAGE=python run_sr doctor --json
+like "$(doctor_check 'user inside')" "^warning user 'nosuch' is not in the /etc/passwd of image python" \
+  "doctor says when the session image lacks the user"
 
 # --- a session: its commands and shells run as the user ---
 require_session_client
@@ -131,5 +160,23 @@ shell=$out
 run_sr session shell-exec -S "$shell" 'id -u; touch /mnt/data/from-shell && echo ok'
 is "$rc $(echo $out)" "0 1000 ok" "a session shell runs as the user"
 run_sr session close "$sid"
+stop_server
+
+# --- a session of a named user; one the image lacks ---
+SANDBOX_USER=sandbox start_server && export SANDBOX_RUNNER_URL=$url
+ok $? "serve with user = sandbox listens"
+run_sr session new --image python
+sid=$out
+run_sr session run -s "$sid" -l python "$sr_tmp/id.py"
+like "$rc $out" "^0 uid=1000\(sandbox\) gid=1000\(sandbox\)" "user = sandbox: a session's commands run as the image's sandbox"
+run_sr session close "$sid"
+stop_server
+SANDBOX_USER=nosuch start_server && export SANDBOX_RUNNER_URL=$url
+ok $? "serve with user = nosuch listens (the images say who exists)"
+before=$(running_containers "$SANDBOX_RUNTIME_DIR/containers" | wc -l)
+run_sr session new --image python
+like "$rc $err" "user 'nosuch' is not in the /etc/passwd of image python" \
+  "user = nosuch: creating a session fails, naming the user and the image"
+is "$(running_containers "$SANDBOX_RUNTIME_DIR/containers" | wc -l)" "$before" "and leaves no container behind"
 stop_server
 done_testing
