@@ -23,7 +23,8 @@
 typedef int (*sr_charge_fn) (void *arg, sr_error_t *err);
 
 /* Runs fn (arg), which takes about need bytes of memory, in a child moved
- * into cg's cgroups and returns what fn returned, with its error
+ * into cg's cgroups (cg NULL: a child of the runner's own, nothing
+ * charged) and returns what fn returned, with its error
  * (message, errnum and code).  Refused with code quota_exceeded, before
  * anything runs, when need would leave the container less than
  * SR_CHARGE_SLACK below its memory limit: going past it would have the

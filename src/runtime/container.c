@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -1023,6 +1024,50 @@ sr_container_charged (struct sr_container *c, uint64_t need, sr_charge_fn fn, vo
   if (c->cgroup == NULL)
     return fn (arg, err);
   return sr_charge_call (c->cgroup, need, fn, arg, err);
+}
+
+/* What the child of sr_container_charged_as does before fn.  */
+struct charged_as
+{
+  int userns;
+  uid_t uid;
+  gid_t gid;
+  sr_charge_fn fn;
+  void *arg;
+};
+
+static int
+charged_as_call (void *arg, sr_error_t *err)
+{
+  const struct charged_as *a = arg;
+
+  if (setns (a->userns, CLONE_NEWUSER) < 0)
+    return sr_error_set (err, errno, "join the container's user namespace");
+  if (syscall (SYS_setresgid, a->gid, a->gid, a->gid) < 0)
+    return sr_error_set (err, errno, "setresgid %u", (unsigned) a->gid);
+  /* The runner's own groups mean nothing inside; a namespace that denies
+   * setgroups (one id mapped by the runner itself) keeps them, unmapped,
+   * which grants nothing there either.  */
+  if (syscall (SYS_setgroups, 0, NULL) < 0 && errno != EPERM)
+    return sr_error_set (err, errno, "setgroups");
+  if (syscall (SYS_setresuid, a->uid, a->uid, a->uid) < 0)
+    return sr_error_set (err, errno, "setresuid %u", (unsigned) a->uid);
+  /* Changing ids made the child undumpable, and fn names its O_TMPFILE
+   * files through /proc/self/fd.  */
+  (void) prctl (PR_SET_DUMPABLE, 1);
+  return a->fn (a->arg, err);
+}
+
+int
+sr_container_charged_as (struct sr_container *c, uid_t uid, gid_t gid, uint64_t need,
+                         sr_charge_fn fn, void *arg, sr_error_t *err)
+{
+  struct charged_as a = { .userns = c->held_fds[SR_HELD_NS_USER], .uid = uid, .gid = gid,
+                          .fn = fn, .arg = arg };
+
+  if (a.userns < 0)
+    return sr_error_set (err, EINVAL, "the container is not held: no user namespace to join");
+  return sr_charge_call (c->cgroup, need, charged_as_call, &a, err);
 }
 
 bool

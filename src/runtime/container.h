@@ -130,6 +130,17 @@ void sr_container_cmd_free (struct sr_container_cmd *cmd);
 int sr_container_charged (struct sr_container *c, uint64_t need, sr_charge_fn fn, void *arg,
                           sr_error_t *err);
 
+/* sr_container_charged for a held container, with fn run as uid:gid
+ * inside: always in a child, which joins the container's user namespace
+ * (the runner made it, so it may) and takes those ids, so that what fn
+ * creates in the container's tmpfs is theirs inside and they may change
+ * it in place.  For a rootless runner, whose own uid is the container's
+ * root: a root runner sets its fsuid to the host ids instead.  Paths are
+ * resolved from fds fn had before: the child keeps the runner's mount
+ * namespace.  */
+int sr_container_charged_as (struct sr_container *c, uid_t uid, gid_t gid, uint64_t need,
+                             sr_charge_fn fn, void *arg, sr_error_t *err);
+
 /* Whether the container's init still runs (a held container can be killed
  * from outside, by `sandbox-runner kill` or the OOM killer).  */
 bool sr_container_alive (struct sr_container *c);

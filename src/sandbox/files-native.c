@@ -140,7 +140,9 @@ native_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_
     {
       /* The temp name is ours, not the writer's: when the memory limit
        * kills the writer after it named the file, it is removed here.  */
-      r = sr_container_charged (n->charge_to, len, write_call, &c, err);
+      r = n->as_user ? sr_container_charged_as (n->charge_to, n->user_uid, n->user_gid, len,
+                                                write_call, &c, err)
+                     : sr_container_charged (n->charge_to, len, write_call, &c, err);
       if (r < 0)
         sr_files_drop_temp (n, &w, c.tmp);
     }

@@ -137,10 +137,12 @@ struct sr_fsroot
 
 /* The native primitives' context: the container's / and SR_DATA_DIR
  * inside it (O_PATH directories, the caller's), the owner given to
- * files the host creates: the container's root, as the host sees it;
+ * files the host creates, as the host sees it (a root runner's fsuid);
  * and the container its writes are charged to (sr_container_charged:
  * an upload counts against the session's memory, not the server's), or
- * NULL to write in the caller.  */
+ * NULL to write in the caller.  With as_user (and charge_to), writes run
+ * as user_uid:user_gid inside charge_to's user namespace instead
+ * (sr_container_charged_as; sr_policy_ids_writes_inside says when).  */
 struct sr_container;
 struct sr_fs_native
 {
@@ -149,6 +151,9 @@ struct sr_fs_native
   uid_t uid;
   gid_t gid;
   struct sr_container *charge_to;
+  bool as_user;
+  uid_t user_uid;
+  gid_t user_gid;
 };
 extern const struct sr_fs_ops sr_fs_native_ops;
 

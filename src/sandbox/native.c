@@ -391,6 +391,9 @@ native_create (void *state, const char *id, const char *image_ref,
     }
   /* The session's files are its user's, as a run's code directory is.  */
   sr_policy_ids_owner (ids, uid, gid, &b->files.uid, &b->files.gid);
+  b->files.as_user = sr_policy_ids_writes_inside (ids, uid, gid);
+  b->files.user_uid = uid;
+  b->files.user_gid = gid;
   sr_policy_to_container (ns->policy, b->image.rootfs, uid, gid, &cc);
   cc.idmap = &ids->map;
   cc.state_dir = ns->state_dir;

@@ -326,6 +326,13 @@ sr_policy_ids_owner (const struct sr_policy_ids *ids, uid_t user_uid, gid_t user
   *gid = ids->map.gid_base + user_gid;
 }
 
+bool
+sr_policy_ids_writes_inside (const struct sr_policy_ids *ids, uid_t user_uid, gid_t user_gid)
+{
+  return ids->map.mode != SR_IDMAP_ROOT && (user_uid != 0 || user_gid != 0)
+         && sr_idmap_maps (&ids->map, user_uid, user_gid);
+}
+
 void
 sr_policy_ids_release (struct sr_policy_ids *ids)
 {

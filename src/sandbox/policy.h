@@ -179,6 +179,15 @@ int sr_policy_ids_take (const struct sr_config *cfg, uid_t user_uid, gid_t user_
  * stay root's inside meanwhile.  */
 void sr_policy_ids_owner (const struct sr_policy_ids *ids, uid_t user_uid, gid_t user_gid,
                           uid_t *uid, gid_t *gid);
+/* Whether the host's writes for user_uid:user_gid must be made from
+ * inside the container's user namespace as that user
+ * (sr_container_charged_as): a rootless runner's own uid is the
+ * container's root, so a file it wrote would be root's, which the user
+ * can replace but not change in place; a root runner gives its fsuid the
+ * user's host id instead, and where the user is root or not mapped
+ * there is nothing to switch to.  */
+bool sr_policy_ids_writes_inside (const struct sr_policy_ids *ids, uid_t user_uid,
+                                  gid_t user_gid);
 /* Frees the ids for another container; their containers must be gone.  */
 void sr_policy_ids_release (struct sr_policy_ids *ids);
 

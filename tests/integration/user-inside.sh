@@ -159,6 +159,23 @@ run_sr session shell-new -s "$sid"
 shell=$out
 run_sr session shell-exec -S "$shell" 'id -u; touch /mnt/data/from-shell && echo ok'
 is "$rc $(echo $out)" "0 1000 ok" "a session shell runs as the user"
+
+# What the runner writes for the session (file_write, uploads, a run's
+# code) is the user's, root runner or rootless: the user changes it in
+# place.
+printf 'first\n' > "$sr_tmp/first"
+run_sr session file-write -s "$sid" /mnt/data/dir/written.txt "$sr_tmp/first"
+is "$rc" 0 "file_write into a new directory of /mnt/data"
+run_sr session file-write -s "$sid" /work/w.txt "$sr_tmp/first"
+run_sr session upload -s "$sid" "$sr_tmp/first" up.txt
+run_sr session shell-exec -S "$shell" 'stat -c %u /mnt/data/dir/written.txt /mnt/data/dir /work/w.txt /mnt/data/up.txt'
+is "$rc $(echo $out)" "0 1000 1000 1000 1000" \
+  "file_write's file, the directory it made and an upload are the user's"
+run_sr session shell-exec -S "$shell" 'echo more >> /mnt/data/dir/written.txt && echo more >> /work/w.txt && echo more >> /mnt/data/up.txt && cat /mnt/data/dir/written.txt'
+is "$rc $(echo $out)" "0 first more" "the user appends to the runner's files in place"
+run_sr session file-write -s "$sid" /mnt/data/dir/written.txt "$sr_tmp/first"
+run_sr session shell-exec -S "$shell" 'stat -c %u /mnt/data/dir/written.txt; cat /mnt/data/dir/written.txt'
+is "$rc $(echo $out)" "0 1000 first" "a file_write over the user's file leaves it the user's"
 run_sr session close "$sid"
 stop_server
 
