@@ -2,7 +2,8 @@
 # run-code on the Docker backend gives what the native backend gives: the
 # same cases through `run-code --json --backend native` and `--backend
 # docker` agree on status, exit code and output (python: streams, exit
-# code, error, timeout, oom, truncation, non-UTF-8 output; cpp: success
+# code, error, timeout, oom, truncation, non-UTF-8 output, the user
+# setting's names and ids, looked up in the image; cpp: success
 # and compile_error; every other language of the table: stdin and args, a
 # runtime error, a compile error); so do sessions through `serve`, the cases of
 # tests/docker/session-cases.py (files across runs, upload and read back,
@@ -58,6 +59,18 @@ parity "python exception" python 'raise ValueError("boom")'
 like "$native" 'status "error"' "python exception: status error"
 parity "python timeout" python 'while True: pass' --timeout 1
 like "$native" 'status "timeout"' "python timeout: status timeout"
+# The user setting: a name is the image's on both backends (dockerd looks
+# it up in the image itself), and ids stay UID:GID.
+who='import os; print(os.getuid(), os.getgid())'
+parity "python user sandbox" python "$who" --user sandbox
+like "$native" 'stdout "1000 1000\\n"' "python user sandbox: the image's sandbox"
+parity "python user sandbox:users" python "$who" --user sandbox:users
+like "$native" 'stdout "1000 100\\n"' "python user sandbox:users: the image's group"
+parity "python user 4321" python "$who" --user 4321
+like "$native" 'stdout "4321 4321\\n"' "python user 4321: an id the image lacks, its gid its own"
+printf '%s' "$who" >"$sr_tmp/code"
+run_sr run-code --backend docker -l python --user nosuch "$sr_tmp/code"
+like "$rc $err" "^125 .*nosuch" "docker: a user the image lacks fails, named"
 parity "python oom" python 'x = bytearray(1 << 30); print(len(x))'
 like "$native" 'status "oom"' "python oom: status oom"
 parity "python output truncation" python 'import sys; sys.stdout.write("x" * 300000)'
