@@ -60,7 +60,12 @@ like "$native" 'status "error"' "python exception: status error"
 parity "python timeout" python 'while True: pass' --timeout 1
 like "$native" 'status "timeout"' "python timeout: status timeout"
 # The user setting: a name is the image's on both backends (dockerd looks
-# it up in the image itself), and ids stay UID:GID.
+# it up in the image itself), and ids stay UID:GID.  Docker runs the
+# cache's own python image under a tag of its build: python:3.12-slim may
+# be a real pull or an older import, without the user.
+pytag=sandbox-runner-test/python:$(basename "$(readlink -f "${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}/python")")
+docker_image_from_cache python "$pytag"
+export SANDBOX_DOCKER_IMAGE_PYTHON=$pytag
 who='import os; print(os.getuid(), os.getgid())'
 parity "python user sandbox" python "$who" --user sandbox
 like "$native" 'stdout "1000 1000\\n"' "python user sandbox: the image's sandbox"
@@ -71,6 +76,7 @@ like "$native" 'stdout "4321 4321\\n"' "python user 4321: an id the image lacks,
 printf '%s' "$who" >"$sr_tmp/code"
 run_sr run-code --backend docker -l python --user nosuch "$sr_tmp/code"
 like "$rc $err" "^125 .*nosuch" "docker: a user the image lacks fails, named"
+unset SANDBOX_DOCKER_IMAGE_PYTHON
 parity "python oom" python 'x = bytearray(1 << 30); print(len(x))'
 like "$native" 'status "oom"' "python oom: status oom"
 parity "python output truncation" python 'import sys; sys.stdout.write("x" * 300000)'
