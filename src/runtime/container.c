@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1032,6 +1033,7 @@ struct charged_as
   int userns;
   uid_t uid;
   gid_t gid;
+  mode_t umask;  /* the commands' own, or -1 */
   sr_charge_fn fn;
   void *arg;
 };
@@ -1055,6 +1057,10 @@ charged_as_call (void *arg, sr_error_t *err)
   /* Changing ids made the child undumpable, and fn names its O_TMPFILE
    * files through /proc/self/fd.  */
   (void) prctl (PR_SET_DUMPABLE, 1);
+  /* What it creates is as the commands' would be: in a directory open
+   * to the runner (setgid), open to its group too.  */
+  if (a->umask != (mode_t) -1)
+    umask (a->umask);
   return a->fn (a->arg, err);
 }
 
@@ -1063,7 +1069,7 @@ sr_container_charged_as (struct sr_container *c, uid_t uid, gid_t gid, uint64_t 
                          sr_charge_fn fn, void *arg, sr_error_t *err)
 {
   struct charged_as a = { .userns = c->held_fds[SR_HELD_NS_USER], .uid = uid, .gid = gid,
-                          .fn = fn, .arg = arg };
+                          .umask = c->child.umask, .fn = fn, .arg = arg };
 
   if (a.userns < 0)
     return sr_error_set (err, EINVAL, "the container is not held: no user namespace to join");

@@ -83,9 +83,9 @@ int sr_files_fail_errno (sr_error_t *err, int errnum, const char *fmt, ...)
 /* --- files-write.c --- */
 
 /* Opens the directory holding w's last component (*ret_name, pointing
- * into w->rel), creating the missing ones when create (which only
- * sr_files_write_path asks, running as the container's root).  */
-int sr_files_open_parent (const struct sr_files_where *w, bool create, int *ret_fd,
+ * into w->rel), creating the missing ones of mode dir_mode (0: none;
+ * only sr_files_write_path creates, as the files' owner).  */
+int sr_files_open_parent (const struct sr_files_where *w, mode_t dir_mode, int *ret_fd,
                           const char **ret_name, sr_error_t *err);
 
 /* The temp name a write goes through: SR_FILES_TMP_PREFIX and 16 random

@@ -45,7 +45,7 @@ read_itself (const struct sr_files_where *w, uint64_t max, char **ret, size_t *r
   const char *name;
   struct stat st;
 
-  if (sr_files_open_parent (w, false, &parentfd, &name, err) < 0
+  if (sr_files_open_parent (w, 0, &parentfd, &name, err) < 0
       || sr_files_check_fs (parentfd, true, w->abs, err) < 0)
     return -1;
   pathfd = openat (parentfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);

@@ -1,6 +1,6 @@
 /* Writes inside a session's container: a file written whole through a
  * temp file renamed into place, its missing parents created, as the
- * container's root.  */
+ * owner its files get (sr_fs_native: the user inside).  */
 #include <config.h>
 
 #include <errno.h>
@@ -55,17 +55,18 @@ fsid_leave (struct fsid *s)
   s->switched = false;
 }
 
-/* Creates directory name under parentfd (a tmpfs of the session), as the
- * container's root (fsid_enter is in effect).  An existing
- * directory is fine.  */
+/* Creates directory name of mode under parentfd (a tmpfs of the
+ * session), as the files' owner (fsid_enter is in effect, or the writer
+ * is the user inside).  An existing directory is fine.  */
 static int
-make_dir (int parentfd, const char *name, const char *abs, sr_error_t *err)
+make_dir (int parentfd, const char *name, mode_t mode, const char *abs, sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
+  struct stat st;
 
   if (sr_files_check_fs (parentfd, true, abs, err) < 0)
     return -1;
-  if (mkdirat (parentfd, name, 0755) < 0)
+  if (mkdirat (parentfd, name, mode) < 0)
     {
       if (errno == EEXIST)
         return 0;
@@ -73,21 +74,23 @@ make_dir (int parentfd, const char *name, const char *abs, sr_error_t *err)
     }
   /* The umask may have taken bits away.  O_NOFOLLOW on the one name:
    * what gets chmod'ed is the entry just made (or a directory that
-   * replaced it there), never a symlink's target.  */
+   * replaced it there), never a symlink's target.  Only then: a chmod
+   * by a user outside the directory's group would drop the setgid bit it
+   * inherited, and with it the runner's group below.  */
   fd = openat (parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
+  if (fd < 0 || fstat (fd, &st) < 0)
     return sr_files_fail_errno (err, errno, "open %s", abs);
-  if (fchmod (fd, 0755) < 0)
+  if ((st.st_mode & 0777) != mode && fchmod (fd, mode) < 0)
     return sr_files_fail_errno (err, errno, "chmod %s", abs);
   return 0;
 }
 
 /* Opens the directory holding w's last component (*ret_name, pointing
- * into w->rel), creating the missing ones when create.  Each prefix is
+ * into w->rel), creating the missing ones of dir_mode.  Each prefix is
  * resolved again from w->dirfd, so a component the container swaps for a
  * symlink meanwhile still resolves inside the session.  */
 int
-sr_files_open_parent (const struct sr_files_where *w, bool create, int *ret_fd,
+sr_files_open_parent (const struct sr_files_where *w, mode_t dir_mode, int *ret_fd,
                       const char **ret_name, sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
@@ -112,9 +115,9 @@ sr_files_open_parent (const struct sr_files_where *w, bool create, int *ret_fd,
       *slash = '\0';
       abs = sr_xasprintf ("%.*s%s", (int) abs_base, w->abs, rel);
       next = sr_files_open_in (w->dirfd, rel, O_PATH | O_DIRECTORY);
-      if (next < 0 && errno == ENOENT && create)
+      if (next < 0 && errno == ENOENT && dir_mode)
         {
-          if (make_dir (fd, comp, abs, err) < 0)
+          if (make_dir (fd, comp, dir_mode, abs, err) < 0)
             {
               *slash = '/';
               return -1;
@@ -266,7 +269,10 @@ sr_files_write_path (const struct sr_fs_native *r, const struct sr_files_where *
   int ret;
 
   fsid_enter (r, &fs);
-  ret = sr_files_open_parent (w, true, &parentfd, &name, err);
+  /* The user's directories stay open to the runner's group (setgid
+   * there), as the commands' own are (umask 002), so that the runner can
+   * remove what a killed writer left in them.  */
+  ret = sr_files_open_parent (w, r->as_user ? 0775 : 0755, &parentfd, &name, err);
   if (ret == 0)
     ret = write_atomic (&fs, parentfd, name, w->abs, data, len, overwrite, tmp, err);
   fsid_leave (&fs);
@@ -282,7 +288,7 @@ sr_files_drop_temp (const struct sr_fs_native *r, const struct sr_files_where *w
   const char *name;
 
   fsid_enter (r, &fs);
-  if (sr_files_open_parent (w, false, &parentfd, &name, NULL) == 0)
+  if (sr_files_open_parent (w, 0, &parentfd, &name, NULL) == 0)
     (void) unlinkat (parentfd, tmp, 0);
   fsid_leave (&fs);
 }

@@ -171,6 +171,16 @@ run_sr session upload -s "$sid" "$sr_tmp/first" up.txt
 run_sr session shell-exec -S "$shell" 'stat -c %u /mnt/data/dir/written.txt /mnt/data/dir /work/w.txt /mnt/data/up.txt'
 is "$rc $(echo $out)" "0 1000 1000 1000 1000" \
   "file_write's file, the directory it made and an upload are the user's"
+# A rootless runner's writer is the user, in directories open to the
+# runner (setgid, its group): what it makes there stays open to the
+# runner's group below, as the commands' own directories are.
+run_sr session file-write -s "$sid" /mnt/data/dir/sub/deep.txt "$sr_tmp/first"
+run_sr session shell-exec -S "$shell" 'stat -c %a /mnt/data/dir /mnt/data/dir/sub'
+if [ "$root_runner" = yes ]; then
+  is "$rc $(echo $out)" "0 755 755" "a root runner's new directories are 0755, as before"
+else
+  is "$rc $(echo $out)" "0 2775 2775" "a rootless runner's new directories stay setgid, open to its group"
+fi
 run_sr session shell-exec -S "$shell" 'echo more >> /mnt/data/dir/written.txt && echo more >> /work/w.txt && echo more >> /mnt/data/up.txt && cat /mnt/data/dir/written.txt'
 is "$rc $(echo $out)" "0 first more" "the user appends to the runner's files in place"
 run_sr session file-write -s "$sid" /mnt/data/dir/written.txt "$sr_tmp/first"
