@@ -284,28 +284,53 @@ favordynmods_mounted (void)
   return found;
 }
 
-/* How long putting a process into cg takes: on cgroup v1, where clone3
- * cannot start a process in its cgroup, every run pays it.  -1 when it
- * could not be measured.  */
+/* How long a run's init takes to get into cg, on cgroup v1, where clone3
+ * cannot start a process in its cgroup: it moves itself where it can
+ * (sr_cgroup_self_fds), else the runner moves it.  -1 when it could not
+ * be measured.  */
 static double
 attach_ms (struct sr_cgroup *cg)
 {
-  pid_t pid = fork ();
+  int fds[SR_CGROUP_MAX_V1];
+  size_t n = sr_cgroup_self_fds (cg, fds);
+  int ready[2];
   uint64_t t0;
+  pid_t pid;
+  char c = 'n';
+  bool joined;
   double ms = -1;
 
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    {
+      for (size_t i = 0; i < n; i++)
+        close (fds[i]);
+      return -1;
+    }
+  t0 = sr_now_ns ();
+  pid = fork ();
   if (pid == 0)
     {
+      c = sr_cgroup_join_self (fds, n) == 0 ? 'y' : 'n';
+      if (write (ready[1], &c, 1) != 1)
+        _exit (1);
       pause ();
       _exit (0);
     }
-  if (pid < 0)
-    return -1;
-  t0 = sr_now_ns ();
-  if (sr_cgroup_attach (cg, pid, NULL) == 0)
-    ms = (double) (sr_now_ns () - t0) / 1e6;
-  kill (pid, SIGKILL);
-  waitpid (pid, NULL, 0);
+  for (size_t i = 0; i < n; i++)
+    close (fds[i]);
+  close (ready[1]);
+  if (pid > 0)
+    {
+      if (n == 0)
+        joined = sr_cgroup_attach (cg, pid, NULL) == 0;
+      else
+        joined = read (ready[0], &c, 1) == 1 && c == 'y';
+      if (joined)
+        ms = (double) (sr_now_ns () - t0) / 1e6;
+      kill (pid, SIGKILL);
+      waitpid (pid, NULL, 0);
+    }
+  close (ready[0]);
   return ms;
 }
 

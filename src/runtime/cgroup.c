@@ -634,6 +634,41 @@ sr_cgroup_attach (struct sr_cgroup *cg, pid_t pid, sr_error_t *err)
   return 0;
 }
 
+_Static_assert (CTL_COUNT <= SR_CGROUP_MAX_V1, "SR_CGROUP_MAX_V1 holds every v1 cgroup");
+
+size_t
+sr_cgroup_self_fds (const struct sr_cgroup *cg, int fds[SR_CGROUP_MAX_V1])
+{
+  const char *dirs[CTL_COUNT + 1];
+  size_t n_dirs = cgroup_dirs (cg, dirs);
+  size_t n = 0;
+
+  if (cg->v2_dir)
+    return 0;
+  for (; n < n_dirs; n++)
+    {
+      _cleanup_free_ char *path = sr_xasprintf ("%s/tasks", dirs[n]);
+
+      fds[n] = open (path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+      if (fds[n] < 0)
+        {
+          while (n > 0)
+            close (fds[--n]);
+          return 0;
+        }
+    }
+  return n;
+}
+
+int
+sr_cgroup_join_self (const int *fds, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (write (fds[i], "0", 1) != 1)
+      return -1;
+  return 0;
+}
+
 static void
 sleep_ms (long ms)
 {

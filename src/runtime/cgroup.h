@@ -44,6 +44,27 @@ int sr_cgroup_clone_fd (const struct sr_cgroup *cg);
  * cloned into the v2 cgroup).  */
 int sr_cgroup_attach (struct sr_cgroup *cg, pid_t pid, sr_error_t *err);
 
+/* The most cgroups a container has on v1 hierarchies (one per
+ * controller).  */
+#define SR_CGROUP_MAX_V1 3
+
+/* On cgroup v1 the kernel makes a process moved by another (pid written
+ * to cgroup.procs) wait for an RCU grace period, some 10 ms, under its
+ * global threadgroup lock; a thread that moves itself alone (0 written to
+ * tasks) takes no such lock.  So a container whose cgroups are all v1 has
+ * its init move itself: fds gets the tasks file of each of cg's cgroups
+ * (write-only, close-on-exec), for the init to hand sr_cgroup_join_self
+ * before it starts a thread or a process; the caller closes them.
+ * Returns how many; 0 where cg has a v2 cgroup or a tasks file will not
+ * open (a delegation that gave out cgroup.procs only): the runner
+ * attaches with sr_cgroup_attach, or clones into the v2 cgroup.  */
+size_t sr_cgroup_self_fds (const struct sr_cgroup *cg, int fds[SR_CGROUP_MAX_V1]);
+
+/* In the (single-threaded) process to move: writes 0 to each fd of
+ * sr_cgroup_self_fds.  Only write(2): safe in a raw clone of a threaded
+ * runner.  -1 with errno when one fails.  */
+int sr_cgroup_join_self (const int *fds, size_t n);
+
 /* Kills every process in the container's cgroup(s): cgroup.kill where the
  * kernel has it, else SIGKILL to each pid in cgroup.procs until empty.  */
 int sr_cgroup_kill (struct sr_cgroup *cg, sr_error_t *err);

@@ -661,14 +661,19 @@ sr_child_main (const struct sr_child_args *args)
   /* A parent that died before prctl is noticed as EOF on the sync socket
    * (getppid is no help: it reads 0 in a new pid namespace).  */
   reset_signals ();
+  /* Before GO, while the parent writes our id maps.  */
+  if (sr_cgroup_join_self (args->cgroup_fds, args->n_cgroup_fds) < 0)
+    die (&st, errno, "move into the container's cgroups");
+  for (size_t i = 0; i < args->n_cgroup_fds; i++)
+    close (args->cgroup_fds[i]);
 
   /* sync 1: the parent has written our uid and gid maps, and sends the
    * detached (idmapped) mounts of the rootfs and binds, if any.  */
   wait_for (&st, SR_SYNC_GO, fds, SR_SYNC_MAX_FDS, &n_fds);
   become_root (&st);
 
-  /* After GO: the parent has moved us into our cgroups, so the new cgroup
-   * namespace is rooted at them.  */
+  /* After GO: we are in our cgroups (moved by the parent, or by
+   * ourselves above), so the new cgroup namespace is rooted at them.  */
   if (unshare (CLONE_NEWCGROUP) < 0)
     die (&st, errno, "unshare the cgroup namespace");
   open_userns_limits (&st, sysctl_fds);

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "runtime/caps.h"
+#include "runtime/cgroup.h"
 #include "runtime/mounts.h"
 
 struct sr_seccomp_filter;
@@ -51,6 +52,11 @@ struct sr_child_args
   /* The command's umask; (mode_t) -1: the runner's (see open_to_runner
    * in runtime/mounts.h).  */
   mode_t umask;
+  /* The tasks files of the container's v1 cgroups, which the init moves
+   * itself into first (sr_cgroup_self_fds, runtime/cgroup.h); none: the
+   * runner moves it.  */
+  int cgroup_fds[SR_CGROUP_MAX_V1];
+  size_t n_cgroup_fds;
   /* An fd the init keeps for its life (an id lease, runtime/idmap.h), so
    * what it stands for ends with the container; -1: none.  */
   int keep_fd;

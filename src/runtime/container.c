@@ -433,8 +433,10 @@ spawn (struct sr_container *c, struct proc *p, const struct sr_child_args *args,
 
   p->pid = (pid_t) pid;
   p->pidfd = pidfd;
-  /* Before GO: the child roots its cgroup namespace where it is then.  */
-  if (c->cgroup && cgroup_fd < 0 && sr_cgroup_attach (c->cgroup, p->pid, err) < 0)
+  /* Before GO: the child roots its cgroup namespace where it is then.
+   * An init with the fds of its cgroups moves itself.  */
+  if (c->cgroup && cgroup_fd < 0 && (joiner || args->n_cgroup_fds == 0)
+      && sr_cgroup_attach (c->cgroup, p->pid, err) < 0)
     return -1;
   p->marks[SR_MARK_ATTACHED] = sr_now_ns ();
   return 0;
@@ -574,6 +576,15 @@ send_go (struct sr_container *c, sr_error_t *err)
   return r;
 }
 
+/* The parent's copies, once the init has its own.  */
+static void
+close_cgroup_fds (struct sr_child_args *a)
+{
+  for (size_t i = 0; i < a->n_cgroup_fds; i++)
+    close (a->cgroup_fds[i]);
+  a->n_cgroup_fds = 0;
+}
+
 int
 sr_container_create (const struct sr_container_config *cfg, struct sr_container **ret,
                      sr_error_t *err)
@@ -620,9 +631,13 @@ sr_container_create (const struct sr_container_config *cfg, struct sr_container 
   if (proc_socket (&c->init, &c->child, err) < 0)
     goto fail;
 
+  if (c->cgroup)
+    c->child.n_cgroup_fds = sr_cgroup_self_fds (c->cgroup, c->child.cgroup_fds);
+
   r = spawn (c, &c->init, &c->child, false, err);
   close (c->child.sync_fd);
   c->child.sync_fd = -1;
+  close_cgroup_fds (&c->child);
   if (r < 0)
     goto fail;
 

@@ -6,6 +6,7 @@ integration_tests = \
 	tests/integration/tenant-ids.sh \
 	tests/integration/supervision.sh \
 	tests/integration/limits.sh \
+	tests/integration/cgroup1-self-attach.sh \
 	tests/integration/policy.sh \
 	tests/integration/session.sh \
 	tests/integration/operator.sh \
