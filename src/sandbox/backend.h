@@ -129,7 +129,9 @@ struct sr_backend
 
   /* keeps_warm only (NULL otherwise).  warm_new creates what run_stage
    * would for l's run stage, with ids (sandbox/policy.h), code_dir
-   * bound read-only, and leaves it waiting for its one command; with
+   * bound read-only, and leaves it waiting for its one command (labelled
+   * for ps as a pool's, "warm: " and the run command, or as one run's
+   * stage, the run command alone, when for_run); with
    * prestart (l has a warm_start), it starts l's interpreter in it ahead
    * instead (sandbox/prestart.h: the bootstrap is in code_dir already);
    * warm_current says whether it may still serve (alive, and its image
@@ -137,8 +139,8 @@ struct sr_backend
    * the interpreter, setting st->prestarted, when it has one); warm_free
    * destroys it (accepts NULL).  */
   int (*warm_new) (void *state, const struct sr_language *l, const char *code_dir,
-                   const struct sr_policy_ids *ids, bool prestart, struct sr_backend_warm **ret,
-                   sr_error_t *err);
+                   const struct sr_policy_ids *ids, bool prestart, bool for_run,
+                   struct sr_backend_warm **ret, sr_error_t *err);
   bool (*warm_current) (void *state, struct sr_backend_warm *w);
   int (*warm_stage) (struct sr_backend_warm *w, struct sr_code_stage *st,
                      struct sr_run_result *res, sr_error_t *err);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -382,58 +383,90 @@ cache_keep (struct cache_use *cu, const struct sr_language *l,
     cache_failed (&e);
 }
 
+/* The compile stage of l, when it has one (the cache's answer else): 0
+ * with *done set when it decided the outcome (a compile error, a
+ * cancel), res filled as sr_code_run documents; -1 on error.  */
+static int
+compile_stage (const struct sr_config *cfg, const struct sr_language *l,
+               const struct sr_code_request *req, const struct sr_policy_ids *ids,
+               sr_code_stage_fn run_stage, void *ctx, struct cache_use *cu,
+               struct sr_code_result *res, bool *done, sr_error_t *err)
+{
+  _cleanup_strv_ char **argv = NULL;
+  struct sr_code_stage compile;
+  uint64_t start = sr_now_ns ();
+
+  *done = false;
+  if (l->compile[0] == '\0')
+    return 0;
+  argv = compile_argv (l, req);
+  compile = (struct sr_code_stage){ .name = "compile", .command = l->compile, .argv = argv,
+                                    .code_writable = true, .ids = ids,
+                                    .timeout_ms = cfg->compile_timeout_ms,
+                                    .cpus = sr_policy_compile_cpus (cfg, l), .req = req };
+  res->compiled = true;
+  res->compile_cached = cache_answers (cu, l, argv, req);
+  if (res->compile_cached)
+    {
+      res->compile_ms = (sr_now_ns () - start) / 1000000;
+      return 0;
+    }
+  if (run_stage (ctx, &compile, &res->run, err) < 0)
+    return sr_error_wrap (err, "compile stage");
+  res->compile_ms = res->run.duration_ns / 1000000;
+  if (res->run.status != SR_RUN_SUCCESS)
+    {
+      /* A compiler killed by its ceiling or the memory limit failed to
+       * compile all the same; only a cancel stays a cancel.  */
+      res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
+                                                        : SR_CODE_COMPILE_ERROR;
+      res->duration_ms = res->compile_ms;
+      *done = true;
+      return 0;
+    }
+  cache_keep (cu, l, req);
+  sr_run_result_done (&res->run);
+  memset (&res->run, 0, sizeof res->run);
+  return 0;
+}
+
+/* The run stage's timeout.  */
+static uint64_t
+run_timeout_ms (const struct sr_config *cfg, const struct sr_code_request *req)
+{
+  return req->timeout_ms ? req->timeout_ms : cfg->timeout_ms;
+}
+
+static int
+run_run_stage (const struct sr_config *cfg, const struct sr_language *l,
+               const struct sr_code_request *req, const struct sr_policy_ids *ids,
+               sr_code_stage_fn run_stage, void *ctx, struct sr_code_result *res,
+               sr_error_t *err)
+{
+  _cleanup_strv_ char **argv = run_argv (l->run, req);
+  struct sr_code_stage run = { .name = "run", .command = l->run, .argv = argv,
+                               .takes_stdin = true, .code_writable = false, .ids = ids,
+                               .timeout_ms = run_timeout_ms (cfg, req), .req = req };
+
+  if (run_stage (ctx, &run, &res->run, err) < 0)
+    return -1;
+  res->prestarted = run.prestarted;
+  res->status = code_status_of (&res->run);
+  res->duration_ms = res->run.duration_ns / 1000000;
+  return 0;
+}
+
 static int
 run_stages (const struct sr_config *cfg, const struct sr_language *l,
             const struct sr_code_request *req, const struct sr_policy_ids *ids,
             sr_code_stage_fn run_stage, void *ctx, struct cache_use *cu,
             struct sr_code_result *res, sr_error_t *err)
 {
-  if (l->compile[0])
-    {
-      _cleanup_strv_ char **argv = compile_argv (l, req);
-      struct sr_code_stage compile = { .name = "compile", .command = l->compile, .argv = argv,
-                                       .code_writable = true, .ids = ids,
-                                       .timeout_ms = cfg->compile_timeout_ms,
-                                       .cpus = sr_policy_compile_cpus (cfg, l), .req = req };
-      uint64_t start = sr_now_ns ();
+  bool done;
 
-      res->compiled = true;
-      res->compile_cached = cache_answers (cu, l, argv, req);
-      if (res->compile_cached)
-        res->compile_ms = (sr_now_ns () - start) / 1000000;
-      else
-        {
-          if (run_stage (ctx, &compile, &res->run, err) < 0)
-            return sr_error_wrap (err, "compile stage");
-          res->compile_ms = res->run.duration_ns / 1000000;
-          if (res->run.status != SR_RUN_SUCCESS)
-            {
-              /* A compiler killed by its ceiling or the memory limit failed
-               * to compile all the same; only a cancel stays a cancel.  */
-              res->status = res->run.status == SR_RUN_CANCELLED ? SR_CODE_CANCELLED
-                                                                : SR_CODE_COMPILE_ERROR;
-              res->duration_ms = res->compile_ms;
-              return 0;
-            }
-          cache_keep (cu, l, req);
-          sr_run_result_done (&res->run);
-          memset (&res->run, 0, sizeof res->run);
-        }
-    }
-  {
-    _cleanup_strv_ char **argv = run_argv (l->run, req);
-    struct sr_code_stage run = { .name = "run", .command = l->run, .argv = argv,
-                                 .takes_stdin = true, .code_writable = false, .ids = ids,
-                                 .timeout_ms = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms,
-                                 .req = req };
-
-    if (run_stage (ctx, &run, &res->run, err) < 0)
-      return -1;
-    res->prestarted = run.prestarted;
-  }
-  res->status = code_status_of (&res->run);
-  res->duration_ms = res->run.duration_ns / 1000000;
-  return 0;
+  if (compile_stage (cfg, l, req, ids, run_stage, ctx, cu, res, &done, err) < 0)
+    return -1;
+  return done ? 0 : run_run_stage (cfg, l, req, ids, run_stage, ctx, res, err);
 }
 
 int
@@ -470,8 +503,12 @@ sr_code_use_image (struct sr_store *store, const struct sr_language *l,
 struct backend_stage
 {
   const struct sr_backend *be;
+  void *state;
   struct sr_backend_run *run;
   const char *code_dir;
+  /* The run stage's container, made while the compile stage ran
+   * (run_ahead); NULL: the run stage makes its own.  */
+  struct sr_backend_warm *ahead;
 };
 
 static int
@@ -480,7 +517,90 @@ run_backend_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *re
 {
   const struct backend_stage *bs = ctx;
 
+  if (bs->ahead && !st->code_writable)
+    return bs->be->warm_stage (bs->ahead, st, res, err);
   return bs->be->run_stage (bs->run, bs->code_dir, st, res, err);
+}
+
+/* The compile stage (or the cache's answer) on a thread of its own, while
+ * the caller's makes the run stage's container.  */
+struct compile_job
+{
+  const struct sr_config *cfg;
+  const struct sr_language *l;
+  const struct sr_code_request *req;
+  const struct sr_policy_ids *ids;
+  struct backend_stage *bs;
+  struct cache_use *cu;
+  struct sr_code_result *res;
+  bool done;
+  int r;
+  sr_error_t err;
+};
+
+static void *
+compile_job_main (void *arg)
+{
+  struct compile_job *j = arg;
+
+  j->r = compile_stage (j->cfg, j->l, j->req, j->ids, run_backend_stage, j->bs, j->cu, j->res,
+                        &j->done, &j->err);
+  return NULL;
+}
+
+/* Whether the run stage's container may be made while l compiles: what
+ * the backend makes ahead (warm_new) is the run stage's container with
+ * the default timeout's CPU-seconds backstop.  */
+static bool
+can_run_ahead (const struct sr_backend *be, const struct sr_config *cfg,
+               const struct sr_language *l, const struct sr_code_request *req)
+{
+  return l->compile[0] && be->keeps_warm
+         && sr_policy_cpu_seconds (run_timeout_ms (cfg, req))
+              == sr_policy_cpu_seconds (cfg->timeout_ms);
+}
+
+/* run_stages for a language that compiles, on a backend that keeps_warm:
+ * a container takes as long to set up as a hello world takes to run (on
+ * cgroup v1 its attach waits for an RCU grace period), so the run
+ * stage's is made on this thread, which outlives it (the container's
+ * init dies with the thread that made it), while another compiles; the
+ * two grace periods overlap too.  The stages and their results are
+ * run_stages' own; a container that could not be made ahead is made
+ * again by the run stage, which reports why it failed.  */
+static int
+run_ahead (const struct sr_config *cfg, const struct sr_language *l,
+           const struct sr_code_request *req, const struct sr_policy_ids *ids,
+           struct backend_stage *bs, struct cache_use *cu, struct sr_code_result *res,
+           sr_error_t *err)
+{
+  struct compile_job j = { .cfg = cfg, .l = l, .req = req, .ids = ids, .bs = bs, .cu = cu,
+                           .res = res };
+  struct sr_backend_warm *w = NULL;
+  pthread_t thread;
+  sr_error_t e = NULL;
+  int r;
+
+  if (pthread_create (&thread, NULL, compile_job_main, &j) != 0)
+    return run_stages (cfg, l, req, ids, run_backend_stage, bs, cu, res, err);
+  if (bs->be->warm_new (bs->state, l, bs->code_dir, ids, false, true, &w, &e) < 0)
+    sr_error_free (&e);
+  pthread_join (thread, NULL);
+  if (j.r < 0)
+    {
+      sr_error_move (err, &j.err);
+      r = -1;
+    }
+  else if (j.done)
+    r = 0;
+  else
+    {
+      bs->ahead = w;
+      r = run_run_stage (cfg, l, req, ids, run_backend_stage, bs, res, err);
+      bs->ahead = NULL;
+    }
+  bs->be->warm_free (w);
+  return r;
 }
 
 int
@@ -515,15 +635,20 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
       || sr_code_write_inputs (scratch_fd, l, req, uid, gid, err) < 0)
     goto out;
   {
-    struct backend_stage bs = { .be = be, .run = run, .code_dir = scratch };
+    struct backend_stage bs = { .be = be, .state = state, .run = run, .code_dir = scratch };
     struct cache_use cu = { .dirfd = scratch_fd, .uid = uid, .gid = gid };
+    struct cache_use *cup;
     sr_error_t e = NULL;
 
     cu.image_id = be->run_image_id ? be->run_image_id (run) : NULL;
     if (l->compile[0] && cfg->compile_cache_size && cu.image_id
         && sr_compile_cache_open (cfg->runtime_dir, cfg->compile_cache_size, &cu.cache, &e) < 0)
       cache_failed (&e);
-    r = run_stages (cfg, l, req, &ids, run_backend_stage, &bs, cu.cache ? &cu : NULL, res, err);
+    cup = cu.cache ? &cu : NULL;
+    if (can_run_ahead (be, cfg, l, req))
+      r = run_ahead (cfg, l, req, &ids, &bs, cup, res, err);
+    else
+      r = run_stages (cfg, l, req, &ids, run_backend_stage, &bs, cup, res, err);
     sr_compile_cache_close (cu.cache);
   }
 

@@ -237,12 +237,12 @@ start_interpreter (struct native_state *ns, struct sr_backend_warm *w, sr_error_
 
 static int
 native_warm_new (void *state, const struct sr_language *l, const char *code_dir,
-                 const struct sr_policy_ids *ids, bool prestart, struct sr_backend_warm **ret,
-                 sr_error_t *err)
+                 const struct sr_policy_ids *ids, bool prestart, bool for_run,
+                 struct sr_backend_warm **ret, sr_error_t *err)
 {
   struct native_state *ns = state;
   struct sr_backend_warm *w = sr_xcalloc (1, sizeof *w);
-  _cleanup_free_ char *label = sr_xasprintf ("warm: %s", l->run);
+  _cleanup_free_ char *label = for_run ? sr_xstrdup (l->run) : sr_xasprintf ("warm: %s", l->run);
   struct sr_bind bind = {
     .source = (char *) code_dir, .target = (char *) SR_CODE_DIR, .readonly = true,
     .owned = true,

@@ -13,6 +13,7 @@ integration_tests = \
 	tests/integration/images.sh \
 	tests/integration/run-code.sh \
 	tests/integration/compile-cache.sh \
+	tests/integration/run-code-ahead.sh \
 	tests/integration/run-inputs.sh \
 	tests/integration/languages.sh \
 	tests/integration/history.sh \
