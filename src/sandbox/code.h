@@ -6,8 +6,10 @@
  * in a container of its own with SR_CODE_DIR writable and the compile
  * ceiling as its timeout; a failure there is status compile_error with the
  * compiler's output.  The run stage then gets SR_CODE_DIR read-only, a
- * fresh /work and the request's timeout.  Nothing of either container, nor
- * the scratch directory, is left afterwards.
+ * fresh /work and the request's timeout; on a backend that keeps
+ * containers warm its container is made while the compile stage runs
+ * (run_ahead in code.c).  Nothing of either container, nor the scratch
+ * directory, is left afterwards.
  *
  * Beside the code a request may bring the program's other files (written
  * under their names beside the language's source file, its entry point;
