@@ -190,8 +190,11 @@
 /* Debian's mold puts its `ld` in /usr/libexec/mold: -B there makes gcc
  * link with mold (a hello world links in a third of ld.bfd's time), and
  * gcc skips a -B directory that does not exist, so an image without mold
- * (gcc:14 on Docker) still links, with ld.bfd.  */
-#define SR_FAST_LINKER              "-B/usr/libexec/mold"
+ * (gcc:14 on Docker) still links, with ld.bfd.  -fno-use-linker-plugin:
+ * nothing here is built with -flto, and the LTO plugin gcc otherwise
+ * hands the linker, which loads it and shows it every input, took a
+ * third of a hello world's link CPU time (6-30 ms of 13-45).  */
+#define SR_FAST_LINKER              "-B/usr/libexec/mold -fno-use-linker-plugin"
 #define SR_WARM_START_PYTHON        "python"
 #define SR_JVM_FLAGS                                                                  \
   "-XX:+UseSerialGC -XX:ActiveProcessorCount=1 -XX:TieredStopAtLevel=1 "            \
