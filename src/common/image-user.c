@@ -274,6 +274,6 @@ sr_image_user_resolve_path (const char *text, const char *rootfs, const char *im
   _cleanup_close_ int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
   if (rootfd < 0)
-    return sr_error_set (err, errno, "open the root of image %s", image);
+    return sr_error_set (err, errno, "rootfs %s", rootfs);
   return sr_image_user_resolve (text, rootfd, image, ret_uid, ret_gid, err);
 }
