@@ -86,7 +86,7 @@ mount_tmpfs (const struct sr_config *cfg, const struct sr_policy_ids *ids, int d
 
 int
 sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
-                  int *ret_fd, sr_error_t *err)
+                  int *ret_fd, int *ret_hold_fd, sr_error_t *err)
 {
   _cleanup_free_ char *base = NULL, *dir = NULL;
   _cleanup_close_ int dfd = -1;
@@ -115,7 +115,10 @@ sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, 
 
       if (root < 0)
         goto fail;
-      close (dfd);
+      /* The directory beneath stays locked too: a runner in another
+       * mount namespace (a service's, under ProtectSystem=) does not see
+       * the tmpfs, and would reclaim the directory it covers.  */
+      *ret_hold_fd = TAKE_FD (dfd);
       dfd = root;
     }
   else if (fchmod (dfd, 0700) < 0)
@@ -123,6 +126,8 @@ sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, 
       sr_error_set (err, errno, "chmod %s", dir);
       goto fail;
     }
+  else
+    *ret_hold_fd = -1;
   *ret_dir = TAKE_PTR (dir);
   *ret_fd = TAKE_FD (dfd);
   return 0;
@@ -133,10 +138,12 @@ fail:
 }
 
 void
-sr_code_remove_dir (const char *dir)
+sr_code_remove_dir (const char *dir, int hold_fd)
 {
   (void) umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW);
   (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);
+  if (hold_fd >= 0)
+    close (hold_fd);
 }
 
 void

@@ -18,14 +18,17 @@
  * container's root (ids), locked by the returned fd so a concurrent
  * runner never reclaims it.  A root runner mounts a tmpfs of its own
  * there (cfg->code_dir_size, nosuid, nodev): the fd is its root, and
- * nothing written there reaches a host file system.  An ordinary user
- * cannot mount on the host: its directory is on runtime_dir's file
- * system.  Removed with sr_code_remove_dir, then the fd closed.  */
+ * nothing written there reaches a host file system; *ret_hold_fd then
+ * keeps the directory beneath locked, for runners in other mount
+ * namespaces (-1 otherwise).  An ordinary user cannot mount on the host:
+ * its directory is on runtime_dir's file system.  Removed with
+ * sr_code_remove_dir, then the fd closed.  */
 int sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
-                      int *ret_fd, sr_error_t *err);
+                      int *ret_fd, int *ret_hold_fd, sr_error_t *err);
 
-/* Unmounts and removes a directory of sr_code_make_dir.  */
-void sr_code_remove_dir (const char *dir);
+/* Unmounts and removes a directory of sr_code_make_dir, then closes its
+ * hold_fd.  */
+void sr_code_remove_dir (const char *dir, int hold_fd);
 
 /* Removes the directories (and unmounts the tmpfs) of runners that
  * died.  */

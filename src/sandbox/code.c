@@ -611,6 +611,7 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
   struct sr_backend_run *run = NULL;
   _cleanup_free_ char *scratch = NULL;
   _cleanup_close_ int scratch_fd = -1;
+  int scratch_hold_fd = -1;
   /* Without takes_ids, the runner's own until code_dir hands it over.  */
   struct sr_policy_ids ids = { .map.lease_fd = -1, .uid = geteuid (), .gid = getegid () };
   uid_t uid;
@@ -630,7 +631,7 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
     }
   uid = ids.uid;
   gid = ids.gid;
-  if (sr_code_make_dir (cfg, &ids, &scratch, &scratch_fd, err) < 0
+  if (sr_code_make_dir (cfg, &ids, &scratch, &scratch_fd, &scratch_hold_fd, err) < 0
       || be->code_dir (state, scratch, scratch_fd, &uid, &gid, err) < 0
       || sr_code_write_inputs (scratch_fd, l, req, uid, gid, err) < 0)
     goto out;
@@ -654,7 +655,7 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
 
 out:
   if (scratch)
-    sr_code_remove_dir (scratch);
+    sr_code_remove_dir (scratch, scratch_hold_fd);
   be->run_end (run);
   sr_policy_ids_release (&ids);
   return r;

@@ -35,6 +35,7 @@ struct warm
   const struct sr_language *l;
   char *scratch;
   int scratch_fd;          /* holds the directory's lock */
+  int scratch_hold_fd;     /* and that of the directory beneath its tmpfs */
   struct sr_policy_ids ids;  /* its container's, held until it is gone */
   uid_t uid;               /* the owner of the code put there */
   gid_t gid;
@@ -83,7 +84,7 @@ warm_free (struct sr_code_pool *p, struct warm *w)
   p->be->warm_free (w->bw);
   sr_policy_ids_release (&w->ids);
   if (w->scratch)
-    sr_code_remove_dir (w->scratch);
+    sr_code_remove_dir (w->scratch, w->scratch_hold_fd);
   if (w->scratch_fd >= 0)
     close (w->scratch_fd);
   free (w->scratch);
@@ -132,13 +133,14 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, bool prestart, st
   struct warm *w = sr_xcalloc (1, sizeof *w);
 
   w->l = l;
-  w->scratch_fd = -1;
+  w->scratch_fd = w->scratch_hold_fd = -1;
   w->ids.map.lease_fd = -1;
   if (take_ids (p, l, &w->ids, err) < 0)
     goto fail;
   w->uid = w->ids.uid;
   w->gid = w->ids.gid;
-  if (sr_code_make_dir (p->cfg, &w->ids, &w->scratch, &w->scratch_fd, err) < 0
+  if (sr_code_make_dir (p->cfg, &w->ids, &w->scratch, &w->scratch_fd, &w->scratch_hold_fd,
+                        err) < 0
       || p->be->code_dir (p->state, w->scratch, w->scratch_fd, &w->uid, &w->gid, err) < 0
       || write_bootstrap (w, &prestart, err) < 0
       || p->be->warm_new (p->state, l, w->scratch, &w->ids, prestart, false, &w->bw, err) < 0)

@@ -42,6 +42,28 @@ is "$(mine)" 0 "and unmounts the tmpfs a runner that died left"
 [ ! -e "$scratch/code-dead00" ]
 ok $? "and removes its directory"
 
+# A runner in another mount namespace (a service's, under ProtectSystem=)
+# does not see a live run's tmpfs: it must still leave the directory
+# beneath alone.
+"$SR_BIN" run-code -l python - > "$sr_tmp/slow.out" 2>&1 <<'EOF2' &
+import time
+print("started")
+time.sleep(4)
+print(open("/scratch/main.py").read().count("sleep"))
+EOF2
+slow=$!
+# Its output comes at its end: its code directory says it began.
+began () { ls "$scratch" | grep -q '^code-'; }
+wait_until 20 began
+live=$(ls "$scratch")
+run_cmd unshare --mount --propagation private sh -c \
+  'umount -l "$1"/code-* && printf "print(2)" | "$SR_BIN" run-code -l python -' sh "$scratch"
+is "$rc $out $err" "0 2 " "a runner in another mount namespace, which does not see the live run's tmpfs, runs"
+is "$(ls "$scratch")" "$live" "and leaves the live run's code directory where it is"
+wait "$slow"
+is "$(tr '\n' ' ' < "$sr_tmp/slow.out")" "started 2 " "which ends as it would have"
+is "$(mine) $(ls "$scratch" | wc -l)" "0 0" "and leaves nothing behind"
+
 if import_image cpp; then
   hello='#include <iostream>
 int main() { std::cout << "hello tmpfs" << std::endl; }'
