@@ -34,7 +34,8 @@
 # (bench-STAMP-raw/), and prints a PASS or MISS line for each target of
 # issue 9.  Images and the MCP SDK are used when rootfs/build-all.sh and
 # tools/mcp-deps.sh provide them; what is missing is skipped, and said so.
-# Run as root after building; SR_BIN picks the binary.
+# Run as root after building; SR_BIN picks the binary (default: the
+# tree's build/sandbox-runner, else the one on PATH).
 #
 #   bench/run.sh [--quick] [-n RUNS] [-t CALLS] [-c "1 4 8 16"]
 #     --quick   a smoke run: 3 runs, 16 calls, 1 memory sample, 2 C++ runs,
@@ -123,8 +124,11 @@ trap 'exit 130' INT TERM
 [ -n "$docker_runs" ] || docker_runs=$(( runs / 5 > 3 ? runs / 5 : 3 ))
 max_level=$(printf '%s\n' $levels | sort -n | tail -1)
 
-sr=${SR_BIN:-$(command -v sandbox-runner || echo "$here/../build/sandbox-runner")}
+# The tree's own build first: an installed binary may be an older one.
+sr=${SR_BIN:-$here/../build/sandbox-runner}
+[ -x "$sr" ] || [ -n "${SR_BIN:-}" ] || sr=$(command -v sandbox-runner || echo "$sr")
 [ -x "$sr" ] || { echo "bench: no sandbox-runner at $sr (set SR_BIN)" >&2; exit 2; }
+echo "bench: sandbox-runner is $sr ($("$sr" --version 2>/dev/null | head -1))" >&2
 [ "$(id -u)" -eq 0 ] || { echo "bench: run as root (chroot, runc and crun need it)" >&2; exit 2; }
 bb=$(command -v busybox) || { echo "bench: apt-get install busybox-static" >&2; exit 2; }
 command -v bwrap >/dev/null || echo "bench: bwrap is missing (apt-get install bubblewrap); skipped" >&2
