@@ -94,6 +94,11 @@ struct sr_backend
    * as a user of the backend's own (Docker's policy user), and a run
    * takes no lease.  */
   bool takes_ids;
+  /* Its containers are made in the runner's own mount namespace, so a
+   * mount the runner makes (a code dir's tmpfs) is what they bind.  A
+   * daemon's (dockerd's) may be another namespace, as a service unit's
+   * private one is: it would bind the empty directory beneath.  */
+  bool shares_mounts;
 
   /* The backend's state for one manager (the policy translated once, a
    * daemon connection); cfg and store outlive it.  */

@@ -85,8 +85,8 @@ mount_tmpfs (const struct sr_config *cfg, const struct sr_policy_ids *ids, int d
 }
 
 int
-sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
-                  int *ret_fd, int *ret_hold_fd, sr_error_t *err)
+sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, bool own_mount,
+                  char **ret_dir, int *ret_fd, int *ret_hold_fd, sr_error_t *err)
 {
   _cleanup_free_ char *base = NULL, *dir = NULL;
   _cleanup_close_ int dfd = -1;
@@ -109,7 +109,7 @@ sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, 
    * Root gives it a tmpfs; an ordinary user cannot mount on the host,
    * and what its containers write stays behind the user's own 0700
    * directory, on its runtime_dir's file system.  */
-  if (geteuid () == 0)
+  if (own_mount && geteuid () == 0)
     {
       int root = mount_tmpfs (cfg, ids, dfd, err);
 

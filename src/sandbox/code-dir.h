@@ -6,6 +6,7 @@
 #ifndef SR_SANDBOX_CODE_DIR_H
 #define SR_SANDBOX_CODE_DIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -16,15 +17,17 @@
 
 /* A new directory under <runtime_dir>/scratch, mode 0700, owned by the
  * container's root (ids), locked by the returned fd so a concurrent
- * runner never reclaims it.  A root runner mounts a tmpfs of its own
- * there (cfg->code_dir_size, nosuid, nodev): the fd is its root, and
+ * runner never reclaims it.  A root runner whose containers see its
+ * mounts (own_mount: the backend's shares_mounts) mounts a tmpfs of its
+ * own there (cfg->code_dir_size, nosuid, nodev): the fd is its root, and
  * nothing written there reaches a host file system; *ret_hold_fd then
  * keeps the directory beneath locked, for runners in other mount
- * namespaces (-1 otherwise).  An ordinary user cannot mount on the host:
- * its directory is on runtime_dir's file system.  Removed with
- * sr_code_remove_dir, then the fd closed.  */
-int sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, char **ret_dir,
-                      int *ret_fd, int *ret_hold_fd, sr_error_t *err);
+ * namespaces (-1 otherwise).  An ordinary user cannot mount on the host,
+ * and a daemon may not see the mount: the directory then is on
+ * runtime_dir's file system.  Removed with sr_code_remove_dir, then the
+ * fd closed.  */
+int sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, bool own_mount,
+                      char **ret_dir, int *ret_fd, int *ret_hold_fd, sr_error_t *err);
 
 /* Unmounts and removes a directory of sr_code_make_dir, then closes its
  * hold_fd.  */

@@ -631,7 +631,8 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
     }
   uid = ids.uid;
   gid = ids.gid;
-  if (sr_code_make_dir (cfg, &ids, &scratch, &scratch_fd, &scratch_hold_fd, err) < 0
+  if (sr_code_make_dir (cfg, &ids, be->shares_mounts, &scratch, &scratch_fd, &scratch_hold_fd,
+                        err) < 0
       || be->code_dir (state, scratch, scratch_fd, &uid, &gid, err) < 0
       || sr_code_write_inputs (scratch_fd, l, req, uid, gid, err) < 0)
     goto out;

@@ -293,6 +293,7 @@ const struct sr_backend sr_docker_backend = {
   .keeps_warm = false,
   .shell_one_stream = true,
   .takes_ids = false,
+  .shares_mounts = false,
   .open = sr_docker_state_open,
   .close = sr_docker_state_close,
   .code_dir = sr_docker_code_dir,

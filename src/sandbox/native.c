@@ -464,6 +464,7 @@ const struct sr_backend sr_native_backend = {
   .keeps_warm = true,
   .shell_one_stream = false,
   .takes_ids = true,
+  .shares_mounts = true,
   .open = native_open,
   .close = native_close,
   .code_dir = native_code_dir,

@@ -139,8 +139,8 @@ warm_new (struct sr_code_pool *p, const struct sr_language *l, bool prestart, st
     goto fail;
   w->uid = w->ids.uid;
   w->gid = w->ids.gid;
-  if (sr_code_make_dir (p->cfg, &w->ids, &w->scratch, &w->scratch_fd, &w->scratch_hold_fd,
-                        err) < 0
+  if (sr_code_make_dir (p->cfg, &w->ids, p->be->shares_mounts, &w->scratch, &w->scratch_fd,
+                        &w->scratch_hold_fd, err) < 0
       || p->be->code_dir (p->state, w->scratch, w->scratch_fd, &w->uid, &w->gid, err) < 0
       || write_bootstrap (w, &prestart, err) < 0
       || p->be->warm_new (p->state, l, w->scratch, &w->ids, prestart, false, &w->bw, err) < 0)

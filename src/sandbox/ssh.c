@@ -640,6 +640,7 @@ const struct sr_backend sr_ssh_backend = {
   .keeps_warm = false,
   .shell_one_stream = true,
   .takes_ids = false,
+  .shares_mounts = false,
   .open = ssh_open,
   .close = ssh_close,
   .code_dir = ssh_code_dir,

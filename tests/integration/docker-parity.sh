@@ -73,6 +73,16 @@ parity "python user sandbox:users" python "$who" --user sandbox:users
 like "$native" 'stdout "1000 100\\n"' "python user sandbox:users: the image's group"
 parity "python user 4321" python "$who" --user 4321
 like "$native" 'stdout "4321 4321\\n"' "python user 4321: an id the image lacks, its gid its own"
+# A runner in a mount namespace of its own (a service unit's), where
+# dockerd does not see the runner's mounts: the code dir it binds is the
+# one the code was written to.
+printf 'print(open("/scratch/main.py").read().count("print"))' >"$sr_tmp/code"
+if [ "$(id -u)" -eq 0 ]; then
+  run_cmd unshare --mount --propagation private "$SR_BIN" run-code --backend docker -l python "$sr_tmp/code"
+  is "$rc $out $err" "0 1 " "docker: a runner in a mount namespace of its own runs its code"
+else
+  skip "docker: a runner in a mount namespace of its own: unshare --mount needs root"
+fi
 printf '%s' "$who" >"$sr_tmp/code"
 run_sr run-code --backend docker -l python --user nosuch "$sr_tmp/code"
 like "$rc $err" "^125 .*nosuch" "docker: a user the image lacks fails, named"
