@@ -79,7 +79,7 @@ like "$native" 'stdout "4321 4321\\n"' "python user 4321: an id the image lacks,
 printf 'print(open("/scratch/main.py").read().count("print"))' >"$sr_tmp/code"
 if [ "$(id -u)" -eq 0 ]; then
   run_cmd unshare --mount --propagation private "$SR_BIN" run-code --backend docker -l python "$sr_tmp/code"
-  is "$rc $out $err" "0 1 " "docker: a runner in a mount namespace of its own runs its code"
+  is "$rc $out $err" "0 2 " "docker: a runner in a mount namespace of its own runs its code"
 else
   skip "docker: a runner in a mount namespace of its own: unshare --mount needs root"
 fi
