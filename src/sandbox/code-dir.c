@@ -89,7 +89,7 @@ sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, 
                   char **ret_dir, int *ret_fd, int *ret_hold_fd, sr_error_t *err)
 {
   _cleanup_free_ char *base = NULL, *dir = NULL;
-  _cleanup_close_ int dfd = -1;
+  _cleanup_close_ int dfd = -1, hold = -1;
 
   base = sr_statedir_runtime_sub (cfg->runtime_dir, "scratch", err);
   if (base == NULL)
@@ -118,7 +118,7 @@ sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, 
       /* The directory beneath stays locked too: a runner in another
        * mount namespace (a service's, under ProtectSystem=) does not see
        * the tmpfs, and would reclaim the directory it covers.  */
-      *ret_hold_fd = TAKE_FD (dfd);
+      hold = TAKE_FD (dfd);
       dfd = root;
     }
   else if (fchmod (dfd, 0700) < 0)
@@ -126,10 +126,9 @@ sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *ids, 
       sr_error_set (err, errno, "chmod %s", dir);
       goto fail;
     }
-  else
-    *ret_hold_fd = -1;
   *ret_dir = TAKE_PTR (dir);
   *ret_fd = TAKE_FD (dfd);
+  *ret_hold_fd = TAKE_FD (hold);
   return 0;
 
 fail:
