@@ -513,6 +513,12 @@ exit_like (int status)
   _exit (WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status));
 }
 
+static uint64_t
+timeval_ns (const struct timeval *tv)
+{
+  return (uint64_t) tv->tv_sec * 1000000000ull + (uint64_t) tv->tv_usec * 1000ull;
+}
+
 #define COMMAND_STACK_SIZE (256 * 1024)
 
 struct command_start
@@ -570,8 +576,9 @@ spawn_command (struct child_state *st, const int *fds)
  * signals the command sends itself (raise, abort, kill $$) reach it as on
  * a host, which they do not reach a pid 1 without a handler.  The init
  * passes on every signal sent to it, reaps orphans, and when the command
- * ends writes its wait status to the status pipe and exits, which kills
- * whatever else is left in the pid namespace.  The pipe is the runner's
+ * ends writes its wait status and CPU time to the status pipe (struct
+ * sr_child_end) and exits, which kills whatever else is left in the pid
+ * namespace.  The pipe is the runner's
  * only record of a death by signal (pid 1 cannot die of one it sends
  * itself), and nothing but the init holds it: the command's copy is
  * close-on-exec, and the init is not dumpable and keeps no capability the
@@ -580,6 +587,7 @@ static __attribute__ ((noreturn)) void
 run_init (struct child_state *st, const int *fds)
 {
   int status_fd = fds[4];
+  struct sr_child_end end = { 0 };
   sigset_t all;
   pid_t command;
   int sfd;
@@ -628,6 +636,7 @@ run_init (struct child_state *st, const int *fds)
     {
       struct signalfd_siginfo si;
       ssize_t n = read (sfd, &si, sizeof si);
+      struct rusage ru;
       int status;
       pid_t pid;
 
@@ -635,13 +644,17 @@ run_init (struct child_state *st, const int *fds)
         _exit (SR_CHILD_EXIT_SETUP);
       if (n == sizeof si && si.ssi_signo != SIGCHLD)
         kill (command, (int) si.ssi_signo);
-      while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
-        if (pid == command)
-          {
-            if (write (status_fd, &status, sizeof status) != sizeof status)
-              _exit (SR_CHILD_EXIT_SETUP);
-            exit_like (status);
-          }
+      while ((pid = wait4 (-1, &status, WNOHANG, &ru)) > 0)
+        {
+          end.cpu_ns += timeval_ns (&ru.ru_utime) + timeval_ns (&ru.ru_stime);
+          if (pid == command)
+            {
+              end.status = status;
+              if (write (status_fd, &end, sizeof end) != sizeof end)
+                _exit (SR_CHILD_EXIT_SETUP);
+              exit_like (status);
+            }
+        }
     }
 }
 

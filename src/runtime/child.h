@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -60,6 +61,18 @@ struct sr_child_args
   /* An fd the init keeps for its life (an id lease, runtime/idmap.h), so
    * what it stands for ends with the container; -1: none.  */
   int keep_fd;
+};
+
+/* What a one-shot container's init writes to its status pipe when its
+ * command has ended: the command's wait status, and the CPU time of the
+ * children it reaped (the command and the orphans before it), which the
+ * init's own end would otherwise report.  The runner can answer from it
+ * without waiting for that end, in which the kernel tears the container's
+ * namespaces down.  */
+struct sr_child_end
+{
+  int status;
+  uint64_t cpu_ns;
 };
 
 /* Exit status of the init when it fails before exec (the parent normally

@@ -688,12 +688,18 @@ make_spec_fd (const struct sr_exec_spec *spec, sr_error_t *err)
   return TAKE_FD (fd);
 }
 
+/* cpu_ns: the init's report of it (UINT64_MAX: none, the outcome's
+ * rusage stands).  */
 static void
-fill_status (struct sr_container *c, const struct sr_supervise_outcome *o,
+fill_status (struct sr_container *c, const struct sr_supervise_outcome *o, uint64_t cpu_ns,
              uint64_t oom_kills_before, struct sr_run_result *res)
 {
-  res->cpu_ns = (uint64_t) (o->rusage.ru_utime.tv_sec + o->rusage.ru_stime.tv_sec) * 1000000000ull
-                + (uint64_t) (o->rusage.ru_utime.tv_usec + o->rusage.ru_stime.tv_usec) * 1000ull;
+  if (cpu_ns != UINT64_MAX)
+    res->cpu_ns = cpu_ns;
+  else
+    res->cpu_ns
+      = (uint64_t) (o->rusage.ru_utime.tv_sec + o->rusage.ru_stime.tv_sec) * 1000000000ull
+        + (uint64_t) (o->rusage.ru_utime.tv_usec + o->rusage.ru_stime.tv_usec) * 1000ull;
   if (o->exit.si_code == CLD_EXITED)
     res->exit_code = o->exit.si_status;
   else
@@ -714,26 +720,28 @@ fill_status (struct sr_container *c, const struct sr_supervise_outcome *o,
 }
 
 /* How the command ended, from the init's status pipe (see run_init in
- * child.c): the init's own end cannot tell a death by signal.  Without a
- * report (the runner killed the init: timeout, cancel, or the OOM killer
- * did) the init's own end stands.  */
-static void
+ * child.c): the init's own end cannot tell a death by signal.  Returns the
+ * CPU time reported; without a report (the runner killed the init:
+ * timeout, cancel, or the OOM killer did) the init's own end stands, and
+ * UINT64_MAX.  */
+static uint64_t
 take_command_status (int fd, siginfo_t *exit)
 {
-  int status;
+  struct sr_child_end end;
 
-  if (fd < 0 || read (fd, &status, sizeof status) != sizeof status)
-    return;
-  if (WIFEXITED (status))
+  if (fd < 0 || read (fd, &end, sizeof end) != sizeof end)
+    return UINT64_MAX;
+  if (WIFEXITED (end.status))
     {
       exit->si_code = CLD_EXITED;
-      exit->si_status = WEXITSTATUS (status);
+      exit->si_status = WEXITSTATUS (end.status);
     }
-  else if (WIFSIGNALED (status))
+  else if (WIFSIGNALED (end.status))
     {
-      exit->si_code = WCOREDUMP (status) ? CLD_DUMPED : CLD_KILLED;
-      exit->si_status = WTERMSIG (status);
+      exit->si_code = WCOREDUMP (end.status) ? CLD_DUMPED : CLD_KILLED;
+      exit->si_status = WTERMSIG (end.status);
     }
+  return end.cpu_ns;
 }
 
 /* A command past its execve, not yet supervised: the read ends of its
@@ -832,11 +840,13 @@ supervise_command (struct sr_container *c, struct proc *p, struct launch *l,
   struct sr_supervise_io io = { 0 };
   /* A held container's OOM kills of earlier commands are not this one's.  */
   uint64_t oom_kills_before = c->held && c->cgroup ? sr_cgroup_oom_kills (c->cgroup) : 0;
+  uint64_t cpu_ns;
   int r = -1;
 
   io.out_fd = l->out_fd;
   io.err_fd = l->err_fd;
   io.pidfd = p->pidfd;
+  io.status_fd = l->status_fd;
   io.cancel_fd = opts->cancel_fd;
   io.timeout_ms = opts->timeout_ms;
   io.max_output = opts->max_output ? opts->max_output : SR_DEFAULT_MAX_OUTPUT;
@@ -846,10 +856,13 @@ supervise_command (struct sr_container *c, struct proc *p, struct launch *l,
   io.kill_ctx = p;
   if (sr_supervise (&io, &outcome, err) < 0)
     goto out;
-  p->reaped = true;
-  take_command_status (l->status_fd, &outcome.exit);
+  /* Answered on the init's report, the init is still ending: the
+   * container's destroy reaps it, off this path.  The command is reaped
+   * already, its OOM kill and memory peak counted.  */
+  p->reaped = outcome.init_reaped;
+  cpu_ns = take_command_status (l->status_fd, &outcome.exit);
   result->duration_ns = sr_now_ns () - t0;
-  fill_status (c, &outcome, oom_kills_before, result);
+  fill_status (c, &outcome, cpu_ns, oom_kills_before, result);
   result->out = outcome.out;
   result->err = outcome.err;
   memset (&outcome, 0, sizeof outcome);
@@ -976,6 +989,7 @@ struct sr_container_cmd
   struct sr_container *c;
   struct launch launch;
   int exit_code;          /* what a failed exec would have set */
+  bool supervised;
 };
 
 int
@@ -1013,8 +1027,9 @@ sr_container_start_finish (struct sr_container_cmd *cmd, const struct sr_run_opt
   int r;
 
   result_init (cmd->c, result);
-  if (init->reaped)
+  if (cmd->supervised || init->reaped)
     return sr_error_set (err, EINVAL, "the command was supervised already");
+  cmd->supervised = true;
   r = supervise_command (cmd->c, init, &cmd->launch, opts, t0, result, err);
   memcpy (result->marks, init->marks, sizeof init->marks);
   return r;
@@ -1027,7 +1042,7 @@ sr_container_cmd_free (struct sr_container_cmd *cmd)
     return;
   /* The command alone: the init reaps it and ends, as at a timeout; the
    * container's destroy does the rest.  */
-  if (!cmd->c->init.reaped)
+  if (!cmd->supervised && !cmd->c->init.reaped)
     kill_proc (&cmd->c->init, false);
   launch_done (&cmd->launch);
   free (cmd);

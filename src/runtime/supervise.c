@@ -69,7 +69,7 @@ arm_timer (uint64_t ms, sr_error_t *err)
   return fd;
 }
 
-enum { WATCH_OUT, WATCH_ERR, WATCH_PID, WATCH_TIMER, WATCH_CANCEL, WATCH_MAX };
+enum { WATCH_OUT, WATCH_ERR, WATCH_PID, WATCH_STATUS, WATCH_TIMER, WATCH_CANCEL, WATCH_MAX };
 
 int
 sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret, sr_error_t *err)
@@ -77,7 +77,7 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
   struct sr_capture out = { .cap = io->max_output }, errc = { .cap = io->max_output };
   _cleanup_close_ int timer = -1;
   struct pollfd pfd[WATCH_MAX];
-  bool exited = false, killed = false;
+  bool exited = false, reported = false, killed = false;
   uint64_t exited_at = 0, kill_all_at = 0;
   int r = -1;
 
@@ -93,10 +93,11 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
   pfd[WATCH_OUT].fd = io->out_fd;
   pfd[WATCH_ERR].fd = io->err_fd;
   pfd[WATCH_PID].fd = io->pidfd;
+  pfd[WATCH_STATUS].fd = io->status_fd;
   pfd[WATCH_TIMER].fd = timer;
   pfd[WATCH_CANCEL].fd = io->cancel_fd;
 
-  while (!exited || pfd[WATCH_OUT].fd >= 0 || pfd[WATCH_ERR].fd >= 0)
+  while ((!exited && !reported) || pfd[WATCH_OUT].fd >= 0 || pfd[WATCH_ERR].fd >= 0)
     {
       int wait_ms = -1, n;
 
@@ -132,6 +133,13 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
         pfd[WATCH_OUT].fd = -1;
       if (pfd[WATCH_ERR].revents && drain (pfd[WATCH_ERR].fd, SR_STREAM_STDERR, &errc, io) == 0)
         pfd[WATCH_ERR].fd = -1;
+      /* Data is the report; a hang-up alone, an init killed before it
+       * could write one.  */
+      if (pfd[WATCH_STATUS].revents)
+        {
+          reported = (pfd[WATCH_STATUS].revents & POLLIN) != 0;
+          pfd[WATCH_STATUS].fd = -1;
+        }
       if (pfd[WATCH_TIMER].revents && !killed)
         {
           ret->timed_out = true;
@@ -159,6 +167,7 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
               goto out;
             }
           exited = true;
+          ret->init_reaped = true;
           exited_at = sr_now_ns ();
           pfd[WATCH_PID].fd = -1;
           pfd[WATCH_TIMER].fd = -1;

@@ -17,6 +17,11 @@ struct sr_supervise_io
 {
   int out_fd, err_fd;       /* read ends, owned by the caller; -1 if closed */
   int pidfd;                /* the container's init */
+  /* Readable once the init has reported its command's end (the status
+   * pipe of runtime/child.h), -1: none.  With the report in and both
+   * pipes at EOF the run is over: the init's own end, in which the kernel
+   * tears the namespaces down, is not waited for.  */
+  int status_fd;
   int cancel_fd;            /* -1: none */
   uint64_t timeout_ms;      /* 0: none */
   size_t max_output;
@@ -34,13 +39,18 @@ struct sr_supervise_io
 struct sr_supervise_outcome
 {
   bool timed_out, cancelled;
-  siginfo_t exit;           /* from waitid on the pidfd */
+  /* The init was waited for: exit and rusage are from its waitid.  False
+   * when the run ended on status_fd's report first; the init is still
+   * ending then, and its caller must reap it.  */
+  bool init_reaped;
+  siginfo_t exit;
   struct rusage rusage;
   struct sr_captured out, err;
 };
 
-/* Runs until the init has exited and both pipes are at EOF (or, once the
- * init is gone, a short grace period has passed).  The captured text of a
+/* Runs until both pipes are at EOF and the init has exited or reported
+ * its command's end (or, once the init is gone, a short grace period has
+ * passed).  The captured text of a
  * stream past its cap ends with the truncation marker.  */
 int sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret,
                   sr_error_t *err);

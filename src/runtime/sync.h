@@ -13,7 +13,7 @@
  * The init forks the command (pid 2) at START; the command sends EXEC or
  * ERROR itself, and the init closes its copy of the socket, so the EOF is
  * the command's execve.  When the command ends the init writes its wait
- * status (an int) to the status pipe and exits.
+ * status and CPU time (struct sr_child_end) to the status pipe and exits.
  *
  * A container kept for a session gets HOLD instead of START: its init then
  * only reaps, and each command joins it (see sr_joiner_main) with the same

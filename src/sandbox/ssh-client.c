@@ -137,7 +137,8 @@ sr_ssh_run (char *const *argv, const struct sr_run_options *opts, sr_ssh_kill_fn
   fcntl (out[0], F_SETFL, O_NONBLOCK);
   fcntl (errp[0], F_SETFL, O_NONBLOCK);
   io = (struct sr_supervise_io){
-    .out_fd = out[0], .err_fd = errp[0], .pidfd = pidfd, .cancel_fd = opts->cancel_fd,
+    .out_fd = out[0], .err_fd = errp[0], .pidfd = pidfd, .status_fd = -1,
+    .cancel_fd = opts->cancel_fd,
     .timeout_ms = opts->timeout_ms,
     .max_output = opts->max_output ? opts->max_output : SR_DEFAULT_MAX_OUTPUT,
     .on_output = opts->on_output, .userdata = opts->userdata,

@@ -135,6 +135,11 @@ CASES = [
     ("stdout and stderr", dict(code="import sys; print('o'); print('e', file=sys.stderr); "
                                     "exit(7)")),
     ("a coding cookie", dict(code="# -*- coding: latin-1 -*-\nprint('\xe9')")),
+    # The run ends with its command, whatever it left running: the rest
+    # of the container dies with the init, before it could print.
+    ("a child left running",
+     dict(code="import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 0.5; echo late'])\n"
+               "print('early')\n")),
     ("the fds", dict(code="import os; print(sorted(os.listdir('/proc/self/fd')))")),
 ]
 

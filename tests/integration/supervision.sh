@@ -38,6 +38,15 @@ is "$rc" 134 "SIGABRT is exit status 134 in the CLI"
 run_in sh -c '(sleep 0.1 &); sleep 0.6; cat /proc/[0-9]*/stat | cut -d" " -f3 | grep -c Z'
 is "$out" 0 "orphans are reaped"
 
+# The CPU time is the command's and its orphans', from the init's report
+# of the command's end (the runner answers on it, without waiting for the
+# init's own end): an orphan's busy loop of some 300 ms counts.
+run_sr run --json --rootfs "$ROOTFS" -- sh -c '( (awk "BEGIN { for (i = 0; i < 3000000; i++) ; }";
+  touch /tmp/done) & ); until [ -e /tmp/done ]; do sleep 0.05; done; sleep 0.1'
+cpu=$(json_field "$out" cpu_ms)
+ok $(python3 -c "print(0 if 100 <= ${cpu:-0} <= $(json_field "$out" duration_ms) + 50 else 1)") \
+  "the CPU time counts what an orphan used (${cpu:-?} ms)"
+
 # A signal sent to the container's init from the host is passed on to the
 # command.
 "$SR_BIN" run --timeout 10 --rootfs "$ROOTFS" -- \
