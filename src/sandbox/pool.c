@@ -25,6 +25,10 @@
  * cores the two would share them.  Short enough that a call soon after
  * still finds the next one ready.  */
 #define REFILL_DELAY_NS (50ull * 1000 * 1000)
+/* When the last run ends, its result still has to be recorded and sent:
+ * the pool's thread, and the old container's teardown, wait this long, so
+ * that they do not take a core from the reply.  */
+#define REPLY_DELAY_NS (5ull * 1000 * 1000)
 
 struct warm
 {
@@ -66,7 +70,7 @@ struct sr_code_pool
   struct warm *ready;
   struct warm *used;       /* for the thread to destroy, off the runs' path */
   unsigned running;        /* runs on a warm container, not yet ended */
-  uint64_t refill_ns;      /* while some run, no new container before this */
+  uint64_t refill_ns;      /* no new container, no teardown before this */
   bool stop;
   bool has_thread;
   pthread_t thread;
@@ -186,7 +190,8 @@ wait_until (struct sr_code_pool *p, uint64_t ns)
 
 /* The pool's thread: keeps every slot full, one container at a time,
  * then destroys the containers runs used; both wait while a run that
- * took a container has the CPU to itself (REFILL_DELAY_NS).  */
+ * took a container has the CPU to itself (REFILL_DELAY_NS), and then its
+ * reply (REPLY_DELAY_NS).  */
 static void *
 pool_main (void *arg)
 {
@@ -202,7 +207,7 @@ pool_main (void *arg)
       bool prestart;
       int r;
 
-      if (p->running && now < p->refill_ns)
+      if (now < p->refill_ns)
         {
           wait_until (p, p->refill_ns);
           continue;
@@ -372,12 +377,13 @@ take (struct sr_code_pool *p, const struct sr_language *l)
 }
 
 /* Ends the run that took w: the pool's thread destroys w, off the
- * run's path, and may make the next container.  */
+ * run's path, and may make the next container, once the reply is out.  */
 static void
 give_back (struct sr_code_pool *p, struct warm *w)
 {
   pthread_mutex_lock (&p->lock);
-  p->running--;
+  if (--p->running == 0)
+    p->refill_ns = monotonic_ns () + REPLY_DELAY_NS;
   w->next = p->used;
   p->used = w;
   pthread_cond_signal (&p->wake);
