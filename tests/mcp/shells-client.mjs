@@ -120,12 +120,16 @@ check(r.structuredContent?.status === "success" && r.structuredContent?.stdout =
   "import pandas runs one-shot with language python-data", r.structuredContent);
 
 // Output streamed as progress notifications, when the call asks for
-// progress: chunks of each stream as they come, bounded.
+// progress: chunks of each stream as they come, bounded.  The snippet
+// pauses after its last line: this SDK (1.x) handles a notification a
+// microtask after the response read with it, and drops progress whose
+// request has been answered (typescript-sdk#2580), so output printed
+// just before the end reaches the client in the result only.
 const streamed = (progress, stream) => progress
   .filter((p) => p._meta?.["sandbox-runner/stream"] === stream).map((p) => p.message).join("");
 let progress = [];
 r = await call(client, "run_code", { language: "python",
-  code: "import sys, time\nfor i in range(3):\n    print('line', i, flush=True); time.sleep(0.3)\nprint('oops', file=sys.stderr)" },
+  code: "import sys, time\nfor i in range(3):\n    print('line', i, flush=True); time.sleep(0.3)\nprint('oops', file=sys.stderr, flush=True); time.sleep(0.3)" },
   { onprogress: (p) => progress.push(p) });
 check(streamed(progress, "stdout") === "line 0\nline 1\nline 2\n",
   "run_code streams stdout in progress notifications", progress);
