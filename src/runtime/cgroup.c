@@ -834,6 +834,11 @@ remove_exec_dirs (const char *dir, bool v2, uint64_t timeout_ns, sr_error_t *err
 static int
 kill_and_remove (const char *dir, bool v2, uint64_t timeout_ns, sr_error_t *err)
 {
+  /* The usual end of a run: the cgroup is already empty, and rmdir
+   * removes it at once (it fails with EBUSY while a process or a child
+   * cgroup is left), without reading the directory and cgroup.procs.  */
+  if (rmdir (dir) == 0 || errno == ENOENT)
+    return 0;
   if (remove_exec_dirs (dir, v2, timeout_ns, err) < 0 || kill_dir (dir, v2, timeout_ns, err) < 0)
     return -1;
   return remove_dir (dir, timeout_ns, err);
