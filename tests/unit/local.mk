@@ -19,6 +19,7 @@ unit_tests = \
 	tests/unit/test-compile-cache \
 	tests/unit/test-state-workdir \
 	tests/unit/test-state-full \
+	tests/unit/test-state-rewrite \
 	tests/unit/test-tool-args \
 	tests/unit/test-resource-uri \
 	tests/unit/test-capture \
@@ -54,6 +55,7 @@ tests_unit_test_code_inputs_LDADD = $(UNIT_LDADD)
 tests_unit_test_compile_cache_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_workdir_LDADD = $(UNIT_LDADD)
 tests_unit_test_state_full_LDADD = $(UNIT_LDADD)
+tests_unit_test_state_rewrite_LDADD = $(UNIT_LDADD)
 tests_unit_test_tool_args_LDADD = $(UNIT_LDADD)
 tests_unit_test_resource_uri_LDADD = $(UNIT_LDADD)
 tests_unit_test_capture_LDADD = $(UNIT_LDADD)
@@ -68,6 +70,8 @@ include tests/unit/seccomp.mk
 # The test enters sr_workdir_make's window between mkdtemp and flock on
 # purpose, through a wrapper of flock.
 tests_unit_test_state_workdir_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=flock
+# It counts the renames of a rewritten entry.
+tests_unit_test_state_rewrite_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=rename
 
 # The layers of src/ and their written-down exceptions (doc/ARCHITECTURE.md).
 TESTS += tests/unit/layering.sh
