@@ -385,18 +385,21 @@ cache_keep (struct cache_use *cu, const struct sr_language *l,
 
 /* The compile stage of l, when it has one (the cache's answer else): 0
  * with *done set when it decided the outcome (a compile error, a
- * cancel), res filled as sr_code_run documents; -1 on error.  */
+ * cancel), res filled as sr_code_run documents; -1 on error.  *keep is
+ * set when the cache is to keep what it compiled (cache_keep, the
+ * caller's to call before the code directory goes).  */
 static int
 compile_stage (const struct sr_config *cfg, const struct sr_language *l,
                const struct sr_code_request *req, const struct sr_policy_ids *ids,
                sr_code_stage_fn run_stage, void *ctx, struct cache_use *cu,
-               struct sr_code_result *res, bool *done, sr_error_t *err)
+               struct sr_code_result *res, bool *done, bool *keep, sr_error_t *err)
 {
   _cleanup_strv_ char **argv = NULL;
   struct sr_code_stage compile;
   uint64_t start = sr_now_ns ();
 
   *done = false;
+  *keep = false;
   if (l->compile[0] == '\0')
     return 0;
   argv = compile_argv (l, req);
@@ -424,7 +427,7 @@ compile_stage (const struct sr_config *cfg, const struct sr_language *l,
       *done = true;
       return 0;
     }
-  cache_keep (cu, l, req);
+  *keep = cu != NULL;
   sr_run_result_done (&res->run);
   memset (&res->run, 0, sizeof res->run);
   return 0;
@@ -462,10 +465,12 @@ run_stages (const struct sr_config *cfg, const struct sr_language *l,
             sr_code_stage_fn run_stage, void *ctx, struct cache_use *cu,
             struct sr_code_result *res, sr_error_t *err)
 {
-  bool done;
+  bool done, keep;
 
-  if (compile_stage (cfg, l, req, ids, run_stage, ctx, cu, res, &done, err) < 0)
+  if (compile_stage (cfg, l, req, ids, run_stage, ctx, cu, res, &done, &keep, err) < 0)
     return -1;
+  if (keep)
+    cache_keep (cu, l, req);
   return done ? 0 : run_run_stage (cfg, l, req, ids, run_stage, ctx, res, err);
 }
 
@@ -534,6 +539,7 @@ struct compile_job
   struct cache_use *cu;
   struct sr_code_result *res;
   bool done;
+  bool keep;
   int r;
   sr_error_t err;
 };
@@ -544,8 +550,37 @@ compile_job_main (void *arg)
   struct compile_job *j = arg;
 
   j->r = compile_stage (j->cfg, j->l, j->req, j->ids, run_backend_stage, j->bs, j->cu, j->res,
-                        &j->done, &j->err);
+                        &j->done, &j->keep, &j->err);
   return NULL;
+}
+
+static void *
+cache_keep_main (void *arg)
+{
+  struct compile_job *j = arg;
+
+  cache_keep (j->cu, j->l, j->req);
+  return NULL;
+}
+
+/* The run stage, while another thread has the cache keep what the
+ * compile stage made: the copy, its digest and the cache's eviction
+ * (a scan of every entry) were 0.8 ms of a C++ hello world's path to
+ * its result.  The run stage gets the code directory read-only, so the
+ * cache copies what the compiler left.  */
+static int
+run_keeping (struct compile_job *j, sr_error_t *err)
+{
+  pthread_t keeper;
+  bool kept_aside = j->keep && pthread_create (&keeper, NULL, cache_keep_main, j) == 0;
+  int r;
+
+  if (j->keep && !kept_aside)
+    cache_keep (j->cu, j->l, j->req);
+  r = run_run_stage (j->cfg, j->l, j->req, j->ids, run_backend_stage, j->bs, j->res, err);
+  if (kept_aside)
+    pthread_join (keeper, NULL);
+  return r;
 }
 
 /* Whether the run stage's container may be made while l compiles: what
@@ -596,7 +631,7 @@ run_ahead (const struct sr_config *cfg, const struct sr_language *l,
   else
     {
       bs->ahead = w;
-      r = run_run_stage (cfg, l, req, ids, run_backend_stage, bs, res, err);
+      r = run_keeping (&j, err);
       bs->ahead = NULL;
     }
   bs->be->warm_free (w);

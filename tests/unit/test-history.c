@@ -363,6 +363,37 @@ test_migrate_v1 (void)
   sr_history_close (h);
 }
 
+/* One-shot runners (a connection per run, no checkpoint when it closes)
+ * leave a WAL the next one reads back whole on open: it stays bounded
+ * near 256 frames, where it once grew by every run.  */
+static void
+test_wal_bounded (void)
+{
+  _cleanup_free_ char *path = sr_xasprintf ("%s/oneshot.db", dir);
+  _cleanup_free_ char *wal = sr_xasprintf ("%s-wal", path);
+  struct sr_history *h = NULL;
+  sr_error_t err = NULL;
+  struct stat st;
+  int added = 0;
+
+  for (int i = 0; i < 150; i++)
+    {
+      if (sr_history_open (path, &h, &err) < 0)
+        {
+          printf ("# open: %s\n", err->msg);
+          sr_error_free (&err);
+          break;
+        }
+      added += add (h, "cpp", "success", 1000 + i, NULL) == 0;
+      sr_history_close (h);
+    }
+  is_int (added, 150, "one-shot: 150 runs added, a connection each");
+  ok (stat (wal, &st) == 0, "one-shot: the WAL stays after the last close");
+  /* A page is a frame of 24 + 4096 bytes; a run writes a few pages.  */
+  ok (st.st_size <= 300 * (24 + 4096), "one-shot: the WAL is bounded (%lld bytes)",
+      (long long) st.st_size);
+}
+
 int
 main (void)
 {
@@ -383,6 +414,7 @@ main (void)
   test_since ();
   test_migrate_v1 ();
   test_owner ();
+  test_wal_bounded ();
 
   parent = sr_xasprintf ("%s/a/b", dir);
   path = sr_xasprintf ("%s/history.db", parent);
