@@ -40,8 +40,12 @@ read_full (int fd, void *buf, size_t len)
   return (ssize_t) got;
 }
 
+/* The child: waits for the go (the runner has moved it into the
+ * container's cgroups, or left that to it: self_fds, see
+ * sr_cgroup_self_fds), runs fn and sends back how it went.  */
 static _Noreturn void
-child_main (int go_fd, int reply_fd, sr_charge_fn fn, void *arg)
+child_main (int go_fd, int reply_fd, const int *self_fds, size_t n_self, sr_charge_fn fn,
+            void *arg)
 {
   struct reply rep = { 0 };
   sr_error_t e = NULL;
@@ -58,7 +62,10 @@ child_main (int go_fd, int reply_fd, sr_charge_fn fn, void *arg)
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   if (read_full (go_fd, &go, 1) != 1)
     _exit (1);
-  rep.r = fn (arg, &e);
+  if (sr_cgroup_join_self (self_fds, n_self) < 0)
+    rep.r = sr_error_set (&e, errno, "move the charged child into the container's cgroups");
+  else
+    rep.r = fn (arg, &e);
   if (rep.r < 0 && e)
     {
       rep.errnum = e->errnum;
@@ -110,7 +117,8 @@ sr_charge_call (struct sr_cgroup *cg, uint64_t need, sr_charge_fn fn, void *arg,
                 sr_error_t *err)
 {
   uint64_t room = cg ? sr_cgroup_memory_room (cg) : UINT64_MAX;
-  int go[2], reply[2], r;
+  int go[2], reply[2], self_fds[SR_CGROUP_MAX_V1], r;
+  size_t n_self = 0;
   pid_t pid;
 
   if (room != UINT64_MAX && (room < SR_CHARGE_SLACK || need > room - SR_CHARGE_SLACK))
@@ -127,18 +135,24 @@ sr_charge_call (struct sr_cgroup *cg, uint64_t need, sr_charge_fn fn, void *arg,
       close (go[1]);
       return r;
     }
+  /* On v1 the child moves itself, which spares the runner's move its RCU
+   * grace period (runtime/cgroup.h).  */
+  if (cg)
+    n_self = sr_cgroup_self_fds (cg, self_fds);
   pid = fork ();
   if (pid == 0)
     {
       close (go[1]);
       close (reply[0]);
-      child_main (go[0], reply[1], fn, arg);
+      child_main (go[0], reply[1], self_fds, n_self, fn, arg);
     }
   close (go[0]);
   close (reply[1]);
+  for (size_t i = 0; i < n_self; i++)
+    close (self_fds[i]);
   if (pid < 0)
     r = sr_error_set (err, errno, "fork");
-  else if (cg && sr_cgroup_attach (cg, pid, err) < 0)
+  else if (cg && n_self == 0 && sr_cgroup_attach (cg, pid, err) < 0)
     {
       /* It never runs uncharged: it dies waiting for the go.  */
       kill (pid, SIGKILL);
