@@ -109,4 +109,10 @@ int sr_mount_plan_detached (const struct sr_mount_plan *plan, pid_t child, int u
 int sr_mount_plan_apply (const struct sr_mount_plan *plan, const int *mount_fds,
                          size_t n_mount_fds, char *errbuf, size_t errlen, uint64_t *mark_mounts);
 
+/* A new tmpfs, detached (not attached anywhere yet), nosuid and nodev,
+ * with options as NULL-terminated key and value pairs ("size", "65536",
+ * ...).  Returns its mount fd (close-on-exec) for move_mount, or -1 with
+ * errno.  Only system calls: safe in the child of a raw clone.  */
+int sr_mount_tmpfs_detached (const char *const *options);
+
 #endif
