@@ -21,6 +21,9 @@ struct db
 {
   sqlite3 *db;
   char *path;
+  /* The writes of every run and every call, prepared once (their SQL
+   * parsed once per connection, not per row); NULL until first used.  */
+  sqlite3_stmt *insert_st, *audit_st;
 };
 
 /* Migration N takes the schema from version N to N + 1, and ends by
@@ -251,6 +254,8 @@ db_close (void *p)
 {
   struct db *h = p;
 
+  sqlite3_finalize (h->insert_st);
+  sqlite3_finalize (h->audit_st);
   sqlite3_close_v2 (h->db);
   free (h->path);
   free (h);
@@ -336,17 +341,48 @@ static const char insert_sql[] =
   " duration_ms, stdout_size, stderr_size, session_id, source, owner)"
   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 
+/* *st, prepared at its first use and kept for the next (step_kept resets
+ * it; each use binds every parameter again).  */
+static int
+prepared (struct db *h, sqlite3_stmt **st, const char *sql, const char *what, sr_error_t *err)
+{
+  int rc;
+
+  if (*st)
+    return 0;
+  rc = sqlite3_prepare_v3 (h->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+  if (rc != SQLITE_OK)
+    return db_error (h, rc, what, err);
+  return 0;
+}
+
+/* Runs st, a kept statement that writes one row, and resets it: one
+ * statement outside a transaction is atomic and waits for the other
+ * writers through the busy handler, with no BEGIN and COMMIT to parse
+ * and run.  */
+static int
+step_kept (struct db *h, sqlite3_stmt *st, const char *what, sr_error_t *err)
+{
+  int rc = sqlite3_step (st);
+
+  if (rc != SQLITE_DONE)
+    db_error (h, rc, what, err);
+  sqlite3_reset (st);
+  if (rc == SQLITE_DONE)
+    return 0;
+  rollback (h);
+  return -1;
+}
+
 static int
 insert (struct db *h, const struct sr_history_entry *e, const char *id, int64_t ts,
         sr_error_t *err)
 {
-  sqlite3_stmt *st = NULL;
-  int rc;
+  sqlite3_stmt *st;
 
-  if (exec_sql (h, "BEGIN IMMEDIATE", "begin", err) < 0)
+  if (prepared (h, &h->insert_st, insert_sql, "prepare insert", err) < 0)
     return -1;
-  if (prepare (h, insert_sql, &st, "prepare insert", err) < 0)
-    goto fail;
+  st = h->insert_st;
   sqlite3_bind_text (st, 1, id, -1, SQLITE_STATIC);
   sqlite3_bind_int64 (st, 2, ts);
   sqlite3_bind_text (st, 3, e->language, -1, SQLITE_STATIC);
@@ -360,22 +396,7 @@ insert (struct db *h, const struct sr_history_entry *e, const char *id, int64_t 
   sqlite3_bind_text (st, 11, e->session_id, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 12, e->source, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 13, e->owner, -1, SQLITE_STATIC);
-  rc = sqlite3_step (st);
-  if (rc != SQLITE_DONE)
-    {
-      db_error (h, rc, "insert a run", err);
-      goto fail;
-    }
-  sqlite3_finalize (st);
-  st = NULL;
-  if (exec_sql (h, "COMMIT", "commit", err) < 0)
-    goto fail;
-  return 0;
-
-fail:
-  sqlite3_finalize (st);
-  rollback (h);
-  return -1;
+  return step_kept (h, st, "insert a run", err);
 }
 
 static int
@@ -478,10 +499,11 @@ db_audit_add (void *p, const struct sr_audit_entry *e, int64_t ts, sr_error_t *e
   static const char sql[] = "INSERT INTO audit (timestamp_ms, client, machine, tool, status,"
                             " duration_ms, args_sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
   struct db *h = p;
-  sqlite3_stmt *st = NULL;
+  sqlite3_stmt *st;
 
-  if (prepare (h, sql, &st, "prepare the audit insert", err) < 0)
+  if (prepared (h, &h->audit_st, sql, "prepare the audit insert", err) < 0)
     return -1;
+  st = h->audit_st;
   sqlite3_bind_int64 (st, 1, ts);
   sqlite3_bind_text (st, 2, e->client, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 3, e->machine, -1, SQLITE_STATIC);
@@ -489,7 +511,7 @@ db_audit_add (void *p, const struct sr_audit_entry *e, int64_t ts, sr_error_t *e
   sqlite3_bind_text (st, 5, e->status, -1, SQLITE_STATIC);
   sqlite3_bind_int64 (st, 6, e->duration_ms);
   sqlite3_bind_text (st, 7, e->args_sha256, -1, SQLITE_STATIC);
-  return step_done (h, st, "record a tool call", err);
+  return step_kept (h, st, "record a tool call", err);
 }
 
 static const char audit_select_sql[] =
