@@ -19,15 +19,20 @@ struct stdio_out
   bool broken;   /* the client went away: drop what is left */
 };
 
-/* Called from any thread: one message, one line, never interleaved.  */
+/* Called from any thread: one message, one line, never interleaved; in
+ * one write with its newline, which the client then reads at once rather
+ * than waking again for the newline.  */
 static void
 send_line (void *transport, const cJSON *related_id, const char *json)
 {
   struct stdio_out *out = transport;
+  size_t len = strlen (json);
+  _cleanup_free_ char *line = sr_xmalloc (len + 1);
 
+  memcpy (line, json, len);
+  line[len] = '\n';
   pthread_mutex_lock (&out->lock);
-  if (!out->broken
-      && (sr_write_all (out->fd, json, strlen (json)) < 0 || sr_write_all (out->fd, "\n", 1) < 0))
+  if (!out->broken && sr_write_all (out->fd, line, len + 1) < 0)
     out->broken = true;
   pthread_mutex_unlock (&out->lock);
 }
