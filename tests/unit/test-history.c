@@ -330,6 +330,48 @@ test_owner (void)
   sr_history_close (h);
 }
 
+/* The insert of a run is prepared once and kept: a row it refuses (an id
+ * already there) leaves nothing behind and the next row goes in.  */
+static void
+test_kept_insert (void)
+{
+  _cleanup_free_ char *path = sr_xasprintf ("%s/kept.db", dir);
+  struct sr_history *h = NULL;
+  sr_error_t err = NULL;
+  char first[37] = "";
+
+  if (!ok (sr_history_open (path, &h, &err) == 0, "kept insert: open"))
+    return;
+  for (int i = 0; i < 3; i++)
+    {
+      struct sr_history_entry e = { .exit_code = i };
+      int r;
+
+      e.language = sr_xstrdup ("python");
+      e.status = sr_xstrdup ("success");
+      e.source = sr_xstrdup ("mcp");
+      if (i == 1)
+        memcpy (e.id, first, sizeof e.id);
+      r = sr_history_add (h, &e, &err);
+      if (i == 0)
+        {
+          ok (r == 0, "kept insert: a first run is added");
+          memcpy (first, e.id, sizeof first);
+        }
+      else if (i == 1)
+        {
+          ok (r < 0 && err && strstr (err->msg, "insert a run"),
+              "kept insert: a run with an id already there is refused, saying so");
+          sr_error_free (&err);
+        }
+      else
+        ok (r == 0, "kept insert: the next run is added after the refusal");
+      sr_history_entry_done (&e);
+    }
+  is_int (count (h, NULL), 2, "kept insert: the refused run left no row");
+  sr_history_close (h);
+}
+
 /* A database of schema version 1 (before the audit trail) keeps its runs
  * and gains the audit table.  */
 static void
@@ -414,6 +456,7 @@ main (void)
   test_since ();
   test_migrate_v1 ();
   test_owner ();
+  test_kept_insert ();
   test_wal_bounded ();
 
   parent = sr_xasprintf ("%s/a/b", dir);
