@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -829,11 +830,39 @@ out:
   return r;
 }
 
+/* The CPU time the process of pidfd has used so far, all its threads
+ * (its clock, read through its pid); 0 when it cannot be read.  */
+static uint64_t
+process_cpu_ns (int pidfd)
+{
+  char path[64], *line = NULL;
+  size_t cap = 0;
+  pid_t pid = 0;
+  clockid_t clock;
+  struct timespec ts;
+  FILE *f;
+
+  snprintf (path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+  f = fopen (path, "re");
+  if (f == NULL)
+    return 0;
+  while (pid == 0 && getline (&line, &cap, f) > 0)
+    if (strncmp (line, "Pid:", 4) == 0)
+      pid = (pid_t) atoi (line + 4);
+  free (line);
+  fclose (f);
+  if (pid <= 0 || clock_getcpuclockid (pid, &clock) != 0 || clock_gettime (clock, &ts) < 0)
+    return 0;
+  return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
 /* Supervises a launched command to its end; its duration, and its
- * timeout, count from t0.  */
+ * timeout, count from t0.  cmd_end: the command's own report of its end
+ * (NULL: none).  */
 static int
 supervise_command (struct sr_container *c, struct proc *p, struct launch *l,
-                   const struct sr_run_options *opts, uint64_t t0, struct sr_run_result *result,
+                   const struct sr_run_options *opts, uint64_t t0,
+                   const struct sr_cmd_end *cmd_end, struct sr_run_result *result,
                    sr_error_t *err)
 {
   struct sr_supervise_outcome outcome = { 0 };
@@ -847,6 +876,7 @@ supervise_command (struct sr_container *c, struct proc *p, struct launch *l,
   io.err_fd = l->err_fd;
   io.pidfd = p->pidfd;
   io.status_fd = l->status_fd;
+  io.cmd_end = cmd_end;
   io.cancel_fd = opts->cancel_fd;
   io.timeout_ms = opts->timeout_ms;
   io.max_output = opts->max_output ? opts->max_output : SR_DEFAULT_MAX_OUTPUT;
@@ -858,9 +888,17 @@ supervise_command (struct sr_container *c, struct proc *p, struct launch *l,
     goto out;
   /* Answered on the init's report, the init is still ending: the
    * container's destroy reaps it, off this path.  The command is reaped
-   * already, its OOM kill and memory peak counted.  */
+   * already, its OOM kill and memory peak counted.  On the command's own
+   * report it may still be ending too, and the init may not have
+   * reported yet: the report stands then.  */
   p->reaped = outcome.init_reaped;
   cpu_ns = take_command_status (l->status_fd, &outcome.exit);
+  if (outcome.cmd_reported && cpu_ns == UINT64_MAX)
+    {
+      outcome.exit.si_code = CLD_EXITED;
+      outcome.exit.si_status = outcome.cmd_status & 0xff;
+      cpu_ns = process_cpu_ns (p->command_pidfd);
+    }
   result->duration_ns = sr_now_ns () - t0;
   fill_status (c, &outcome, cpu_ns, oom_kills_before, result);
   result->out = outcome.out;
@@ -884,7 +922,7 @@ run_command (struct sr_container *c, struct proc *p, const struct sr_exec_spec *
   int r = launch (c, p, spec, opts->stdin_fd, &l, &result->exit_code, err);
 
   if (r == 0)
-    r = supervise_command (c, p, &l, opts, t0, result, err);
+    r = supervise_command (c, p, &l, opts, t0, NULL, result, err);
   memcpy (result->marks, p->marks, sizeof p->marks);
   launch_done (&l);
   return r;
@@ -990,7 +1028,31 @@ struct sr_container_cmd
   struct launch launch;
   int exit_code;          /* what a failed exec would have set */
   bool supervised;
+  int end_fd;             /* the memfd of end, for the command */
+  struct sr_cmd_end *end; /* the command's report of its end, mapped */
 };
+
+/* The page of cmd's own report of its end (runtime/supervise.h).  */
+static int
+cmd_end_map (struct sr_container_cmd *cmd, sr_error_t *err)
+{
+  void *page;
+
+  cmd->end_fd = memfd_create ("sandbox-runner-end", MFD_CLOEXEC);
+  if (cmd->end_fd < 0 || ftruncate (cmd->end_fd, SR_CMD_END_SIZE) < 0)
+    return sr_error_set (err, errno, "make the page of the command's end");
+  page = mmap (NULL, SR_CMD_END_SIZE, PROT_READ, MAP_SHARED, cmd->end_fd, 0);
+  if (page == MAP_FAILED)
+    return sr_error_set (err, errno, "map the page of the command's end");
+  cmd->end = page;
+  return 0;
+}
+
+int
+sr_container_cmd_end_fd (const struct sr_container_cmd *cmd)
+{
+  return cmd->end_fd;
+}
 
 int
 sr_container_start_begin (struct sr_container *c, const struct sr_exec_spec *spec, int stdin_fd,
@@ -1003,7 +1065,10 @@ sr_container_start_begin (struct sr_container *c, const struct sr_exec_spec *spe
   c->started = true;
   cmd = sr_xcalloc (1, sizeof *cmd);
   cmd->c = c;
-  if (launch (c, &c->init, spec, stdin_fd, &cmd->launch, &cmd->exit_code, err) < 0)
+  cmd->end_fd = -1;
+  cmd->launch = (struct launch){ .out_fd = -1, .err_fd = -1, .status_fd = -1 };
+  if (cmd_end_map (cmd, err) < 0
+      || launch (c, &c->init, spec, stdin_fd, &cmd->launch, &cmd->exit_code, err) < 0)
     {
       sr_container_cmd_free (cmd);
       return -1;
@@ -1030,7 +1095,7 @@ sr_container_start_finish (struct sr_container_cmd *cmd, const struct sr_run_opt
   if (cmd->supervised || init->reaped)
     return sr_error_set (err, EINVAL, "the command was supervised already");
   cmd->supervised = true;
-  r = supervise_command (cmd->c, init, &cmd->launch, opts, t0, result, err);
+  r = supervise_command (cmd->c, init, &cmd->launch, opts, t0, cmd->end, result, err);
   memcpy (result->marks, init->marks, sizeof init->marks);
   return r;
 }
@@ -1045,6 +1110,10 @@ sr_container_cmd_free (struct sr_container_cmd *cmd)
   if (!cmd->supervised && !cmd->c->init.reaped)
     kill_proc (&cmd->c->init, false);
   launch_done (&cmd->launch);
+  if (cmd->end)
+    munmap (cmd->end, SR_CMD_END_SIZE);
+  if (cmd->end_fd >= 0)
+    close (cmd->end_fd);
   free (cmd);
 }
 

@@ -26,6 +26,7 @@
 #include "runtime/charge.h"
 #include "runtime/idmap.h"
 #include "runtime/mounts.h"
+#include "runtime/supervise.h"
 #include "runtime/sync.h"
 
 struct sr_seccomp_filter;
@@ -116,6 +117,12 @@ int sr_container_start_begin (struct sr_container *c, const struct sr_exec_spec 
                               int stdin_fd, struct sr_container_cmd **ret, sr_error_t *err);
 /* Whether the command, not yet supervised, still runs.  */
 bool sr_container_cmd_alive (struct sr_container_cmd *cmd);
+
+/* The page where the command may report its own end (struct sr_cmd_end,
+ * runtime/supervise.h): a memfd of SR_CMD_END_SIZE bytes for the caller
+ * to hand the command, which maps it.  finish takes the report; the fd
+ * stays the cmd's.  */
+int sr_container_cmd_end_fd (const struct sr_container_cmd *cmd);
 int sr_container_start_finish (struct sr_container_cmd *cmd, const struct sr_run_options *opts,
                                struct sr_run_result *result, sr_error_t *err);
 void sr_container_cmd_free (struct sr_container_cmd *cmd);

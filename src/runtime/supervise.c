@@ -97,7 +97,8 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
   pfd[WATCH_TIMER].fd = timer;
   pfd[WATCH_CANCEL].fd = io->cancel_fd;
 
-  while ((!exited && !reported) || pfd[WATCH_OUT].fd >= 0 || pfd[WATCH_ERR].fd >= 0)
+  while ((!exited && !reported && !ret->cmd_reported) || pfd[WATCH_OUT].fd >= 0
+         || pfd[WATCH_ERR].fd >= 0)
     {
       int wait_ms = -1, n;
 
@@ -133,6 +134,13 @@ sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret
         pfd[WATCH_OUT].fd = -1;
       if (pfd[WATCH_ERR].revents && drain (pfd[WATCH_ERR].fd, SR_STREAM_STDERR, &errc, io) == 0)
         pfd[WATCH_ERR].fd = -1;
+      /* The command writes its report before it closes the pipes.  */
+      if (io->cmd_end && !exited && !killed && pfd[WATCH_OUT].fd < 0 && pfd[WATCH_ERR].fd < 0
+          && __atomic_load_n (&io->cmd_end->magic, __ATOMIC_ACQUIRE) == SR_CMD_END_MAGIC)
+        {
+          ret->cmd_reported = true;
+          ret->cmd_status = io->cmd_end->status;
+        }
       /* Data is the report; a hang-up alone, an init killed before it
        * could write one.  */
       if (pfd[WATCH_STATUS].revents)

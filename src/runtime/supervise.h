@@ -13,6 +13,23 @@
 #include "common/error.h"
 #include "common/run-result.h"
 
+/* A command's own report of its end, before its exit, in a page shared
+ * with the runner: it writes its exit status, then SR_CMD_END_MAGIC in
+ * magic, then closes its stdout and stderr.  With that in and both at
+ * EOF the run is over, without waiting for the command's exit (its
+ * address space torn down) nor for the init's report of it: a
+ * pre-started interpreter's run pays for neither.  The command's CPU time
+ * is then its own so far, its reaped children's not counted.  All a
+ * command can do with the page is end its own run early, with an exit
+ * status of its choice, as it can anyway.  */
+struct sr_cmd_end
+{
+  uint32_t magic;
+  int32_t status;
+};
+#define SR_CMD_END_MAGIC 0x31455253u
+#define SR_CMD_END_SIZE 4096
+
 struct sr_supervise_io
 {
   int out_fd, err_fd;       /* read ends, owned by the caller; -1 if closed */
@@ -22,6 +39,9 @@ struct sr_supervise_io
    * pipes at EOF the run is over: the init's own end, in which the kernel
    * tears the namespaces down, is not waited for.  */
   int status_fd;
+  /* The command's own report of its end, taken once both pipes are at
+   * EOF; NULL: none.  */
+  const struct sr_cmd_end *cmd_end;
   int cancel_fd;            /* -1: none */
   uint64_t timeout_ms;      /* 0: none */
   size_t max_output;
@@ -43,14 +63,18 @@ struct sr_supervise_outcome
    * when the run ended on status_fd's report first; the init is still
    * ending then, and its caller must reap it.  */
   bool init_reaped;
+  /* The run ended on cmd_end: cmd_status is the command's exit status,
+   * exit and rusage say nothing, and the init may not have reported.  */
+  bool cmd_reported;
+  int cmd_status;
   siginfo_t exit;
   struct rusage rusage;
   struct sr_captured out, err;
 };
 
 /* Runs until both pipes are at EOF and the init has exited or reported
- * its command's end (or, once the init is gone, a short grace period has
- * passed).  The captured text of a
+ * its command's end, or the command has (cmd_end); or, once the init is
+ * gone, a short grace period has passed.  The captured text of a
  * stream past its cap ends with the truncation marker.  */
 int sr_supervise (const struct sr_supervise_io *io, struct sr_supervise_outcome *ret,
                   sr_error_t *err);

@@ -308,7 +308,8 @@ native_warm_stage (struct sr_backend_warm *w, struct sr_code_stage *st,
     {
       /* The code is in the entry file: what is left of the run is its
        * args and stdin, and the supervision, timeout and all, from here.  */
-      if (sr_prestart_hand_over (w->sock, st->req->args, st->req->n_args, stdin_fd, err) < 0)
+      if (sr_prestart_hand_over (w->sock, st->req->args, st->req->n_args, stdin_fd,
+                                 sr_container_cmd_end_fd (w->cmd), err) < 0)
         return -1;
       st->prestarted = true;
       return sr_container_start_finish (w->cmd, &opts, res, err);

@@ -81,7 +81,7 @@ sr_prestart_waiting (int sock)
 }
 
 int
-sr_prestart_hand_over (int sock, char *const *args, size_t n_args, int stdin_fd,
+sr_prestart_hand_over (int sock, char *const *args, size_t n_args, int stdin_fd, int end_fd,
                        sr_error_t *err)
 {
   _cleanup_close_ int null_fd = -1;
@@ -89,7 +89,7 @@ sr_prestart_hand_over (int sock, char *const *args, size_t n_args, int stdin_fd,
   size_t len = 1;
   union
   {
-    char buf[CMSG_SPACE (sizeof (int))];
+    char buf[CMSG_SPACE (2 * sizeof (int))];
     struct cmsghdr align;
   } control;
   struct iovec iov;
@@ -120,8 +120,9 @@ sr_prestart_hand_over (int sock, char *const *args, size_t n_args, int stdin_fd,
   cm = CMSG_FIRSTHDR (&msg);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN (sizeof (int));
+  cm->cmsg_len = CMSG_LEN (2 * sizeof (int));
   memcpy (CMSG_DATA (cm), &stdin_fd, sizeof (int));
+  memcpy (CMSG_DATA (cm) + sizeof (int), &end_fd, sizeof (int));
   if (sendmsg (sock, &msg, MSG_NOSIGNAL) != (ssize_t) len)
     return sr_error_set (err, errno ? errno : EIO, "hand the run to the interpreter");
   return 0;

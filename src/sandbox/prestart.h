@@ -12,8 +12,11 @@
  * SOCK_SEQPACKET socket.  The run writes its code over the entry file,
  * then hands over the args and its stdin; the bootstrap runs the code as
  * a cold run would (its argv, __main__, a fresh globals dict, tracebacks
- * naming the entry file, the same exit status).  Each interpreter serves
- * one run.  */
+ * naming the entry file, the same exit status).  Once the code and what
+ * python does at its exit are done, the bootstrap reports the exit status
+ * in a page the run handed over and closes stdout and stderr, so the run
+ * is answered without waiting for the interpreter's exit (struct
+ * sr_cmd_end, runtime/supervise.h).  Each interpreter serves one run.  */
 #ifndef SR_SANDBOX_PRESTART_H
 #define SR_SANDBOX_PRESTART_H
 
@@ -38,8 +41,9 @@ int sr_prestart_wait_ready (int sock, uint64_t timeout_ms, sr_error_t *err);
 /* Whether the bootstrap on sock, once ready, still waits for its run.  */
 bool sr_prestart_waiting (int sock);
 
-/* Hands the run over: its args and stdin_fd (-1: /dev/null).  */
+/* Hands the run over: its args, stdin_fd (-1: /dev/null) and end_fd, the
+ * page where the bootstrap reports its end (sr_container_cmd_end_fd).  */
 int sr_prestart_hand_over (int sock, char *const *args, size_t n_args, int stdin_fd,
-                           sr_error_t *err);
+                           int end_fd, sr_error_t *err);
 
 #endif

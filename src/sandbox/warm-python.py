@@ -7,8 +7,11 @@
 # runner has meanwhile written over this file, as python runs a script.
 #
 # The hand-over is one message: "A", then each argument NUL-terminated,
-# with the run's stdin as an SCM_RIGHTS fd.  EOF instead: the runner
-# gave up on this container; leave without a word.
+# with two SCM_RIGHTS fds: the run's stdin, and the page where the
+# bootstrap reports its end (struct sr_cmd_end, runtime/supervise.h:
+# the exit status, then the magic, then stdout and stderr closed), which
+# lets the runner answer without waiting for the exit.  EOF instead: the
+# runner gave up on this container; leave without a word.
 #
 # Nothing of the bootstrap stays visible to the code beyond the modules
 # already imported: the code gets a fresh __main__ module, its own stdin,
@@ -42,13 +45,22 @@ def _serve(preload):
     gc.freeze()
 
     import _socket
+    import mmap
     sock = _socket.socket(fileno=0)
     sock.send(b"R")
-    msg, anc, _, _ = sock.recvmsg(1 << 20, _socket.CMSG_SPACE(4))
-    if not msg or not anc:
+    msg, anc, _, _ = sock.recvmsg(1 << 20, _socket.CMSG_SPACE(8))
+    if not msg or not anc or len(anc[0][2]) < 8:
         os._exit(0)
     stdin_fd = int.from_bytes(anc[0][2][:4], sys.byteorder)
+    end_fd = int.from_bytes(anc[0][2][4:8], sys.byteorder)
     sock.detach()
+    # Without a copy of the fd (trackfd, python 3.13): the code sees the
+    # fds of a cold run.  An older python does without the early end.
+    try:
+        end = mmap.mmap(end_fd, 8, trackfd=False)
+    except TypeError:
+        end = None
+    os.close(end_fd)
     for name in set(sys.modules) - preloaded:
         del sys.modules[name]
     os.dup2(stdin_fd, 0)
@@ -74,7 +86,7 @@ def _serve(preload):
     main.__dict__.update(__file__=path, __cached__=None, __loader__=__loader__,
                          __builtins__=__builtins__, __annotations__={})
     sys.modules["__main__"] = main
-    return main.__dict__, source, path
+    return main.__dict__, source, path, end
 
 
 def _exit_status(e):
@@ -92,7 +104,7 @@ def _exit_status(e):
     return 1
 
 
-def _finish(status, interrupted):
+def _finish(status, interrupted, end):
     # What python's own exit does that the code can see (its threads
     # joined, atexit, the globals cleared, a collection, stdio flushed),
     # without tearing down every module the preloads brought: with the
@@ -135,13 +147,23 @@ def _finish(status, interrupted):
     if interrupted:
         _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
         os.kill(os.getpid(), _signal.SIGINT)
+    # The end as python's exit would give it; all that is left is the
+    # process's own teardown, which the run need not wait for.
+    if end is not None:
+        end[4:8] = (status & 0xFF).to_bytes(4, sys.byteorder)
+        end[0:4] = (0x31455253).to_bytes(4, sys.byteorder)
+        for fd in (1, 2):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
     os._exit(status & 0xFF)
 
 
 def _run(serve):
     import sys
 
-    g, source, path = serve(PRELOAD)
+    g, source, path, end = serve(PRELOAD)
     del serve
     interrupted = False
     try:
@@ -158,7 +180,7 @@ def _run(serve):
         status = 1
         del e, tb
     del g, source
-    _finish(status, interrupted)
+    _finish(status, interrupted, end)
 
 
 _run(_serve)

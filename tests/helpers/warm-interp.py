@@ -141,7 +141,31 @@ CASES = [
      dict(code="import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 0.5; echo late'])\n"
                "print('early')\n")),
     ("the fds", dict(code="import os; print(sorted(os.listdir('/proc/self/fd')))")),
+    # The bootstrap reports the end itself, then closes stdout and stderr:
+    # their EOF alone, before the code is done, ends nothing.
+    ("stdout and stderr closed before the end",
+     dict(code="import os, time\nprint('before', flush=True)\nos.close(1)\nos.close(2)\n"
+               "time.sleep(0.3)\nraise SystemExit(3)\n")),
 ]
+
+# Writes the end report (struct sr_cmd_end) into the page the bootstrap
+# mapped, through /proc/self/mem, closes stdout and stderr, and would
+# then sleep for 5 s.
+FORGED_END = """import os, sys
+for line in open("/proc/self/maps"):
+    if "sandbox-runner-end" in line:
+        addr = int(line.split("-")[0], 16)
+with open("/proc/self/mem", "r+b", buffering=0) as mem:
+    mem.seek(addr + 4)
+    mem.write((7).to_bytes(4, sys.byteorder))
+    mem.seek(addr)
+    mem.write((0x31455253).to_bytes(4, sys.byteorder))
+print("forged", flush=True)
+os.close(1)
+os.close(2)
+import time
+time.sleep(5)
+"""
 
 
 def main():
@@ -175,6 +199,13 @@ def main():
                "%s: raise(SIGTERM) is exit_code 143, signal 15" % lang)
         r = warm.warm_run("print(globals().get('PRELOAD'), globals().get('_serve'))", lang)
         result(r["stdout"] == "None None\n", "%s: no name of the bootstrap in globals" % lang)
+        # The code may find the page of the end report and write it itself:
+        # that ends its own run, at once, with the status it wrote.
+        r = warm.warm_run(FORGED_END, lang)
+        result(r.get("prestarted") and r["exit_code"] == 7 and r["stdout"] == "forged\n"
+               and r["duration_ms"] < 3000,
+               "%s: an end report the code forges ends its own run, as its exit would (%s ms)"
+               % (lang, r["duration_ms"]))
         r = warm.warm_run("import sys; print(sys.argv)", lang, args=["x", "-y"])
         result(r["stdout"] == "['/scratch/main.py', 'x', '-y']\n", "%s: args reach sys.argv" % lang)
         r = warm.warm_run("import sys; print(sys.stdin.read().upper(), end='')", lang, stdin="abc\n")
