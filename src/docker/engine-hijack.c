@@ -214,14 +214,91 @@ peer_reset (struct hijack *hj)
   return curl_easy_getinfo (hj->h, CURLINFO_OS_ERRNO, &e) == CURLE_OK && e == ECONNRESET;
 }
 
-/* Relays until the command's output ends: what already came (early) and
- * then the rest of its output to s, opts->stdin_fd to its stdin on hj.  The timeout and the cancel fd are enforced as
- * sr_docker_supervise_stream_ does.  */
-static int
-relay (const struct sr_docker *d, struct hijack *hj, const struct sr_buf *early,
-       const struct sr_run_options *opts, bool tty, struct stream *s, struct supervise *sv,
-       sr_error_t *err)
+/* How often a relay whose stdin the daemon takes no more asks whether
+ * the command has ended.  */
+#define STDIN_PROBE_MS 100
+
+/* What a relay asks the daemon about its command: path (inspect of the
+ * container, or of the exec) says Running, in State when in_state.  */
+struct relay_probe
 {
+  const char *path;
+  bool in_state;
+};
+
+static bool
+command_ended (struct sr_docker *d, const struct relay_probe *probe)
+{
+  _cleanup_json_ cJSON *info = NULL;
+
+  if (sr_docker_get_json_ (d, probe->path, "inspect the command", &info, NULL) < 0)
+    return false;
+  return !sr_docker_json_bool_ (
+      probe->in_state ? cJSON_GetObjectItemCaseSensitive (info, "State") : info, "Running");
+}
+
+/* The rest of the relay's stdin, not taken by the daemon yet.  */
+struct pending_in
+{
+  char buf[4096];
+  size_t off, len;
+  /* When to ask whether the command has ended (sr_now_ns), the daemon
+   * having taken none of it since; 0: it takes it.  */
+  uint64_t next_probe;
+};
+
+/* No more input: a pipe's end reaches the command as EOF; a terminal
+ * (EIO once its master is gone) has no end.  */
+static void
+end_stdin (struct hijack *hj, bool tty, bool *in_open)
+{
+  *in_open = false;
+  if (!tty)
+    (void) shutdown (hj->fd, SHUT_WR);
+}
+
+/* Sends what the daemon takes of in now; past STDIN_PROBE_MS of it
+ * taking nothing, asks probe every STDIN_PROBE_MS whether the command
+ * has ended, and if so ends stdin, the rest dropped.  */
+static void
+send_stdin (struct sr_docker *d, struct hijack *hj, bool tty, const struct relay_probe *probe,
+            struct pending_in *in, bool *in_open)
+{
+  uint64_t now = sr_now_ns ();
+  size_t sent = 0;
+  CURLcode rc = curl_easy_send (hj->h, in->buf + in->off, in->len - in->off, &sent);
+
+  if (rc == CURLE_OK)
+    {
+      in->off += sent;
+      in->next_probe = 0;
+    }
+  else if (rc != CURLE_AGAIN)
+    end_stdin (hj, tty, in_open);
+  else if (in->next_probe == 0)
+    in->next_probe = now + STDIN_PROBE_MS * 1000000ull;
+  else if (now >= in->next_probe)
+    {
+      if (command_ended (d, probe))
+        end_stdin (hj, tty, in_open);
+      in->next_probe = sr_now_ns () + STDIN_PROBE_MS * 1000000ull;
+    }
+}
+
+/* Relays until the command's output ends: what already came (early) and
+ * then the rest of its output to s, opts->stdin_fd to its stdin on hj.
+ * The timeout and the cancel fd are enforced as
+ * sr_docker_supervise_stream_ does.  Stdin never blocks the relay: a
+ * command that ended without reading all of it leaves the daemon taking
+ * no more, and the attach ending only once our side of stdin ends, so
+ * stdin the daemon holds back is dropped once probe says the command
+ * has ended.  */
+static int
+relay (struct sr_docker *d, struct hijack *hj, const struct sr_buf *early,
+       const struct sr_run_options *opts, bool tty, const struct relay_probe *probe,
+       struct stream *s, struct supervise *sv, sr_error_t *err)
+{
+  struct pending_in in = { 0 };
   bool in_open = true;
 
   sr_docker_supervise_start_ (sv, opts);
@@ -232,15 +309,18 @@ relay (const struct sr_docker *d, struct hijack *hj, const struct sr_buf *early,
 
   for (;;)
     {
+      bool pending = in_open && in.off < in.len;
       struct pollfd p[3] = {
-        { .fd = hj->fd, .events = POLLIN },
-        { .fd = in_open && !sv->killed ? opts->stdin_fd : -1, .events = POLLIN },
+        { .fd = hj->fd, .events = POLLIN | (pending ? POLLOUT : 0) },
+        { .fd = in_open && !pending && !sv->killed ? opts->stdin_fd : -1, .events = POLLIN },
         { .fd = sv->killed ? -1 : opts->cancel_fd, .events = POLLIN },
       };
       int wait_ms;
 
       if (!sr_docker_supervise_tick_ (sv, &wait_ms))
         break;
+      if (pending && (wait_ms < 0 || wait_ms > STDIN_PROBE_MS))
+        wait_ms = STDIN_PROBE_MS;
       if (poll (p, 3, wait_ms) < 0)
         {
           if (errno == EINTR)
@@ -254,23 +334,20 @@ relay (const struct sr_docker *d, struct hijack *hj, const struct sr_buf *early,
         }
       if (p[1].revents)
         {
-          char buf[4096];
-          ssize_t n = read (opts->stdin_fd, buf, sizeof buf);
+          ssize_t n = read (opts->stdin_fd, in.buf, sizeof in.buf);
 
-          if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            ;
-          else if (n <= 0
-                   || hijack_send (d, hj, buf, (size_t) n,
-                                   sr_now_ns () + ATTACH_TIMEOUT_MS * 1000000ull, NULL) < 0)
+          if (n > 0)
             {
-              /* No more input: a pipe's end reaches the command as EOF;
-               * a terminal (EIO once its master is gone) has no end.  */
-              in_open = false;
-              if (!tty)
-                (void) shutdown (hj->fd, SHUT_WR);
+              in.off = 0;
+              in.len = (size_t) n;
+              in.next_probe = 0;
             }
+          else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+            end_stdin (hj, tty, &in_open);
         }
-      if (p[0].revents)
+      if (in_open && in.off < in.len)
+        send_stdin (d, hj, tty, probe, &in, &in_open);
+      if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
         {
           char buf[16384];
           size_t n = 0;
@@ -302,6 +379,8 @@ sr_docker_relay_exec_ (struct sr_docker_container *c, const char *exec_id,
                        const struct sr_run_options *opts, bool tty, struct stream *s,
                        struct supervise *sv, sr_error_t *err)
 {
+  _cleanup_free_ char *inspect = sr_xasprintf ("/exec/%s/json", exec_id);
+  const struct relay_probe probe = { .path = inspect, .in_state = false };
   struct hijack hj = { .fd = CURL_SOCKET_BAD };
   struct sr_buf early = { 0 };
   int r = -1;
@@ -327,7 +406,7 @@ sr_docker_relay_exec_ (struct sr_docker_container *c, const char *exec_id,
       (void) sr_docker_request_ (c->d, "POST", resize, NULL, CONTROL_TIMEOUT_MS, &resp, NULL);
       sr_buf_done (&resp);
     }
-  r = relay (c->d, &hj, &early, opts, tty, s, sv, err);
+  r = relay (c->d, &hj, &early, opts, tty, &probe, s, sv, err);
 out:
   hijack_done (&hj);
   sr_buf_done (&early);
@@ -342,6 +421,8 @@ sr_docker_relay_attach_ (struct sr_docker *d, const char *id,
 {
   _cleanup_free_ char *path = sr_xasprintf ("/containers/%s/attach?stream=1&stdin=1&stdout=1"
                                             "&stderr=1", id);
+  _cleanup_free_ char *inspect = sr_xasprintf ("/containers/%s/json", id);
+  const struct relay_probe probe = { .path = inspect, .in_state = true };
   _cleanup_json_ cJSON *none = cJSON_CreateObject ();
   struct hijack hj = { .fd = CURL_SOCKET_BAD };
   struct sr_buf early = { 0 };
@@ -350,7 +431,7 @@ sr_docker_relay_attach_ (struct sr_docker *d, const char *id,
   if (hijack_start (d, path, none, &hj, &early, "attach to the container", err) < 0
       || start (start_ctx, err) < 0)
     goto out;
-  r = relay (d, &hj, &early, opts, false, s, sv, err);
+  r = relay (d, &hj, &early, opts, false, &probe, s, sv, err);
 out:
   hijack_done (&hj);
   sr_buf_done (&early);
