@@ -364,14 +364,10 @@ static int
 step_kept (struct db *h, sqlite3_stmt *st, const char *what, sr_error_t *err)
 {
   int rc = sqlite3_step (st);
+  int r = rc == SQLITE_DONE ? 0 : db_error (h, rc, what, err);
 
-  if (rc != SQLITE_DONE)
-    db_error (h, rc, what, err);
   sqlite3_reset (st);
-  if (rc == SQLITE_DONE)
-    return 0;
-  rollback (h);
-  return -1;
+  return r;
 }
 
 static int
