@@ -134,30 +134,35 @@ subid_fix (void)
                        start, start + SR_SUBID_RANGE - 1, start, start + SR_SUBID_RANGE - 1);
 }
 
-static void
-check_idmap (struct report *r)
+/* The id map a container made here gets, planned once for the checks
+ * that read it; err says why there is none.  */
+struct idmap_plan
 {
   struct sr_idmap m;
-  sr_error_t err = NULL;
+  sr_error_t err;
+};
+
+static void
+check_idmap (struct report *r, const struct idmap_plan *plan)
+{
   _cleanup_free_ char *detail = NULL, *fix = NULL;
 
-  if (sr_idmap_plan (&m, "/etc/subuid", "/etc/subgid", &err) < 0)
+  if (plan->err)
     {
-      check (r, "id mapping", WARN, err->msg, "fix /etc/subuid and /etc/subgid");
-      sr_error_free (&err);
+      check (r, "id mapping", WARN, plan->err->msg, "fix /etc/subuid and /etc/subgid");
       return;
     }
-  switch (m.mode)
+  switch (plan->m.mode)
     {
     case SR_IDMAP_ROOT:
       detail = sr_xasprintf ("root in a container is one of %u host ranges of %u ids from uid "
                              "%u, a range no other live container has; never host root",
-                             m.slots, m.uid_count, m.uid_base);
+                             plan->m.slots, plan->m.uid_count, plan->m.uid_base);
       check (r, "id mapping", OK, detail, NULL);
       break;
     case SR_IDMAP_SUBID:
       detail = sr_xasprintf ("your uid and %u subordinate ids from /etc/subuid, via newuidmap",
-                             m.uid_count);
+                             plan->m.uid_count);
       check (r, "id mapping", OK, detail, NULL);
       break;
     case SR_IDMAP_SINGLE:
@@ -208,10 +213,9 @@ resolve_user (const struct sr_config *cfg, uid_t *uid, gid_t *gid, char **where,
 /* Who the commands of run_code and sessions are inside, and who owns
  * the images' files there.  */
 static void
-check_user (struct report *r, const struct sr_config *cfg)
+check_user (struct report *r, const struct sr_config *cfg, const struct idmap_plan *plan)
 {
   _cleanup_free_ char *detail = NULL, *fix = NULL, *where = NULL;
-  struct sr_idmap m;
   sr_error_t err = NULL;
   uid_t uid;
   gid_t gid;
@@ -225,13 +229,12 @@ check_user (struct report *r, const struct sr_config *cfg)
       sr_error_free (&err);
       return;
     }
-  if (sr_idmap_plan (&m, "/etc/subuid", "/etc/subgid", &err) < 0)
+  if (plan->err)
     {
-      check (r, "user inside", WARN, err->msg, NULL);
-      sr_error_free (&err);
+      check (r, "user inside", WARN, plan->err->msg, NULL);
       return;
     }
-  if (!sr_idmap_maps (&m, uid, gid))
+  if (!sr_idmap_maps (&plan->m, uid, gid))
     {
       detail = sr_xasprintf ("the user setting is %s, %u:%u%s, but only your own uid maps: "
                              "run_code and sessions run as root inside (that uid) instead",
@@ -247,7 +250,7 @@ check_user (struct report *r, const struct sr_config *cfg)
     }
   free (detail);
   detail = NULL;
-  if (m.mode != SR_IDMAP_ROOT)
+  if (plan->m.mode != SR_IDMAP_ROOT)
     {
       check (r, "image owners", OK,
              "the layers are extracted as you, so their files are root's inside", NULL);
@@ -568,6 +571,7 @@ sr_cmd_doctor (int argc, char **argv)
 {
   struct sr_config config = { 0 };
   struct report r = { .checks = cJSON_CreateArray () };
+  struct idmap_plan idmap = { .err = NULL };
   sr_error_t err = NULL;
   bool config_ok = true;
   int status;
@@ -600,14 +604,15 @@ sr_cmd_doctor (int argc, char **argv)
       config_ok = false;
     }
   check_userns (&r);
-  check_idmap (&r);
+  (void) sr_idmap_plan (&idmap.m, "/etc/subuid", "/etc/subgid", &idmap.err);
+  check_idmap (&r, &idmap);
   check_kernel (&r);
   check_limits (&r);
   /* Missing images stop runs of a language, not their isolation.  */
   r.informational = true;
   if (config_ok)
     {
-      check_user (&r, &config);
+      check_user (&r, &config, &idmap);
       check_images (&r, &config);
     }
   status = r.worst == OK ? 0 : r.worst == WARN ? 1 : 2;
@@ -629,6 +634,7 @@ sr_cmd_doctor (int argc, char **argv)
                                       : "Containers cannot be made here; see the fixes above.");
       cJSON_Delete (r.checks);
     }
+  sr_error_free (&idmap.err);
   sr_config_done (&config);
   return status;
 }
