@@ -299,9 +299,6 @@ bool
 sr_docker_container_alive (struct sr_docker_container *c)
 {
   _cleanup_free_ char *path = sr_xasprintf ("/containers/%s/json", c->id);
-  _cleanup_json_ cJSON *info = NULL;
 
-  if (sr_docker_get_json_ (c->d, path, "inspect the session's container", &info, NULL) < 0)
-    return false;
-  return sr_docker_json_bool_ (cJSON_GetObjectItemCaseSensitive (info, "State"), "Running");
+  return sr_docker_running_ (c->d, path, true, "inspect the session's container") == 1;
 }

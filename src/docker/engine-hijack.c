@@ -226,15 +226,11 @@ struct relay_probe
   bool in_state;
 };
 
+/* A daemon that cannot be asked has not said the command ended.  */
 static bool
 command_ended (struct sr_docker *d, const struct relay_probe *probe)
 {
-  _cleanup_json_ cJSON *info = NULL;
-
-  if (sr_docker_get_json_ (d, probe->path, "inspect the command", &info, NULL) < 0)
-    return false;
-  return !sr_docker_json_bool_ (
-      probe->in_state ? cJSON_GetObjectItemCaseSensitive (info, "State") : info, "Running");
+  return sr_docker_running_ (d, probe->path, probe->in_state, "inspect the command") == 0;
 }
 
 /* The rest of the relay's stdin, not taken by the daemon yet.  */

@@ -276,6 +276,17 @@ sr_docker_json_bool_ (const cJSON *obj, const char *key)
   return cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (obj, key));
 }
 
+int
+sr_docker_running_ (struct sr_docker *d, const char *path, bool in_state, const char *what)
+{
+  _cleanup_json_ cJSON *info = NULL;
+
+  if (sr_docker_get_json_ (d, path, what, &info, NULL) < 0)
+    return -1;
+  return sr_docker_json_bool_ (in_state ? cJSON_GetObjectItemCaseSensitive (info, "State") : info,
+                               "Running");
+}
+
 /* A query value, percent-encoded.  */
 char *
 sr_docker_escape_ (const char *s)

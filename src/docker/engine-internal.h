@@ -101,6 +101,10 @@ int sr_docker_get_json_ (struct sr_docker *d, const char *path, const char *what
                          sr_error_t *err);
 int sr_docker_json_int_ (const cJSON *obj, const char *key, int dflt);
 bool sr_docker_json_bool_ (const cJSON *obj, const char *key);
+/* Whether the inspect at path says Running (under State when in_state, as
+ * a container's does; at the top, as an exec's does): 1 or 0, -1 when
+ * the daemon could not be asked.  */
+int sr_docker_running_ (struct sr_docker *d, const char *path, bool in_state, const char *what);
 /* A query value, percent-encoded; the caller frees it.  */
 char *sr_docker_escape_ (const char *s);
 
