@@ -9,7 +9,7 @@
 set -eu
 
 build="build-essential autoconf automake pkg-config
-  libseccomp-dev libcap-dev libcjson-dev libsqlite3-dev libmnl-dev libarchive-dev
+  libseccomp-dev libcap-dev libcjson-dev libsqlite3-dev libarchive-dev
   libcurl4-openssl-dev libmicrohttpd-dev libmagic-dev libssl-dev libpcre2-dev libyaml-dev
   libpq-dev"
 runtime="uidmap ca-certificates"

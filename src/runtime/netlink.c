@@ -1,8 +1,8 @@
 #include <config.h>
 
 #include <errno.h>
-#include <libmnl/libmnl.h>
 #include <linux/if.h>
+#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -15,41 +15,65 @@
 /* lo is always ifindex 1 in a new network namespace.  */
 #define LOOPBACK_IFINDEX 1
 
+/* The whole request: one header and its ifinfomsg, no attributes.  */
+struct link_request
+{
+  struct nlmsghdr nlh;
+  struct ifinfomsg ifm;
+};
+
+/* The kernel's answer to the request: the ACK is an NLMSG_ERROR with
+ * error 0, a refusal one with -errno; anything else is a protocol error.  */
+static int
+read_ack (const char *buf, int len, unsigned int seq)
+{
+  const struct nlmsghdr *nlh = (const struct nlmsghdr *) buf;
+
+  for (; NLMSG_OK (nlh, len); nlh = NLMSG_NEXT (nlh, len))
+    {
+      const struct nlmsgerr *e = NLMSG_DATA (nlh);
+
+      if (nlh->nlmsg_seq != seq || nlh->nlmsg_type != NLMSG_ERROR)
+        continue;
+      if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof *e))
+        break;
+      if (e->error == 0)
+        return 0;
+      errno = -e->error;
+      return -1;
+    }
+  errno = EPROTO;
+  return -1;
+}
+
 int
 sr_netlink_loopback_up (void)
 {
-  char buf[MNL_SOCKET_BUFFER_SIZE < 8192 ? MNL_SOCKET_BUFFER_SIZE : 8192];
+  struct link_request req = { 0 };
   struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
   _cleanup_close_ int fd = -1;
-  struct nlmsghdr *nlh;
-  struct ifinfomsg *ifm;
-  unsigned int seq = (unsigned int) time (NULL);
+  char buf[8192];
   ssize_t n;
-  int r;
 
   fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (fd < 0)
     return -1;
 
-  nlh = mnl_nlmsg_put_header (buf);
-  nlh->nlmsg_type = RTM_NEWLINK;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-  nlh->nlmsg_seq = seq;
-  ifm = mnl_nlmsg_put_extra_header (nlh, sizeof *ifm);
-  ifm->ifi_family = AF_UNSPEC;
-  ifm->ifi_index = LOOPBACK_IFINDEX;
-  ifm->ifi_flags = IFF_UP;
-  ifm->ifi_change = IFF_UP;
+  req.nlh.nlmsg_len = NLMSG_LENGTH (sizeof req.ifm);
+  req.nlh.nlmsg_type = RTM_NEWLINK;
+  req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+  req.nlh.nlmsg_seq = (unsigned int) time (NULL);
+  req.ifm.ifi_family = AF_UNSPEC;
+  req.ifm.ifi_index = LOOPBACK_IFINDEX;
+  req.ifm.ifi_flags = IFF_UP;
+  req.ifm.ifi_change = IFF_UP;
 
-  if (sendto (fd, nlh, nlh->nlmsg_len, 0, (struct sockaddr *) &kernel, sizeof kernel) < 0)
+  if (sendto (fd, &req, req.nlh.nlmsg_len, 0, (struct sockaddr *) &kernel, sizeof kernel) < 0)
     return -1;
   do
     n = recv (fd, buf, sizeof buf, 0);
   while (n < 0 && errno == EINTR);
   if (n < 0)
     return -1;
-  /* The ACK is an NLMSG_ERROR with error 0; mnl_cb_run turns a non-zero one
-   * into -1 with errno set.  */
-  r = mnl_cb_run (buf, (size_t) n, seq, 0, NULL, NULL);
-  return r < 0 ? -1 : 0;
+  return read_ack (buf, (int) n, req.nlh.nlmsg_seq);
 }

@@ -5,8 +5,8 @@
 #define SR_NETLINK_H
 
 /* Sets lo up in the caller's network namespace.  Runs in the container
- * child: it allocates nothing (the message is built on the stack with
- * libmnl's buffer helpers).  Returns 0, or -1 with errno set.  */
+ * child: it allocates nothing (the message is built on the stack).
+ * Returns 0, or -1 with errno set.  */
 int sr_netlink_loopback_up (void);
 
 #endif

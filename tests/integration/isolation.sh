@@ -55,6 +55,8 @@ is "$out" sandbox "the hostname is sandbox"
 
 run_in ls /sys/class/net
 is "$out" lo "lo is the only network interface"
+run_in cat /sys/class/net/lo/flags
+is "$out" 0x9 "and it is up (IFF_UP | IFF_LOOPBACK)"
 
 run_in cat /proc/self/uid_map
 map=$(echo "$out" | tr -s ' ' | sed 's/^ //')
