@@ -52,7 +52,8 @@ sr_netlink_loopback_up (void)
   struct link_request req = { 0 };
   struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
   _cleanup_close_ int fd = -1;
-  char buf[8192];
+  /* Read as nlmsghdrs: aligned as one.  */
+  char buf[8192] __attribute__ ((aligned (__alignof__ (struct nlmsghdr))));
   ssize_t n;
 
   fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
