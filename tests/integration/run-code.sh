@@ -70,6 +70,13 @@ code cpp 'int main() { return undeclared; }'
 is "$(field status)" compile_error "cpp: a compile failure is compile_error"
 like "$(field stderr)" "main.cpp:1:.*undeclared.*was not declared" "cpp: with the compiler's message"
 is "$rc" 123 "cpp: exit status 123 on a compile error (not a program's exit(1))"
+# The assembler reads the compiler's output as it comes (-pipe): a
+# compiler that failed leaves it nothing to add to the diagnostics.
+is "$(field stderr | grep -Ec 'Assembler messages|standard input')" 0 \
+  "cpp: and nothing of the assembler's"
+code cpp 'int f(); int main() { return f(); }'
+is "$rc $(field status)" "123 compile_error" "cpp: a link failure is a compile error too"
+like "$(field stderr)" "undefined.*f\(\)" "cpp: with the linker's message"
 
 code cpp '#include <thread>
 int main() { for (;;) {} }' --timeout 1
