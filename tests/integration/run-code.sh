@@ -82,6 +82,14 @@ code cpp '#include <thread>
 int main() { for (;;) {} }' --timeout 1
 is "$(field status)" timeout "cpp: the timeout covers the run stage"
 
+# The cpp image's specs file in -B/usr/libexec/mold, where the language
+# links through, has mold link without its fork; a plain g++ never reads it.
+links=$("$SR_BIN" run --image cpp -- g++ -### -B/usr/libexec/mold -fno-use-linker-plugin \
+  -o /tmp/m /tmp/m.cpp 2>&1)
+like "$links" '/collect2"? "?--no-fork' "cpp: the language's link runs mold without its fork"
+links=$("$SR_BIN" run --image cpp -- g++ -### -o /tmp/m /tmp/m.cpp 2>&1)
+is "$(printf '%s\n' "$links" | grep -c -- '--no-fork')" 0 "cpp: a plain g++ links as before"
+
 code cobol 'DISPLAY 1'
 is "$rc" 125 "an unknown language is refused"
 like "$(field error)" "unknown language 'cobol' \(supported: python, python-data, cpp, c, javascript, typescript, go, rust, java, bash, ruby\)" "naming the supported ones"
