@@ -146,6 +146,12 @@ sr_code_remove_dir (const char *dir, int hold_fd)
 }
 
 void
+sr_code_detach_dir (const char *dir)
+{
+  (void) umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW);
+}
+
+void
 sr_code_reclaim_dirs (const struct sr_config *cfg)
 {
   _cleanup_free_ char *base = sr_statedir_runtime_sub (cfg->runtime_dir, "scratch", NULL);

@@ -33,6 +33,13 @@ int sr_code_make_dir (const struct sr_config *cfg, const struct sr_policy_ids *i
  * hold_fd.  */
 void sr_code_remove_dir (const char *dir, int hold_fd);
 
+/* Takes the tmpfs of a directory of sr_code_make_dir off its path once
+ * every container that needs it has bound it: it lives on in them and
+ * in the fds opened in it, and its unmount, which waits for an RCU grace
+ * period (up to milliseconds), is then not paid by sr_code_remove_dir.
+ * The directory beneath stays locked by hold_fd.  */
+void sr_code_detach_dir (const char *dir);
+
 /* Removes the directories (and unmounts the tmpfs) of runners that
  * died.  */
 void sr_code_reclaim_dirs (const struct sr_config *cfg);

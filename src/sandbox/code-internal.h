@@ -31,6 +31,10 @@ struct sr_code_stage
   const struct sr_code_request *req;
   uint64_t output_bytes;
   bool prestarted;          /* out: ran in an interpreter started ahead (prestart.h) */
+  /* Set: a backend whose stage ran in a container of its own may leave
+   * it here, ended, for the caller to sr_container_destroy when it can
+   * wait (NULL: it destroyed it already).  */
+  struct sr_container **leave;
 };
 typedef int (*sr_code_stage_fn) (void *ctx, struct sr_code_stage *st, struct sr_run_result *res,
                                  sr_error_t *err);

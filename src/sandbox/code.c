@@ -514,6 +514,10 @@ struct backend_stage
   /* The run stage's container, made while the compile stage ran
    * (run_ahead); NULL: the run stage makes its own.  */
   struct sr_backend_warm *ahead;
+  /* Where the compile stage leaves its container (sr_code_stage.leave),
+   * or NULL.  */
+  struct sr_container **leave;
+  bool dir_mounted;   /* code_dir is a tmpfs of sr_code_make_dir's */
 };
 
 static int
@@ -524,6 +528,7 @@ run_backend_stage (void *ctx, struct sr_code_stage *st, struct sr_run_result *re
 
   if (bs->ahead && !st->code_writable)
     return bs->be->warm_stage (bs->ahead, st, res, err);
+  st->leave = st->code_writable ? bs->leave : NULL;
   return bs->be->run_stage (bs->run, bs->code_dir, st, res, err);
 }
 
@@ -542,15 +547,46 @@ struct compile_job
   bool keep;
   int r;
   sr_error_t err;
+  /* Set, under lock, once the fields above hold the compile's outcome.  */
+  bool compiled;
+  /* Set, under lock, by the caller's thread once it has the outcome,
+   * with the code directory to take off its path (sr_code_detach_dir)
+   * when the run stage's container, made already, is all that needs it;
+   * else NULL.  */
+  bool decided;
+  const char *detach_dir;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
 };
 
+/* The compile stage, then, while the caller's thread, told the outcome
+ * first, runs the run stage: its container's teardown (its init, cgroups,
+ * state; a millisecond or more), and the code directory's unmount when
+ * the caller says.  The container stays this thread's to destroy: its
+ * init dies with the thread that made it.  */
 static void *
 compile_job_main (void *arg)
 {
   struct compile_job *j = arg;
+  struct sr_container *left = NULL;
+  struct backend_stage bs = *j->bs;
+  const char *detach;
 
-  j->r = compile_stage (j->cfg, j->l, j->req, j->ids, run_backend_stage, j->bs, j->cu, j->res,
+  bs.leave = &left;
+  j->r = compile_stage (j->cfg, j->l, j->req, j->ids, run_backend_stage, &bs, j->cu, j->res,
                         &j->done, &j->keep, &j->err);
+  pthread_mutex_lock (&j->lock);
+  j->compiled = true;
+  pthread_cond_broadcast (&j->cond);
+  pthread_mutex_unlock (&j->lock);
+  sr_container_destroy (left);
+  pthread_mutex_lock (&j->lock);
+  while (!j->decided)
+    pthread_cond_wait (&j->cond, &j->lock);
+  detach = j->detach_dir;
+  pthread_mutex_unlock (&j->lock);
+  if (detach)
+    sr_code_detach_dir (detach);
   return NULL;
 }
 
@@ -610,7 +646,8 @@ run_ahead (const struct sr_config *cfg, const struct sr_language *l,
            sr_error_t *err)
 {
   struct compile_job j = { .cfg = cfg, .l = l, .req = req, .ids = ids, .bs = bs, .cu = cu,
-                           .res = res };
+                           .res = res, .lock = PTHREAD_MUTEX_INITIALIZER,
+                           .cond = PTHREAD_COND_INITIALIZER };
   struct sr_backend_warm *w = NULL;
   pthread_t thread;
   sr_error_t e = NULL;
@@ -620,7 +657,14 @@ run_ahead (const struct sr_config *cfg, const struct sr_language *l,
     return run_stages (cfg, l, req, ids, run_backend_stage, bs, cu, res, err);
   if (bs->be->warm_new (bs->state, l, bs->code_dir, ids, false, true, &w, &e) < 0)
     sr_error_free (&e);
-  pthread_join (thread, NULL);
+  pthread_mutex_lock (&j.lock);
+  while (!j.compiled)
+    pthread_cond_wait (&j.cond, &j.lock);
+  j.decided = true;
+  if (w && bs->dir_mounted && j.r == 0 && !j.done)
+    j.detach_dir = bs->code_dir;
+  pthread_cond_broadcast (&j.cond);
+  pthread_mutex_unlock (&j.lock);
   if (j.r < 0)
     {
       sr_error_move (err, &j.err);
@@ -634,6 +678,7 @@ run_ahead (const struct sr_config *cfg, const struct sr_language *l,
       r = run_keeping (&j, err);
       bs->ahead = NULL;
     }
+  pthread_join (thread, NULL);
   bs->be->warm_free (w);
   return r;
 }
@@ -672,7 +717,8 @@ sr_code_run_on (const struct sr_backend *be, void *state, const struct sr_config
       || sr_code_write_inputs (scratch_fd, l, req, uid, gid, err) < 0)
     goto out;
   {
-    struct backend_stage bs = { .be = be, .state = state, .run = run, .code_dir = scratch };
+    struct backend_stage bs = { .be = be, .state = state, .run = run, .code_dir = scratch,
+                                .dir_mounted = scratch_hold_fd >= 0 };
     struct cache_use cu = { .dirfd = scratch_fd, .uid = uid, .gid = gid };
     struct cache_use *cup;
     sr_error_t e = NULL;

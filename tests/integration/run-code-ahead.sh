@@ -4,7 +4,9 @@
 # takes to run), and runs exactly as in one made after: stdout, stderr,
 # the exit code, stdin and args, /scratch read-only, the timeout and its
 # CPU-seconds backstop, after a compile or the compile cache's answer; a
-# compile error is reported as before, and nothing is left.
+# compile error is reported as before, and nothing is left.  The compile
+# stage's teardown and the code directory's unmount happen while the run
+# stage runs.
 . "${SR_SRCDIR}/tests/integration/lib.sh"
 export SANDBOX_RUNTIME_DIR=$sr_tmp/run
 require_image cpp
@@ -37,6 +39,30 @@ ahead_run
 is "$(field status) $(field stdout)" "success slow compiled" "a slow compile runs"
 is "$max" 2 "the run stage's container is there while the compile stage runs"
 is "$(ls "$state" | wc -l)" 0 "and neither is left"
+
+# While the run stage runs, the compile stage's container is gone and the
+# code directory's tmpfs is off its host path (the run stage's container
+# holds it): neither teardown waits for the run's end, nor delays it.
+sleeper='#include <cstdio>
+#include <unistd.h>
+int main() { usleep(1500000); std::puts(access("/scratch/main", X_OK) == 0 ? "still there" : "gone"); }'
+printf '%s\n' "$sleeper" > "$sr_tmp/sleeper.cpp"
+rm -f "$sr_tmp/done"
+(SANDBOX_COMPILE_CACHE_SIZE=0 "$SR_BIN" run-code --json -l cpp "$sr_tmp/sleeper.cpp" \
+   >"$sr_tmp/out" 2>&1; touch "$sr_tmp/done") &
+last=""
+while ! [ -e "$sr_tmp/done" ]; do
+  n=$(ls "$state" 2>/dev/null | grep -c '\.json$')
+  m=$(grep -c " $SANDBOX_RUNTIME_DIR/scratch/code-" /proc/self/mountinfo)
+  # The last look with one container: the run stage's, near its end.
+  [ "$n" -eq 1 ] && last="$n $m"
+  sleep 0.02
+done
+wait
+out=$(cat "$sr_tmp/out")
+is "$(field stdout)" "still there" "the run stage sees the compiled program"
+is "$last" "1 0" \
+  "while it runs, one container is left and the code directory is off the host's path"
 
 ahead_run --timeout 7
 is "$(field status) $(field stdout) $max" "success slow compiled 2" \

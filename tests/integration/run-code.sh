@@ -70,10 +70,25 @@ code cpp 'int main() { return undeclared; }'
 is "$(field status)" compile_error "cpp: a compile failure is compile_error"
 like "$(field stderr)" "main.cpp:1:.*undeclared.*was not declared" "cpp: with the compiler's message"
 is "$rc" 123 "cpp: exit status 123 on a compile error (not a program's exit(1))"
+# The assembler reads the compiler's output as it comes (-pipe): a
+# compiler that failed leaves it nothing to add to the diagnostics.
+is "$(field stderr | grep -Ec 'Assembler messages|standard input')" 0 \
+  "cpp: and nothing of the assembler's"
+code cpp 'int f(); int main() { return f(); }'
+is "$rc $(field status)" "123 compile_error" "cpp: a link failure is a compile error too"
+like "$(field stderr)" "undefined.*f\(\)" "cpp: with the linker's message"
 
 code cpp '#include <thread>
 int main() { for (;;) {} }' --timeout 1
 is "$(field status)" timeout "cpp: the timeout covers the run stage"
+
+# The cpp image's specs file in -B/usr/libexec/mold, where the language
+# links through, has mold link without its fork; a plain g++ never reads it.
+links=$("$SR_BIN" run --image cpp -- g++ -### -B/usr/libexec/mold -fno-use-linker-plugin \
+  -o /tmp/m /tmp/m.cpp 2>&1)
+like "$links" '/collect2"? "?--no-fork' "cpp: the language's link runs mold without its fork"
+links=$("$SR_BIN" run --image cpp -- g++ -### -o /tmp/m /tmp/m.cpp 2>&1)
+is "$(printf '%s\n' "$links" | grep -c -- '--no-fork')" 0 "cpp: a plain g++ links as before"
 
 code cobol 'DISPLAY 1'
 is "$rc" 125 "an unknown language is refused"
