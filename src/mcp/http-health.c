@@ -36,7 +36,6 @@ enum MHD_Result
 sr_http_queue (struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
 {
   MHD_add_response_header (r, HTTP_SERVER_HEADER, server_id);
-  MHD_add_response_header (r, "Keep-Alive", HTTP_KEEP_ALIVE);
   return MHD_queue_response (c, status, r);
 }
 

@@ -55,15 +55,8 @@
 
 /* GET HTTP_FILES_PREFIX{session}/{path}: a session's artifact.  */
 #define HTTP_FILES_PREFIX "/files/"
-/* Seconds an idle connection (no stream open) is kept; every response
- * says so (HTTP_KEEP_ALIVE), or a client keeps its connection only for
- * its own default: Node's fetch drops it after 4 s idle, and an agent
- * that pauses longer between calls paid a new connection on each.  */
-#define HTTP_IDLE_SECONDS 60
-#define HTTP_IDLE_TIMEOUT_S ((unsigned) HTTP_IDLE_SECONDS)
-#define HTTP_QUOTE_(x) #x
-#define HTTP_QUOTE(x) HTTP_QUOTE_ (x)
-#define HTTP_KEEP_ALIVE "timeout=" HTTP_QUOTE (HTTP_IDLE_SECONDS)
+/* Seconds an idle connection (no stream open) is kept.  */
+#define HTTP_IDLE_TIMEOUT_S 60u
 #define HTTP_SESSION_ID_BYTES 16
 /* GET HTTP_HEALTH: whether the server takes new sessions.  */
 #define HTTP_HEALTH "/healthz"
@@ -311,8 +304,7 @@ void sr_http_session_slots (struct http *h, size_t *sessions, size_t *free_slots
 /* Checks (sr_config_check_server_id) and sets the server's id.  */
 int sr_http_server_id_set (const char *id, sr_error_t *err);
 const char *sr_http_server_id (void);
-/* MHD_queue_response, with the HTTP_SERVER_HEADER and the Keep-Alive
- * (HTTP_KEEP_ALIVE) every response has.  */
+/* MHD_queue_response, with the HTTP_SERVER_HEADER every response has.  */
 enum MHD_Result sr_http_queue (struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
 /* What follows "{server_id}." in id when it starts so, else NULL: an id
  * of another server, or one without the prefix.  */
