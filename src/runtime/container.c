@@ -1202,17 +1202,26 @@ sr_container_destroy (struct sr_container *c)
 }
 
 int
+sr_container_run_leaving (const struct sr_container_config *cfg,
+                          const struct sr_exec_spec *spec, const struct sr_run_options *opts,
+                          struct sr_run_result *result, struct sr_container **ret,
+                          sr_error_t *err)
+{
+  memset (result, 0, sizeof *result);
+  *ret = NULL;
+  if (sr_container_create (cfg, ret, err) < 0)
+    return -1;
+  return sr_container_start (*ret, spec, opts, result, err);
+}
+
+int
 sr_container_run (const struct sr_container_config *cfg, const struct sr_exec_spec *spec,
                   const struct sr_run_options *opts, struct sr_run_result *result,
                   sr_error_t *err)
 {
   struct sr_container *c = NULL;
-  int r;
+  int r = sr_container_run_leaving (cfg, spec, opts, result, &c, err);
 
-  memset (result, 0, sizeof *result);
-  if (sr_container_create (cfg, &c, err) < 0)
-    return -1;
-  r = sr_container_start (c, spec, opts, result, err);
   sr_container_destroy (c);
   return r;
 }

@@ -155,6 +155,14 @@ bool sr_container_alive (struct sr_container *c);
 /* Kills what is left, waits for it, removes the cgroups.  Accepts NULL.  */
 void sr_container_destroy (struct sr_container *c);
 
+/* create + start, the ended container left in *ret (NULL when it could
+ * not be made) for the caller to destroy when it can wait for its
+ * teardown.  */
+int sr_container_run_leaving (const struct sr_container_config *cfg,
+                              const struct sr_exec_spec *spec, const struct sr_run_options *opts,
+                              struct sr_run_result *result, struct sr_container **ret,
+                              sr_error_t *err);
+
 /* create + start + destroy.  */
 int sr_container_run (const struct sr_container_config *cfg, const struct sr_exec_spec *spec,
                       const struct sr_run_options *opts, struct sr_run_result *result,

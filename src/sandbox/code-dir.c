@@ -137,18 +137,18 @@ fail:
 }
 
 void
-sr_code_remove_dir (const char *dir, int hold_fd)
-{
-  (void) umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW);
-  (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);
-  if (hold_fd >= 0)
-    close (hold_fd);
-}
-
-void
 sr_code_detach_dir (const char *dir)
 {
   (void) umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW);
+}
+
+void
+sr_code_remove_dir (const char *dir, int hold_fd)
+{
+  sr_code_detach_dir (dir);
+  (void) sr_rm_rf_at (AT_FDCWD, dir, NULL);
+  if (hold_fd >= 0)
+    close (hold_fd);
 }
 
 void

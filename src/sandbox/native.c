@@ -145,8 +145,6 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
   struct sr_container_config cc;
   struct sr_exec_spec spec = { .argv = st->argv, .cwd = SR_DEFAULT_WORKDIR };
   struct sr_run_options opts;
-  struct sr_container *c = NULL;
-  int r;
 
   if (st->argv[0] == NULL)
     return sr_error_set (err, 0, "empty command");
@@ -165,12 +163,7 @@ native_run_stage (struct sr_backend_run *run, const char *code_dir, struct sr_co
     return -1;
   if (st->leave == NULL)
     return sr_container_run (&cc, &spec, &opts, res, err);
-  memset (res, 0, sizeof *res);
-  if (sr_container_create (&cc, &c, err) < 0)
-    return -1;
-  r = sr_container_start (c, &spec, &opts, res, err);
-  *st->leave = c;
-  return r;
+  return sr_container_run_leaving (&cc, &spec, &opts, res, st->leave, err);
 }
 
 static const char *
