@@ -16,6 +16,8 @@
 
 /* The one HTTP server of the process, set before it starts.  */
 static char server_id[SR_SERVER_ID_MAX + 1];
+/* "timeout=N", N seconds an idle kept-alive connection may be reused.  */
+static char keep_alive[32];
 
 int
 sr_http_server_id_set (const char *id, sr_error_t *err)
@@ -32,10 +34,30 @@ sr_http_server_id (void)
   return server_id;
 }
 
+/* Without the hint a client keeps an idle connection for its own
+ * default: Node's fetch (undici) 4 s, so an agent pausing longer paid a
+ * new connection per call.  The hint must end before the server closes
+ * the connection, or a request sent as it closes is lost (fetch does not
+ * retry a POST): the first of the header deadline (counted from the end
+ * of the previous request) and MHD's idle timeout, less a second for a
+ * request on its way.  undici keeps it 2 s less than the hint itself.
+ * Under 2 s: 0, no reuse of an idle connection.  */
+void
+sr_http_keep_alive_set (uint64_t header_timeout_ms)
+{
+  uint64_t close_ms = HTTP_IDLE_TIMEOUT_S * 1000ull;
+
+  if (header_timeout_ms && header_timeout_ms < close_ms)
+    close_ms = header_timeout_ms;
+  snprintf (keep_alive, sizeof keep_alive, "timeout=%llu",
+            (unsigned long long) (close_ms >= 2000 ? close_ms / 1000 - 1 : 0));
+}
+
 enum MHD_Result
 sr_http_queue (struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
 {
   MHD_add_response_header (r, HTTP_SERVER_HEADER, server_id);
+  MHD_add_response_header (r, "Keep-Alive", keep_alive);
   return MHD_queue_response (c, status, r);
 }
 

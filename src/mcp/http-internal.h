@@ -304,7 +304,11 @@ void sr_http_session_slots (struct http *h, size_t *sessions, size_t *free_slots
 /* Checks (sr_config_check_server_id) and sets the server's id.  */
 int sr_http_server_id_set (const char *id, sr_error_t *err);
 const char *sr_http_server_id (void);
-/* MHD_queue_response, with the HTTP_SERVER_HEADER every response has.  */
+/* Sets, from the header deadline (header_timeout_ms, 0: none), the
+ * Keep-Alive every response has.  */
+void sr_http_keep_alive_set (uint64_t header_timeout_ms);
+/* MHD_queue_response, with the HTTP_SERVER_HEADER and the Keep-Alive
+ * (sr_http_keep_alive_set) every response has.  */
 enum MHD_Result sr_http_queue (struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
 /* What follows "{server_id}." in id when it starts so, else NULL: an id
  * of another server, or one without the prefix.  */

@@ -491,6 +491,7 @@ sr_mcp_http_run (struct sr_mcp_server *s, const struct sr_mcp_http_options *o, i
 
   if (sr_http_server_id_set (o->server_id, err) < 0 || resolve_listen (o->listen, &ai, err) < 0)
     return -1;
+  sr_http_keep_alive_set (o->header_timeout_ms);
   h.loopback = addr_is_loopback (ai->ai_addr);
   if (set_access (&h, o, err) < 0)
     {

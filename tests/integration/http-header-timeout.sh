@@ -48,9 +48,13 @@ t=$(client idle)
 ok "$(case $t in [2-5]) echo 0 ;; *) echo 1 ;; esac)" "no headers at all: cut off at the deadline (after $t s)"
 
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
-code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
-  -H 'Accept: application/json, text/event-stream' -d "$init" "$url")
-is "$code" 200 "a request sent in time is served"
+# keep_alive: the status and the Keep-Alive of an initialize.
+keep_alive () {
+  curl -s -o /dev/null -w '%{http_code} %header{keep-alive}' -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -d "$init" "$url"
+}
+is "$(keep_alive)" "200 timeout=1" \
+  "a request sent in time is served, saying the connection may be kept 1 s idle (the deadline 2 s, less 1)"
 # Headers in at once, the body 3 s later: past the header deadline, served.
 code=$(python3 - "$port" "$init" <<'PY'
 import socket, sys, time
@@ -67,4 +71,12 @@ PY
 is "$code" 200 "a request whose headers are in is not cut off while its body comes"
 stop_server
 ok $? "the server stops"
+
+# The hint is a second under the first idle close: the header deadline,
+# else (none, or one past it) libmicrohttpd's idle timeout of 60 s.
+for t in 7:6 0:59 90:59 1:0; do
+  SANDBOX_HTTP_HEADER_TIMEOUT=${t%:*} start_server
+  is "$(keep_alive)" "200 timeout=${t#*:}" "http_header_timeout=${t%:*}: Keep-Alive timeout=${t#*:}"
+  stop_server
+done
 done_testing

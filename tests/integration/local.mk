@@ -24,6 +24,7 @@ integration_tests = \
 	tests/integration/mcp-http.sh \
 	tests/integration/fleet.sh \
 	tests/integration/http-header-timeout.sh \
+	tests/integration/http-keep-alive.sh \
 	tests/integration/http-idle-connections.sh \
 	tests/integration/mcp-session.sh \
 	tests/integration/session-scratch.sh \
@@ -62,7 +63,7 @@ EXTRA_DIST += tests/hostile
 EXTRA_DIST += $(integration_tests) tests/integration/lib.sh tests/integration/cgroup2.sh \
 	tests/integration/history-checks.sh \
 	tests/helpers/oci-fixture.py tests/helpers/warm-interp.py tests/integration/packages.txt \
-	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/session-client.mjs tests/mcp/compat-client.mjs tests/mcp/sse-client.mjs tests/mcp/safety-client.mjs tests/mcp/resources-client.mjs tests/mcp/aisdk-client.mjs tests/mcp/shells-client.mjs tests/mcp/sizes-client.mjs tests/mcp/inputs-client.mjs tests/mcp/languages-client.mjs tests/mcp/tenancy-client.mjs tests/mcp/eras-client.mjs tests/mcp/fleet-client.mjs tests/fleet/haproxy-cfg.sh tests/load/leaks.sh tests/load/load-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
+	tests/mcp/http-client.mjs tests/mcp/stdio-client.mjs tests/mcp/session-client.mjs tests/mcp/compat-client.mjs tests/mcp/sse-client.mjs tests/mcp/safety-client.mjs tests/mcp/resources-client.mjs tests/mcp/aisdk-client.mjs tests/mcp/shells-client.mjs tests/mcp/sizes-client.mjs tests/mcp/inputs-client.mjs tests/mcp/languages-client.mjs tests/mcp/tenancy-client.mjs tests/mcp/eras-client.mjs tests/mcp/fleet-client.mjs tests/mcp/keep-alive-client.mjs tests/fleet/haproxy-cfg.sh tests/load/leaks.sh tests/load/load-client.mjs tests/mcp/package.json tests/mcp/package-lock.json
 
 # Test programs that drive the runtime directly.
 check_PROGRAMS += tests/helpers/session-driver

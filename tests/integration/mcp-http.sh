@@ -54,6 +54,8 @@ is "$status" 200 "initialize over curl is 200"
 sid=$(header Mcp-Session-Id)
 like "$sid" '^[A-Za-z0-9_-]+\.[0-9a-f]{32}$' "with an Mcp-Session-Id: the server's id, '.', 128 random bits"
 like "$(header Content-Type)" '^application/json' "as one JSON body, with nothing to stream before it"
+is "$(header Keep-Alive)" "timeout=9" \
+  "saying the connection may be kept 9 s idle: a second under the header deadline (10 s) that closes it"
 post_accepting text/event-stream -d "$init"
 like "$status $(header Content-Type)" '^200 text/event-stream' "a client that accepts only SSE gets SSE"
 like "$body" '^event: message' "one SSE event carries the response"
@@ -106,6 +108,7 @@ files_sid=$(printf '%s' "$body" | python3 -c 'import json,sys; print(json.load(s
 like "$files_sid" '^[0-9a-zA-Z_-]{8,}$' "create_session over curl (for the download limit)"
 call 21 run_code "{\"language\":\"python\",\"session_id\":\"$files_sid\",\"code\":\"open('/mnt/data/big.bin','wb').truncate((50<<20)+1); open('/mnt/data/small.txt','w').write('small')\"}"
 like "$body" '"exit_code":0' "a run in it makes a sparse file one byte over 50 MiB"
+is "$(header Keep-Alive)" "timeout=9" "a run's reply, streamed as it ends, says Keep-Alive too"
 # Without tokens the session is its MCP session's: a download names it.
 status=$(curl -s -o "$sr_tmp/dl" -w '%{http_code}' --max-time 20 -H "Mcp-Session-Id: $sid" "http://127.0.0.1:$port/files/$files_sid/big.bin")
 is "$status" 413 "GET /files of a file over the download limit is 413"
