@@ -249,11 +249,9 @@ void
 sr_http_on_send (void *transport, const cJSON *related_id, const char *json)
 {
   struct session *se = transport;
-  cJSON *root = cJSON_Parse (json);
-  bool response = root && cJSON_GetObjectItemCaseSensitive (root, "method") == NULL;
+  bool response = !sr_rpc_is_notification (json);
   struct stream *st = NULL;
 
-  cJSON_Delete (root);
   pthread_mutex_lock (&se->lock);
   if (related_id == NULL || se->sse)
     st = se->get_stream;

@@ -60,6 +60,14 @@ sr_rpc_notification (const char *method, cJSON *params)
   return print_and_free (o);
 }
 
+bool
+sr_rpc_is_notification (const char *json)
+{
+  static const char start[] = "{\"jsonrpc\":\"2.0\",\"method\":";
+
+  return strncmp (json, start, sizeof start - 1) == 0;
+}
+
 const cJSON *
 sr_rpc_progress_token (const struct sr_rpc_message *m)
 {

@@ -55,9 +55,14 @@ const cJSON *sr_rpc_progress_token (const struct sr_rpc_message *m);
 /* Whether two request ids are the same id (NULL matches nothing).  */
 bool sr_rpc_same_id (const cJSON *a, const cJSON *b);
 
-/* Serialised replies and notifications; they take result/params/data. */
+/* Serialised replies and notifications; they take result/params/data.
+ * Each starts with "jsonrpc", then "id" (a reply) or "method".  */
 char *sr_rpc_result (const cJSON *id, cJSON *result);
 char *sr_rpc_error (const cJSON *id, int code, const char *message, cJSON *data);
 char *sr_rpc_notification (const char *method, cJSON *params);
+/* Whether json, made by sr_rpc_notification (else a reply of the above),
+ * is a notification: from its start, without parsing a reply that may
+ * carry megabytes.  */
+bool sr_rpc_is_notification (const char *json);
 
 #endif

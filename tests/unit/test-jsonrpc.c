@@ -56,5 +56,20 @@ main (void)
   ok (sr_rpc_parse (notification, strlen (notification), &m, &error) == 0
       && m.nul_member == NULL, "a notification is not searched (nothing refuses it)");
   sr_rpc_message_done (&m);
+
+  for (int i = 0; i < 4; i++)
+    {
+      cJSON *id = cJSON_CreateNumber (7);
+      char *text = i == 0   ? sr_rpc_result (id, NULL)
+                   : i == 1 ? sr_rpc_error (id, -32600, "no", NULL)
+                   : i == 2 ? sr_rpc_error (NULL, -32700, "no", NULL)
+                            : sr_rpc_notification ("notifications/progress",
+                                                   cJSON_CreateObject ());
+
+      ok (sr_rpc_is_notification (text) == (i == 3), "%s: %s a notification", text,
+          i == 3 ? "is" : "is not");
+      free (text);
+      cJSON_Delete (id);
+    }
   return done_testing ();
 }
