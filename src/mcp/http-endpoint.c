@@ -288,19 +288,12 @@ sr_http_delete_session (struct http *h, struct MHD_Connection *c)
 static void
 send_cancelled (struct session *se, const cJSON *id)
 {
-  cJSON *msg = cJSON_CreateObject ();
-  cJSON *params;
+  cJSON *params = cJSON_CreateObject ();
   char *text;
 
-  cJSON_AddStringToObject (msg, "jsonrpc", "2.0");
-  cJSON_AddStringToObject (msg, "method", "notifications/cancelled");
-  params = cJSON_AddObjectToObject (msg, "params");
   cJSON_AddItemToObject (params, "requestId", cJSON_Duplicate (id, 1));
   cJSON_AddStringToObject (params, "reason", "client disconnected");
-  text = cJSON_PrintUnformatted (msg);
-  cJSON_Delete (msg);
-  if (text == NULL)
-    sr_oom ();
+  text = sr_rpc_notification ("notifications/cancelled", params);
   sr_http_session_handle (se, NULL, NULL, text, strlen (text));
   free (text);
 }
