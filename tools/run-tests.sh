@@ -113,7 +113,7 @@ step "sanitizers: build and check" "$ci/sanitizers.log" \
   build_and_check "$src" "$ci/sanitizers" --enable-asan --enable-ubsan
 
 # Count every test result of every suite.
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 failures=""
 for suite in root rootless sanitizers; do
   p=0 f=0 s=0
   for trs in $(find "$ci/$suite" -name '*.trs' 2>/dev/null); do
@@ -125,11 +125,20 @@ for suite in root rootless sanitizers; do
   for trs in $(find "$ci/$suite" -name '*.trs' 2>/dev/null); do
     log=${trs%.trs}.log
     grep -q '^:test-result: \(FAIL\|XPASS\|ERROR\)' "$trs" &&
-      grep -E '^(not ok|#)' "$log" | head -20 | sed "s|^|   ${log#$ci/}: |"
+      failures="$failures$(awk '/^not ok/ { n = 6; print; next }
+          n > 0 && /^#/ { n--; print; next } { n = 0 }' "$log" | head -40 |
+        sed "s|^|   ${log#$ci/}: |")
+"
     grep -h '# SKIP' "$log" 2>/dev/null | sed "s|^|   skipped in ${log#$ci/}: |" | head -5
   done
   passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 done
+# The failures come last, next to the totals, so that a reader of the
+# output's tail sees them rather than the long list of skips.
+if [ -n "$failures" ]; then
+  echo "failed tests:"
+  printf '%s' "$failures"
+fi
 # A build or distcheck that failed counts as a failed test of its own.
 if [ "$n_failed_steps" -gt 0 ]; then
   echo "failed steps:${failed_steps#;}"
