@@ -1690,6 +1690,18 @@ test_search_limits (void)
 
   ok (upload ("links/0.txt", "needle\n", false, NULL, &err) == 0, "limits: a file");
   ok (upload ("links/other.txt", "needle too\n", false, NULL, &err) == 0, "and another");
+  /* One mtime for both, so that path order decides which comes first,
+   * not whether a clock tick fell between the two uploads.  */
+  for (size_t i = 0; i < 2; i++)
+    {
+      _cleanup_free_ char *p = under (i == 0 ? "mnt/data/links/0.txt" : "mnt/data/links/other.txt");
+      struct timespec ts[2] = { { 1600000000, 0 }, { 1600000000, 0 } };
+
+      croot_begin ();
+      if (utimensat (AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) < 0)
+        die (p);
+      croot_end ();
+    }
   for (int i = 1; i < 50; i++)
     {
       _cleanup_free_ char *from = under ("mnt/data/links/0.txt");
