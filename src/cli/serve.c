@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "mcp/server.h"
 #include "mcp/stdio.h"
+#include "runtime/spawner.h"
 #include "sandbox/backend.h"
 
 /* Set by serve_http.c, in sandbox-runner-http and -full.  */
@@ -195,6 +196,14 @@ sr_cmd_serve (int argc, char **argv)
     sr_log (SR_LOG_INFO, "start", "version", PACKAGE_VERSION, "transport", transport, "backend",
             sr_backend_kind_name (config.backend_kind), "pid", pid, NULL);
   }
+  /* Before the server's first thread, on this one, which lives as long
+   * as the server: the containers' inits die with it.  Without a spawner
+   * each thread clones its own.  */
+  if (sr_spawner_start (&err) < 0)
+    {
+      sr_log (SR_LOG_WARNING, "spawner", "error", err->msg, NULL);
+      sr_error_free (&err);
+    }
   if (sr_mcp_server_new (&config, &server, &err) < 0)
     goto fail;
 
@@ -216,6 +225,7 @@ fail:
   sr_error_free (&err);
 out:
   sr_mcp_server_free (server);
+  sr_spawner_stop ();
   sr_log (SR_LOG_INFO, "stop", "status", status == 0 ? "ok" : "failed", NULL);
   if (stop_fd >= 0)
     close (stop_fd);

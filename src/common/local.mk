@@ -15,4 +15,5 @@ libsandbox_a_SOURCES += \
 	src/common/workdir.c src/common/workdir.h \
 	src/common/statedir.c src/common/statedir.h \
 	src/common/history-db.c src/common/history-db.h \
+	src/common/pack.c src/common/pack.h \
 	src/common/defaults.h

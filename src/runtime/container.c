@@ -27,15 +27,13 @@
 #include "runtime/container.h"
 #include "runtime/idmap.h"
 #include "runtime/mounts.h"
+#include "runtime/spawner.h"
 #include "runtime/state.h"
 #include "runtime/supervise.h"
 #include "runtime/sync.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
-#endif
-#ifndef CLONE_INTO_CGROUP
-#define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
 
 #define NAMESPACE_FLAGS \
@@ -374,69 +372,17 @@ static int
 spawn (struct sr_container *c, struct proc *p, const struct sr_child_args *args, bool joiner,
        sr_error_t *err)
 {
-  uint64_t ns_flags = joiner ? 0 : NAMESPACE_FLAGS;
   int cgroup_fd = c->cgroup ? sr_cgroup_clone_fd (c->cgroup) : -1;
-  struct clone_args ca = { 0 };
-  int pidfd = -1;
-  long pid;
+  bool into_cgroup = false;
 
-  ca.flags = ns_flags | CLONE_PIDFD;
-  ca.pidfd = (uint64_t) (uintptr_t) &pidfd;
-  ca.exit_signal = SIGCHLD;
-  if (cgroup_fd >= 0)
-    {
-      ca.flags |= CLONE_INTO_CGROUP;
-      ca.cgroup = (uint64_t) cgroup_fd;
-    }
   p->marks[SR_MARK_CLONE] = sr_now_ns ();
-  pid = syscall (SYS_clone3, &ca, sizeof ca);
-  if (pid < 0 && cgroup_fd >= 0 && (errno == EINVAL || errno == E2BIG))
-    {
-      /* An older kernel without CLONE_INTO_CGROUP: attach after clone.  */
-      ca.flags &= ~CLONE_INTO_CGROUP;
-      ca.cgroup = 0;
-      cgroup_fd = -1;
-      pid = syscall (SYS_clone3, &ca, sizeof ca);
-    }
-  if (pid < 0 && errno == ENOSYS)
-    {
-      /* clone3 filtered (as Docker's seccomp profile does): plain clone,
-       * then a pidfd for the child.  */
-      cgroup_fd = -1;
-      pid = syscall (SYS_clone, (unsigned long) (ns_flags | SIGCHLD), NULL, NULL, NULL, 0);
-      if (pid > 0)
-        {
-          pidfd = (int) syscall (SYS_pidfd_open, (pid_t) pid, 0);
-          if (pidfd < 0)
-            {
-              int saved = errno;
-
-              kill ((pid_t) pid, SIGKILL);
-              waitpid ((pid_t) pid, NULL, 0);
-              return sr_error_set (err, saved, "pidfd_open");
-            }
-        }
-    }
-  if (pid < 0)
-    {
-      if (!joiner && (errno == EPERM || errno == ENOSPC || errno == EUSERS))
-        return sr_error_set (err, errno, "clone: cannot create the namespaces (are unprivileged "
-                             "user namespaces disabled? see kernel.unprivileged_userns_clone and "
-                             "user.max_user_namespaces)");
-      return sr_error_set (err, errno, "clone");
-    }
-  if (pid == 0)
-    {
-      if (joiner)
-        sr_joiner_main (args, c->held_fds);
-      sr_child_main (args);
-    }
-
-  p->pid = (pid_t) pid;
-  p->pidfd = pidfd;
+  if (sr_spawn (args, joiner ? 0 : NAMESPACE_FLAGS, joiner ? c->held_fds : NULL, cgroup_fd,
+                &p->pid, &p->pidfd, &into_cgroup, err)
+      < 0)
+    return -1;
   /* Before GO: the child roots its cgroup namespace where it is then.
    * An init with the fds of its cgroups moves itself.  */
-  if (c->cgroup && cgroup_fd < 0 && (joiner || args->n_cgroup_fds == 0)
+  if (c->cgroup && !into_cgroup && (joiner || args->n_cgroup_fds == 0)
       && sr_cgroup_attach (c->cgroup, p->pid, err) < 0)
     return -1;
   p->marks[SR_MARK_ATTACHED] = sr_now_ns ();

@@ -9,6 +9,7 @@ libsandbox_a_SOURCES += \
 	src/runtime/caps.c src/runtime/caps.h \
 	src/runtime/cgroup.c src/runtime/cgroup.h \
 	src/runtime/charge.c src/runtime/charge.h \
+	src/runtime/spawner.c src/runtime/spawner.h \
 	src/runtime/state.c src/runtime/state.h
 
 # The default seccomp profile is assembled into the binary from its JSON.

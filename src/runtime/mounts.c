@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/defaults.h"
+#include "common/pack.h"
 #include "common/util.h"
 #include "runtime/idmap.h"
 #include "runtime/mounts.h"
@@ -52,6 +53,8 @@ struct sr_mount_plan
   char *rootfs;
   struct mount_op *ops;
   size_t n_ops;
+  /* Unpacked (sr_mount_plan_unpack): the strings are the message's.  */
+  bool borrowed;
 };
 
 /* Paths masked and made read-only as runc and crun do by default.  */
@@ -298,15 +301,86 @@ sr_mount_plan_free (struct sr_mount_plan *plan)
 {
   if (plan == NULL)
     return;
-  for (size_t i = 0; i < plan->n_ops; i++)
+  for (size_t i = 0; i < plan->n_ops && !plan->borrowed; i++)
     {
       free (plan->ops[i].target);
       free (plan->ops[i].source);
       free (plan->ops[i].data);
     }
   free (plan->ops);
-  free (plan->rootfs);
+  if (!plan->borrowed)
+    free (plan->rootfs);
   free (plan);
+}
+
+void
+sr_mount_plan_pack (const struct sr_mount_plan *plan, struct sr_pack *p)
+{
+  sr_pack_str (p, plan->rootfs);
+  sr_pack_u64 (p, plan->n_ops);
+  for (size_t i = 0; i < plan->n_ops; i++)
+    {
+      const struct mount_op *op = &plan->ops[i];
+
+      sr_pack_u64 (p, op->kind);
+      sr_pack_str (p, op->target);
+      sr_pack_str (p, op->source);
+      sr_pack_str (p, op->fstype);
+      sr_pack_str (p, op->data);
+      sr_pack_u64 (p, op->flags);
+      sr_pack_u64 (p, (uint64_t) op->readonly | (uint64_t) op->idmap << 1
+                          | (uint64_t) op->optional << 2 | (uint64_t) op->owned << 3);
+      sr_pack_str (p, op->subdir);
+      sr_pack_u64 (p, op->owner_uid);
+      sr_pack_u64 (p, op->owner_gid);
+      sr_pack_u64 (p, op->owner_mode);
+    }
+}
+
+int
+sr_mount_plan_unpack (struct sr_unpack *u, struct sr_mount_plan **ret)
+{
+  struct sr_mount_plan *plan = sr_xcalloc (1, sizeof *plan);
+  uint64_t n;
+
+  plan->borrowed = true;
+  plan->rootfs = (char *) sr_unpack_str (u);
+  n = sr_unpack_u64 (u);
+  /* Each op takes more than 8 bytes: a count past what is left is a lie. */
+  if (u->bad || plan->rootfs == NULL || n > u->left / 8)
+    goto bad;
+  plan->ops = sr_xcalloc (n ? n : 1, sizeof *plan->ops);
+  plan->n_ops = n;
+  for (size_t i = 0; i < n; i++)
+    {
+      struct mount_op *op = &plan->ops[i];
+      uint64_t bits;
+
+      op->kind = (enum mount_kind) sr_unpack_u64 (u);
+      op->target = (char *) sr_unpack_str (u);
+      op->source = (char *) sr_unpack_str (u);
+      op->fstype = sr_unpack_str (u);
+      op->data = (char *) sr_unpack_str (u);
+      op->flags = sr_unpack_u64 (u);
+      bits = sr_unpack_u64 (u);
+      op->readonly = bits & 1;
+      op->idmap = bits & 2;
+      op->optional = bits & 4;
+      op->owned = bits & 8;
+      op->subdir = sr_unpack_str (u);
+      op->owner_uid = (uid_t) sr_unpack_u64 (u);
+      op->owner_gid = (gid_t) sr_unpack_u64 (u);
+      op->owner_mode = (mode_t) sr_unpack_u64 (u);
+      if (u->bad || op->kind > MOUNT_READONLY || op->target == NULL)
+        goto bad;
+    }
+  *ret = plan;
+  return 0;
+
+bad:
+  sr_mount_plan_free (plan);
+  errno = EBADMSG;
+  return -1;
 }
 
 bool

@@ -71,6 +71,16 @@ struct sr_mount_plan;
 int sr_mount_plan_new (const struct sr_fs_config *cfg, struct sr_mount_plan **ret, sr_error_t *err);
 void sr_mount_plan_free (struct sr_mount_plan *plan);
 
+struct sr_pack;
+struct sr_unpack;
+
+/* The plan as bytes, for a process that clones the child from its own
+ * copy (runtime/spawner.h), and back.  An unpacked plan points into the
+ * message, which must outlive it; sr_mount_plan_free frees it.  unpack
+ * fails with EBADMSG on a malformed message.  */
+void sr_mount_plan_pack (const struct sr_mount_plan *plan, struct sr_pack *p);
+int sr_mount_plan_unpack (struct sr_unpack *u, struct sr_mount_plan **ret);
+
 /* Most binds a plan takes from its caller (--bind and the like).  */
 #define SR_MOUNT_MAX_BINDS 32
 

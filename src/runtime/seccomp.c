@@ -36,6 +36,7 @@
 #include <seccomp.h>
 
 #include "common/json.h"
+#include "common/pack.h"
 #include "common/statedir.h"
 #include "common/util.h"
 #include "runtime/seccomp.h"
@@ -855,6 +856,35 @@ sr_seccomp_filter_free (struct sr_seccomp_filter *f)
     return;
   free (f->prog.filter);
   free (f);
+}
+
+void
+sr_seccomp_filter_pack (const struct sr_seccomp_filter *f, struct sr_pack *p)
+{
+  sr_pack_u64 (p, f->flags);
+  sr_pack_u64 (p, f->prog.len);
+  sr_pack_bytes (p, f->prog.filter, f->prog.len * sizeof *f->prog.filter);
+}
+
+int
+sr_seccomp_filter_unpack (struct sr_unpack *u, struct sr_seccomp_filter **ret)
+{
+  struct sr_seccomp_filter *f;
+  uint64_t flags = sr_unpack_u64 (u), len = sr_unpack_u64 (u);
+
+  /* The kernel takes at most BPF_MAXINSNS instructions.  */
+  if (u->bad || len == 0 || len > BPF_MAXINSNS || len * sizeof (struct sock_filter) > u->left)
+    {
+      errno = EBADMSG;
+      return -1;
+    }
+  f = sr_xcalloc (1, sizeof *f);
+  f->flags = (unsigned int) flags;
+  f->prog.len = (unsigned short) len;
+  f->prog.filter = sr_xmalloc (len * sizeof *f->prog.filter);
+  sr_unpack_bytes (u, f->prog.filter, len * sizeof *f->prog.filter);
+  *ret = f;
+  return 0;
 }
 
 int

@@ -39,6 +39,14 @@ const char *sr_seccomp_default_json (size_t *len);
 
 int sr_seccomp_filter_default (struct sr_seccomp_filter **ret, sr_error_t *err);
 
+struct sr_pack;
+struct sr_unpack;
+
+/* The compiled program as bytes, for a process that clones the child from
+ * its own copy (runtime/spawner.h), and back (EBADMSG: malformed).  */
+void sr_seccomp_filter_pack (const struct sr_seccomp_filter *f, struct sr_pack *p);
+int sr_seccomp_filter_unpack (struct sr_unpack *u, struct sr_seccomp_filter **ret);
+
 /* In the child, after PR_SET_NO_NEW_PRIVS: installs the compiled program
  * with seccomp(SECCOMP_SET_MODE_FILTER).  Allocates nothing.  Returns 0, or
  * -1 with errno set.  */

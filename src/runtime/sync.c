@@ -8,14 +8,14 @@
 #include "runtime/sync.h"
 
 int
-sr_sync_send (int fd, const struct sr_sync_msg *msg, const int *fds, size_t n_fds)
+sr_msg_send (int fd, const void *buf, size_t len, const int *fds, size_t n_fds)
 {
   union
   {
     char buf[CMSG_SPACE (sizeof (int) * SR_SYNC_MAX_FDS)];
     struct cmsghdr align;
   } control;
-  struct iovec iov = { .iov_base = (void *) msg, .iov_len = sizeof *msg };
+  struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
   ssize_t r;
 
@@ -42,7 +42,7 @@ sr_sync_send (int fd, const struct sr_sync_msg *msg, const int *fds, size_t n_fd
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return -1;
-  if ((size_t) r != sizeof *msg)
+  if ((size_t) r != len)
     {
       errno = EMSGSIZE;
       return -1;
@@ -50,15 +50,15 @@ sr_sync_send (int fd, const struct sr_sync_msg *msg, const int *fds, size_t n_fd
   return 0;
 }
 
-int
-sr_sync_recv (int fd, struct sr_sync_msg *msg, int *fds, size_t max_fds, size_t *ret_n_fds)
+ssize_t
+sr_msg_recv (int fd, void *buf, size_t cap, int *fds, size_t max_fds, size_t *ret_n_fds)
 {
   union
   {
     char buf[CMSG_SPACE (sizeof (int) * SR_SYNC_MAX_FDS)];
     struct cmsghdr align;
   } control;
-  struct iovec iov = { .iov_base = msg, .iov_len = sizeof *msg };
+  struct iovec iov = { .iov_base = buf, .iov_len = cap };
   struct msghdr mh = {
     .msg_iov = &iov,
     .msg_iovlen = 1,
@@ -68,12 +68,14 @@ sr_sync_recv (int fd, struct sr_sync_msg *msg, int *fds, size_t max_fds, size_t 
   size_t n = 0;
   ssize_t r;
 
+  if (ret_n_fds)
+    *ret_n_fds = 0;
   do
     r = recvmsg (fd, &mh, MSG_CMSG_CLOEXEC);
   while (r < 0 && errno == EINTR);
   /* A peer that died with our message unread resets the connection.  */
   if (r == 0 || (r < 0 && errno == ECONNRESET))
-    return 1;
+    return 0;
   if (r < 0)
     return -1;
   for (struct cmsghdr *cm = CMSG_FIRSTHDR (&mh); cm; cm = CMSG_NXTHDR (&mh, cm))
@@ -94,9 +96,35 @@ sr_sync_recv (int fd, struct sr_sync_msg *msg, int *fds, size_t max_fds, size_t 
             close (received);
         }
     }
+  if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+    {
+      for (size_t i = 0; i < n; i++)
+        close (fds[i]);
+      errno = EBADMSG;
+      return -1;
+    }
   if (ret_n_fds)
     *ret_n_fds = n;
-  if ((size_t) r != sizeof *msg || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+  return r;
+}
+
+int
+sr_sync_send (int fd, const struct sr_sync_msg *msg, const int *fds, size_t n_fds)
+{
+  return sr_msg_send (fd, msg, sizeof *msg, fds, n_fds);
+}
+
+int
+sr_sync_recv (int fd, struct sr_sync_msg *msg, int *fds, size_t max_fds, size_t *ret_n_fds)
+{
+  size_t n = 0;
+  ssize_t r = sr_msg_recv (fd, msg, sizeof *msg, fds, max_fds, &n);
+
+  if (r == 0)
+    return 1;
+  if (r < 0)
+    return -1;
+  if ((size_t) r != sizeof *msg)
     {
       for (size_t i = 0; i < n; i++)
         close (fds[i]);
@@ -105,6 +133,8 @@ sr_sync_recv (int fd, struct sr_sync_msg *msg, int *fds, size_t max_fds, size_t 
       errno = EBADMSG;
       return -1;
     }
+  if (ret_n_fds)
+    *ret_n_fds = n;
   msg->text[SR_SYNC_TEXT_MAX - 1] = '\0';
   return 0;
 }

@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/run-result.h"
 
@@ -52,6 +53,16 @@ struct sr_sync_msg
   uint64_t marks[SR_MARK_MAX];
   char text[SR_SYNC_TEXT_MAX];
 };
+
+/* One message of len bytes with up to SR_SYNC_MAX_FDS fds, on a
+ * SOCK_SEQPACKET socket: sr_msg_send returns 0 or -1 with errno (a
+ * message sent short is EMSGSIZE); sr_msg_recv returns the message's
+ * length, 0 on EOF (the peer closed or died), or -1 with errno (a message
+ * or fds that did not fit are EBADMSG, with nothing received left open).
+ * Received fds are O_CLOEXEC, and beyond max_fds closed.  Neither
+ * allocates.  */
+int sr_msg_send (int fd, const void *buf, size_t len, const int *fds, size_t n_fds);
+ssize_t sr_msg_recv (int fd, void *buf, size_t cap, int *fds, size_t max_fds, size_t *ret_n_fds);
 
 /* Both return 0 on success and -1 with errno set.  sr_sync_recv returns 1
  * on EOF (the peer closed or exec'd).  Received fds are O_CLOEXEC.  Neither

@@ -21,7 +21,9 @@
  *
  * Containers are created on the pool's own thread, which lives as long as
  * the pool: an init dies with the thread that cloned it (PR_SET_PDEATHSIG),
- * and a request's thread ends with the request.
+ * and a request's thread ends with the request.  (A server's spawner
+ * clones them for the thread that started it, which outlives the pool;
+ * without one, runtime/spawner.h, the thread clones them itself.)
  *
  * Only a backend that keeps_warm (sandbox/backend.h) has warm containers;
  * its state, and so the policy with its seccomp filter, is opened once by

@@ -61,7 +61,8 @@ struct sr_session
 
 /* A session to create, handed to the manager's thread: a container's init
  * dies with the thread that cloned it (PR_SET_PDEATHSIG follows the
- * parent thread), and callers' threads are short-lived.  */
+ * parent thread) where there is no spawner (runtime/spawner.h), and
+ * callers' threads are short-lived.  */
 struct create_request
 {
   const char *image;

@@ -27,6 +27,7 @@ integration_tests = \
 	tests/integration/http-keep-alive.sh \
 	tests/integration/http-idle-connections.sh \
 	tests/integration/mcp-session.sh \
+	tests/integration/spawner.sh \
 	tests/integration/session-scratch.sh \
 	tests/integration/session-write-killed.sh \
 	tests/integration/oneshot-code-dir.sh \

@@ -5,6 +5,7 @@ unit_tests = \
 	tests/unit/test-mounts \
 	tests/unit/test-idmap \
 	tests/unit/test-sync \
+	tests/unit/test-pack \
 	tests/unit/test-config \
 	tests/unit/test-image-user \
 	tests/unit/test-image \
@@ -41,6 +42,7 @@ tests_unit_test_parse_LDADD = $(UNIT_LDADD)
 tests_unit_test_mounts_LDADD = $(UNIT_LDADD)
 tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
 tests_unit_test_sync_LDADD = $(UNIT_LDADD)
+tests_unit_test_pack_LDADD = $(UNIT_LDADD)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_image_user_LDADD = $(UNIT_LDADD)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)

@@ -32,6 +32,24 @@ main (void)
       "a received fd refers to the same pipe");
   ok (sr_sync_send (sv[0], &out, pipefd, SR_SYNC_MAX_FDS + 1) < 0 && errno == EINVAL,
       "too many fds are refused");
+  {
+    char big[64] = "a message longer than the buffer it is read into", small[8];
+    int lowest = dup (0), probe;
+
+    close (lowest);
+    ok (sr_msg_send (sv[0], big, sizeof big, pipefd, 1) == 0, "a message of 64 bytes and an fd");
+    errno = 0;
+    ok (sr_msg_recv (sv[1], small, sizeof small, fds, SR_SYNC_MAX_FDS, &n) < 0 && errno == EBADMSG,
+        "read into 8 bytes: EBADMSG");
+    is_int (n, 0, "with no fd received");
+    probe = dup (0);
+    ok (probe == lowest, "and the one that came closed (the lowest free fd is %d, was %d)", probe,
+        lowest);
+    close (probe);
+    ok (sr_msg_send (sv[0], big, 8, NULL, 0) == 0
+          && sr_sync_recv (sv[1], &in, fds, SR_SYNC_MAX_FDS, &n) < 0 && errno == EBADMSG,
+        "a sync message of the wrong size is EBADMSG");
+  }
   close (sv[0]);
   is_int (sr_sync_recv (sv[1], &in, NULL, 0, NULL), 1, "EOF is reported as 1");
   return done_testing ();
