@@ -337,15 +337,23 @@ pack_args (const struct sr_child_args *a, uint64_t ns_flags, bool joiner, int cg
   sr_pack_u64 (p, a->keep_fd >= 0);
 }
 
-/* Asks the spawner.  Returns 0 with its reply, or -1 (errno) when the
- * spawner could not answer: it is then gone, for every later call too.  */
-static int
+/* What became of a request to the spawner.  */
+enum asked
+{
+  ASKED_ANSWERED,   /* the reply is in */
+  ASKED_NOT_TAKEN,  /* no spawner (any more): nothing was cloned */
+  ASKED_LOST,       /* it went away with the request: a child may exist */
+};
+
+/* Asks the spawner.  When it cannot answer (errno says why), it is gone
+ * for every later call too.  */
+static enum asked
 ask_spawner (const struct sr_pack *req, const int *fds, size_t n_fds, struct reply *rep,
              int *pidfd)
 {
+  enum asked r = ASKED_NOT_TAKEN;
   size_t n_got = 0;
   ssize_t len;
-  int r = -1;
 
   pthread_mutex_lock (&spawner.lock);
   if (spawner.fd < 0)
@@ -355,12 +363,13 @@ ask_spawner (const struct sr_pack *req, const int *fds, size_t n_fds, struct rep
     }
   if (sr_msg_send (spawner.fd, req->buf, req->len, fds, n_fds) < 0)
     goto gone;
+  r = ASKED_LOST;
   len = sr_msg_recv (spawner.fd, rep, sizeof *rep, pidfd, 1, &n_got);
   if (len == (ssize_t) sizeof *rep)
     {
       if (n_got == 0)
         *pidfd = -1;
-      r = 0;
+      r = ASKED_ANSWERED;
       goto out;
     }
   if (n_got)
@@ -410,12 +419,22 @@ sr_spawn (const struct sr_child_args *args, uint64_t ns_flags, const int *held_n
       for (size_t i = 0; joiner && i < SR_HELD_NS_COUNT; i++)
         fds[n++] = held_ns_fds[i];
       /* A request too large for the spawner is cloned here.  */
-      if (req.len <= REQUEST_MAX && ask_spawner (&req, fds, n, &rep, &pidfd) == 0)
+      switch (req.len <= REQUEST_MAX ? ask_spawner (&req, fds, n, &rep, &pidfd) : ASKED_NOT_TAKEN)
         {
+        case ASKED_ANSWERED:
           local = false;
           pid = rep.pid > 0 ? rep.pid : -1;
           errno = rep.errnum;
           *ret_into_cgroup = rep.into_cgroup != 0;
+          break;
+        case ASKED_LOST:
+          /* Not cloned again on the same sync socket: a child the spawner
+           * made before it went sees that socket close with this call's
+           * failure, and ends.  */
+          free (req.buf);
+          return sr_error_set (err, errno, "clone: the spawner went away");
+        case ASKED_NOT_TAKEN:
+          break;
         }
       free (req.buf);
     }

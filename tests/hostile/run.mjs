@@ -377,11 +377,20 @@ const suiteMs = Date.now() - t0;
 
 const after = [];
 const hostCheck = (name, failure) => after.push({ name, failure });
-// What is below the server and not a warm container's.
+// The server's spawner (runtime/spawner.h): its child for its whole life.
+const spawnerPid = () => {
+  let kids = "";
+  try { kids = fs.readFileSync(`/proc/${serverPid}/task/${serverPid}/children`, "utf8"); } catch { }
+  return kids.split(/\s+/).filter(Boolean).map(Number).find((p) => {
+    try { return fs.readFileSync(`/proc/${p}/comm`, "utf8").trim() === "sr-spawner"; } catch { return false; }
+  });
+};
+// What is below the server and not a warm container's, nor its spawner.
 const leftBehind = () => {
   const warm = warmContainers();
+  const spawner = spawnerPid();
   return {
-    kids: descendants(serverPid).filter((p) => !warm.pids.has(p)),
+    kids: descendants(serverPid).filter((p) => !warm.pids.has(p) && p !== spawner),
     cgs: serverCgroups(serverPid).filter((d) => !cgroupsBefore.includes(d) && !warm.cgroups.has(path.basename(d))),
     scratch: runtimeDir ? leftovers("scratch").filter((d) => !warm.scratch.has(d)) : [],
     states: runtimeDir ? leftovers("containers").filter((n) => !warm.states.has(n)) : [],
