@@ -61,7 +61,7 @@ if [ -r "/proc/$init/maps" ] && [ -n "$(guards "$init")" ]; then
   [ "$(guards "$init")" -eq "$(guards "$spawner")" ] && [ "$(guards "$init")" -lt "$(guards "$server")" ]
   ok $? "an init maps the spawner's areas, not the server's threads' ($(guards "$init") PROT_NONE areas, spawner $(guards "$spawner"), server $(guards "$server"))"
 else
-  skip "an init maps the spawner's areas, not the server's threads'" "an init's maps are closed to this user"
+  skip "an init maps the spawner's areas, not the server's threads': an init's maps are closed to this user"
 fi
 wait_until 30 answered 1
 like "$(answer 1)" '"status":"success"' "the run succeeds"
@@ -85,7 +85,7 @@ if [ -r "/proc/$init/maps" ] && [ -n "$(guards "$init")" ]; then
   [ "$(guards "$init")" -gt "$spawner_was" ]
   ok $? "an init is then a copy of the server, which cloned it ($(guards "$init") PROT_NONE areas, the spawner had $spawner_was)"
 else
-  skip "an init is then a copy of the server" "an init's maps are closed to this user"
+  skip "an init is then a copy of the server: an init's maps are closed to this user"
 fi
 wait_until 30 answered 3
 like "$(answer 3)" '"stdout":"3\\n"' "and runs"
