@@ -128,8 +128,8 @@ take_fd (struct request_fds *r)
   return r->next < r->n ? r->fds[r->next++] : -1;
 }
 
-/* Rebuilds the request's args in *a, with the plans it allocates, and
- * clones.  Returns the clone's reply.  */
+/* Rebuilds the args the server packed, with the plans they point to, and
+ * clones.  Returns the reply: the child's pid, or why there is none.  */
 static struct reply
 serve_request (int sock, const char *buf, size_t len, int *fds, size_t n_fds, int *pidfd)
 {
