@@ -17,6 +17,9 @@
 // SYSTEM is "sandbox-runner MCP TRANSPORT", with " (BACKEND)" after it
 // when SANDBOX_BACKEND names one other than native (the stdio server
 // inherits it).  With no CONCURRENCY, only the memory and the round trip.
+// SR_BENCH_TPUT_ONLY=1, for bench/run.sh's throughput rounds after the
+// first: the throughput alone (P lines), after a gap and the warm-up call
+// as the round trips leave it: no round trip, no memory, no steady load.
 // Prints tab-separated lines, each with a tag:
 //   T SYSTEM WORKLOAD MICROSECONDS
 //   P SYSTEM CONCURRENCY CALLS SECONDS FAILURES
@@ -46,6 +49,7 @@ const runs = Number(rest[0] ?? 20), calls = Number(rest[1] ?? 0);
 const levels = (rest[2] ?? "").split(",").filter(Boolean).map(Number);
 const backend = process.env.SANDBOX_BACKEND ?? "native";
 const system = `sandbox-runner MCP ${mode}` + (backend && backend !== "native" ? ` (${backend})` : "");
+const tputOnly = process.env.SR_BENCH_TPUT_ONLY === "1";
 const out = (...fields) => console.log(fields.join("\t"));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -60,7 +64,7 @@ const memory = () => {
     return null;
   }
 };
-const report = (state, m) => m && out("M", system, state, m.rss, m.pss, m.threads);
+const report = (state, m) => m && !tputOnly && out("M", system, state, m.rss, m.pss, m.threads);
 // sampler(): samples every 20 ms until stopped; stop() gives the peak of each.
 const sampler = () => {
   const peak = { rss: 0, pss: 0, threads: 0 };
@@ -92,11 +96,13 @@ const workload = process.env.SR_BENCH_WORKLOAD ?? "run_code print(1)";
 const call = (code = timedCode) =>
   client.callTool({ name: "run_code", arguments: { language, code } }, undefined, { timeout: 120000 });
 const printed = (r, text = "1\n") => r.structuredContent?.status === "success" && r.structuredContent?.stdout === text;
+const gap = Number(process.env.SR_BENCH_GAP_MS ?? 0);
+// Throughput alone: the pool as the round trips leave it, a gap and a call.
+if (tputOnly && gap) await sleep(gap);
 const warm = await call();
 if (!printed(warm)) throw new Error(`run_code did not print 1: ${JSON.stringify(warm).slice(0, 400)}`);
 
-const gap = Number(process.env.SR_BENCH_GAP_MS ?? 0);
-for (let i = 0; i < runs; i++) {
+for (let i = 0; i < (tputOnly ? 0 : runs); i++) {
   if (gap) await sleep(gap);
   const t0 = process.hrtime.bigint();
   const r = await call();
@@ -128,7 +134,7 @@ for (const c of levels) {
 
 // A steady load: every call sleeps long enough for all of them to have
 // started their containers before the samples are taken.
-if (levels.length) {
+if (levels.length && !tputOnly) {
   const c = Math.max(...levels);
   const sleeping = Array.from({ length: c }, (_, i) => call(`import time; time.sleep(3); print(${i})`));
   await sleep(1500);
@@ -139,8 +145,10 @@ if (levels.length) {
   const ok = done.filter((r, i) => printed(r, `${i}\n`)).length;
   if (ok !== c) console.error(`mcp-roundtrip: ${c - ok} of the ${c} sleeping calls failed`);
 }
-await sleep(200);
-report("idle, after the runs", memory());
+if (!tputOnly) {
+  await sleep(200);
+  report("idle, after the runs", memory());
+}
 
 if (mode === "http") await transport.terminateSession().catch(() => {});
 await client.close();

@@ -7,7 +7,7 @@ charts.
 
 RAW_DIR holds (tab-separated; any may be missing or empty):
   startup.tsv        SYSTEM WORKLOAD MICROSECONDS          one line per run
-  throughput.tsv     SYSTEM CONCURRENCY CALLS SECONDS FAILURES
+  throughput.tsv     SYSTEM CONCURRENCY CALLS SECONDS FAILURES   one line per round
   server-memory.tsv  SYSTEM STATE RSS_KIB PSS_KIB THREADS
   container-memory.tsv SYSTEM SUP_RSS SUP_PSS PROCESSES WORK_RSS WORK_PSS
   steps.json         sandbox-runner run --json lines (their setup_ms)
@@ -71,14 +71,29 @@ def startup_section(startup):
     return lines
 
 
-def throughput_section(tput):
-    """tput: {system: {concurrency: (runs_per_s, calls, failures)}}"""
+def throughput_rounds(rows):
+    """rows: [(system, concurrency, calls, seconds, failures)], a row per
+    round.  Gives ({system: {concurrency: (median runs/s, calls summed,
+    failures summed, or -1 when a round said only that some failed,
+    rounds)}}, the most rounds of any)."""
+    per = {}
+    for s, c, calls, secs, failures in rows:
+        per.setdefault(s, {}).setdefault(int(c), []).append((int(calls) / float(secs), int(calls), int(failures)))
+    tput = {s: {c: (statistics.median([r[0] for r in v]), sum(r[1] for r in v),
+                    -1 if any(r[2] < 0 for r in v) else sum(r[2] for r in v), len(v)) for c, v in by_c.items()}
+            for s, by_c in per.items()}
+    return tput, max((len(v) for by_c in per.values() for v in by_c.values()), default=0)
+
+
+def throughput_section(tput, rounds):
+    """tput: {system: {concurrency: (runs_per_s, calls, failures, rounds)}}"""
     levels = sorted({c for per in tput.values() for c in per})
     if not levels:
         return []
     head = "| system | " + " | ".join(f"c={c}" for c in levels) + " |"
     rule = "|---|" + "---:|" * len(levels)
-    lines = ["## Throughput (runs/s; N calls of python3 print(1), c at once)", "",
+    lines = [f"## Throughput (runs/s, median of {rounds} round{'s' if rounds != 1 else ''}; "
+             "N calls of python3 print(1), c at once)", "",
              f"The MCP servers run with `max_concurrent` = {levels[-1]}, so that no level queues "
              "behind the default of 4; the CLI runs and the peers are started by `xargs -P c`.", "", head, rule]
     for s, per in tput.items():
@@ -87,10 +102,11 @@ def throughput_section(tput):
             if c not in per:
                 cells.append("-")
                 continue
-            rate, calls, failures = per[c]
+            rate, calls, failures, n = per[c]
             # xargs says only that some run failed (-1), the MCP client how many.
             failed = "" if not failures else " (some failed)" if failures < 0 else f" ({failures} of {calls} failed)"
-            cells.append(f"{rate:.1f}{failed}")
+            fewer = f" ({n} of {rounds} rounds)" if n < rounds else ""
+            cells.append(f"{rate:.1f}{failed}{fewer}")
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
     lines += ["", "Ratios (runs/s against bare chroot / against bwrap; above 1 is faster):", "", head, rule]
     for s, per in tput.items():
@@ -316,9 +332,7 @@ def main():
     startup = {}
     for s, w, us in rows(raw, "startup.tsv"):
         startup.setdefault(w, {}).setdefault(s, []).append(int(us) / 1000)
-    tput = {}
-    for s, c, calls, secs, failures in rows(raw, "throughput.tsv"):
-        tput.setdefault(s, {})[int(c)] = (int(calls) / float(secs), int(calls), int(failures))
+    tput, rounds = throughput_rounds(rows(raw, "throughput.tsv"))
     server = {}
     for s, state, rss, pss, threads in rows(raw, "server-memory.tsv"):
         server.setdefault(s, {})[state] = (int(rss), int(pss), int(threads))
@@ -331,7 +345,7 @@ def main():
     notes = ["\t".join(r) for r in rows(raw, "notes.txt")]
     lines = [f"# {title}", ""] + [f"- {n}" for n in notes] + ([""] if notes else [])
     lines += ["## Startup wall time (ms)", ""]
-    lines += startup_section(startup) + throughput_section(tput) + memory_section(server, container)
+    lines += startup_section(startup) + throughput_section(tput, rounds) + memory_section(server, container)
     lines += steps_section(raw)
     lines += ["## Targets", "", "```"] + target_lines + info_lines(startup, tput) + ["```", ""]
     charts = gnuplot(out, startup, tput)

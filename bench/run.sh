@@ -19,7 +19,9 @@
 #               rows run apart)
 #   throughput  CALLS runs of python3 print(1) at 1, 4, 8, 16 at once:
 #               sandbox-runner MCP (both transports) and CLI (run-code, run)
-#               against a bare chroot and bubblewrap
+#               against a bare chroot and bubblewrap, in ROUNDS rounds that
+#               each measure every system at every level, in the same
+#               order; the report gives the median of the rounds
 #   memory      the MCP server's RSS and PSS (smaps_rollup, all threads)
 #               idle, at the peak of each throughput level and with 16 runs
 #               in flight; each system's own processes (supervisor, init)
@@ -42,12 +44,13 @@
 # Run as root after building; SR_BIN picks the binary (default: the
 # tree's build/sandbox-runner, else the one on PATH).
 #
-#   bench/run.sh [--quick] [-n RUNS] [-t CALLS] [-c "1 4 8 16"]
-#     --quick   a smoke run: 3 runs, 16 calls, 1 memory sample, 2 C++ runs,
-#               3 Docker runs
+#   bench/run.sh [--quick] [-n RUNS] [-t CALLS] [-r ROUNDS] [-c "1 4 8 16"]
+#     --quick   a smoke run: 3 runs, 16 calls, 1 throughput round, 1 memory
+#               sample, 2 C++ runs, 3 Docker runs
 #     -n RUNS   timed runs per startup workload (default 50; C++: RUNS/2,
 #               at least 10; the Docker backend: RUNS/5, at least 3)
 #     -t CALLS  runs per throughput level (default 200)
+#     -r ROUNDS throughput rounds (default 3)
 #     -c LEVELS the concurrency levels (default "1 4 8 16")
 set -eu
 
@@ -55,14 +58,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 dockerd_ctl () { sh "$here/../tests/docker/start-dockerd.sh" "$@"; }
 image_cache=${SR_IMAGE_CACHE:-/var/cache/sandbox-runner/images}
 
-runs=50 calls=200 levels="1 4 8 16" mem_runs=5 cpp_runs="" docker_runs="" quick=""
+runs=50 calls=200 levels="1 4 8 16" rounds=3 mem_runs=5 cpp_runs="" docker_runs="" quick=""
 # parse_args ARGS...: a function, so that "$@" stays whole for the exec.
 parse_args () {
   while [ $# -gt 0 ]; do
     case $1 in
-      --quick) quick=1 runs=3 calls=16 mem_runs=1 cpp_runs=2 docker_runs=3 ;;
+      --quick) quick=1 runs=3 calls=16 rounds=1 mem_runs=1 cpp_runs=2 docker_runs=3 ;;
       -n) runs=$2; shift ;;
       -t) calls=$2; shift ;;
+      -r) rounds=$2; shift ;;
       -c) levels=$2; shift ;;
       -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
       *) echo "bench: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -71,6 +75,9 @@ parse_args () {
   done
 }
 parse_args "$@"
+case $rounds in
+  "" | *[!0-9]* | 0) echo "bench: -r takes a number of rounds, 1 or more" >&2; exit 2 ;;
+esac
 
 # docker_start: makes sure a Docker daemon answers (tests/docker/start-dockerd.sh,
 # as tests/integration/docker-parity.sh does), and sets SR_BENCH_DOCKERD to
@@ -425,17 +432,20 @@ throughput () {
 
 # mcp RUNS CALLS "LEVELS" TRANSPORT ARGS...: the SDK client's round trip
 # (RUNS calls), throughput (CALLS at each of LEVELS; none when empty) and
-# the server's memory; its tagged lines go to the raw files.
+# the server's memory; its tagged lines go to the raw files.  RUNS "-":
+# the throughput alone (SR_BENCH_TPUT_ONLY: a warm-up call, then the
+# levels; no round trip, no memory, no steady load).
 # The timed round trips are a second apart, the pause an agent leaves
 # between calls (it reads each result before it writes the next code), in
 # which the warm pool makes the next container: calls back to back would
 # time how fast the pool makes containers, not a call.
 gap_ms=1000
 mcp () {
-  mcp_runs=$1 mcp_calls=$2 mcp_levels=$(echo $3 | tr ' ' ,)
+  mcp_runs=$1 mcp_calls=$2 mcp_levels=$(echo $3 | tr ' ' ,) mcp_tput_only=""
   shift 3
-  (cd "$work" && SR_BENCH_GAP_MS=$gap_ms "$node" mcp-roundtrip.mjs "$@" "$mcp_runs" "$mcp_calls" \
-    "$mcp_levels") \
+  if [ "$mcp_runs" = - ]; then mcp_runs=0 mcp_tput_only=1; fi
+  (cd "$work" && SR_BENCH_GAP_MS=$gap_ms SR_BENCH_TPUT_ONLY=$mcp_tput_only "$node" mcp-roundtrip.mjs "$@" \
+    "$mcp_runs" "$mcp_calls" "$mcp_levels") \
     >"$work/mcp.out" || { echo "bench: the MCP client over $1 ($SANDBOX_BACKEND) failed; skipped" >&2; return 0; }
   sed -n 's/^T\t//p' "$work/mcp.out" >>"$raw/startup.tsv"
   sed -n 's/^P\t//p' "$work/mcp.out" >>"$raw/throughput.tsv"
@@ -448,6 +458,36 @@ free_port () {
 # listening PORT: whether something accepts on 127.0.0.1:PORT.
 listening () {
   python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$1" 2>/dev/null
+}
+# serve_start: serve --transport http on a free $port of 127.0.0.1, its pid
+# in $server (the EXIT trap kills it); fails, saying why, when it does not
+# listen within 10 s.
+serve_start () {
+  port=$(free_port)
+  "$sr" serve --transport http --listen "127.0.0.1:$port" </dev/null >/dev/null 2>"$work/serve.err" &
+  server=$!
+  tries=0
+  until listening "$port"; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 100 ] || ! kill -0 "$server" 2>/dev/null; then
+      echo "bench: serve --transport http did not listen: $(tail -1 "$work/serve.err")" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+# serve_stop: stops the server of serve_start.
+serve_stop () {
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  server=""
+}
+# mcp_http RUNS CALLS "LEVELS": mcp over HTTP, to a server of its own.
+mcp_http () {
+  if serve_start; then
+    mcp "$@" http "http://127.0.0.1:$port/mcp" "$server"
+  fi
+  serve_stop
 }
 
 node=""
@@ -469,34 +509,36 @@ if pyroot=$(image python); then
       "MCP skipped" >&2
   fi
 
-  echo "bench: throughput at concurrency $levels, $calls runs each" >&2
-  throughput chroot chroot "$pyroot" python3 -c 'print(1)'
-  command -v bwrap >/dev/null &&
-    throughput bwrap bwrap --unshare-all --ro-bind "$pyroot" / $bw_mounts -- python3 -c 'print(1)'
-  throughput "sandbox-runner run-code" "$sr" run-code -l python "$work/print.py"
-  throughput "sandbox-runner run" "$sr" run --rootfs "$pyroot" -- python3 -c 'print(1)'
-
+  # tput_cli: a round of throughput of the CLI systems, the peers first.
+  tput_cli () {
+    throughput chroot chroot "$pyroot" python3 -c 'print(1)'
+    if [ -n "$bwrap_sys" ]; then
+      throughput bwrap bwrap --unshare-all --ro-bind "$pyroot" / $bw_mounts -- python3 -c 'print(1)'
+    fi
+    throughput "sandbox-runner run-code" "$sr" run-code -l python "$work/print.py"
+    throughput "sandbox-runner run" "$sr" run --rootfs "$pyroot" -- python3 -c 'print(1)'
+  }
+  echo "bench: throughput at concurrency $levels, $calls runs each, round 1 of $rounds" >&2
+  tput_cli
   if [ -n "$node" ]; then
     echo "bench: MCP over stdio (round trip, throughput, server memory)" >&2
     mcp "$runs" "$calls" "$levels" stdio "$sr"
     echo "bench: MCP over HTTP (round trip, throughput, server memory)" >&2
-    port=$(free_port)
-    "$sr" serve --transport http --listen "127.0.0.1:$port" </dev/null >/dev/null 2>"$work/serve.err" &
-    server=$!
-    i=0
-    until listening "$port"; do
-      i=$((i + 1))
-      if [ "$i" -gt 100 ] || ! kill -0 "$server" 2>/dev/null; then
-        echo "bench: serve --transport http did not listen: $(tail -1 "$work/serve.err")" >&2
-        break
-      fi
-      sleep 0.1
-    done
-    listening "$port" && mcp "$runs" "$calls" "$levels" http "http://127.0.0.1:$port/mcp" "$server"
-    kill -TERM "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
-    server=""
+    mcp_http "$runs" "$calls" "$levels"
   fi
+  # The other rounds: every system at every level again, in the same
+  # order, so that a load that comes and goes weighs on each alike (the
+  # report takes the medians); the MCP clients measure throughput alone.
+  round=2
+  while [ "$round" -le "$rounds" ]; do
+    echo "bench: throughput, round $round of $rounds" >&2
+    tput_cli
+    if [ -n "$node" ]; then
+      mcp - "$calls" "$levels" stdio "$sr"
+      mcp_http - "$calls" "$levels"
+    fi
+    round=$((round + 1))
+  done
 
   echo "bench: memory beside a running workload" >&2
   sleeper="import time; time.sleep(1.5)"
@@ -605,7 +647,7 @@ esac
 
 title="sandbox-runner side by side, $stamp${quick:+ (--quick: a smoke run, not a measurement)}"
 title="$title; $runs runs per startup workload, $cpp_runs for C++${docker_title:+ (either backend)}"
-title="$title$docker_title, $calls per throughput level"
+title="$title$docker_title, $calls per throughput level in each of $rounds rounds"
 title="$title, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 "$here/report.py" "$raw" "$results/bench-$stamp" "$title"
 echo "bench: written to $results/bench-$stamp.md (raw data in $raw)"
