@@ -17,6 +17,9 @@
 // SYSTEM is "sandbox-runner MCP TRANSPORT", with " (BACKEND)" after it
 // when SANDBOX_BACKEND names one other than native (the stdio server
 // inherits it).  With no CONCURRENCY, only the memory and the round trip.
+// SR_BENCH_WARM=1 (stdio only): after the round trips, the memory of the
+// server's warm container of the language, ready for the next call: its
+// init and the interpreter it pre-started with the language's preloads.
 // SR_BENCH_TPUT_ONLY=1, for bench/run.sh's throughput rounds after the
 // first: the throughput alone (P lines), after a gap and the warm-up call
 // as the round trips leave it: no round trip, no memory, no steady load.
@@ -24,9 +27,11 @@
 //   T SYSTEM WORKLOAD MICROSECONDS
 //   P SYSTEM CONCURRENCY CALLS SECONDS FAILURES
 //   M SYSTEM STATE RSS_KIB PSS_KIB THREADS
+//   W LANGUAGE PROCESSES RSS_KIB PSS_KIB
 //
 //   node mcp-roundtrip.mjs stdio SR_BIN RUNS N CONCURRENCY,...
 //   node mcp-roundtrip.mjs http URL SERVER_PID RUNS N CONCURRENCY,...
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -53,13 +58,24 @@ const tputOnly = process.env.SR_BENCH_TPUT_ONLY === "1";
 const out = (...fields) => console.log(fields.join("\t"));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// field(text, name): the number after "name:" on a line of a /proc file.
+const field = (text, name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? NaN);
+// rollup(p): { rss, pss } of process p, in KiB (smaps_rollup: all its
+// threads); null once it is gone.
+const rollup = (p) => {
+  try {
+    const text = readFileSync(`/proc/${p}/smaps_rollup`, "utf8");
+    return { rss: field(text, "Rss"), pss: field(text, "Pss") };
+  } catch {
+    return null;
+  }
+};
 // memory(): { rss, pss, threads } of the server, in KiB; null once it is gone.
 const memory = () => {
   try {
-    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const field = (text, name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? NaN);
-    return { rss: field(rollup, "Rss"), pss: field(rollup, "Pss"), threads: field(status, "Threads") };
+    const m = rollup(pid);
+    return m && { ...m, threads: field(status, "Threads") };
   } catch {
     return null;
   }
@@ -79,6 +95,43 @@ const sampler = () => {
     take();
     return peak;
   };
+};
+
+// tree(root): root's pid and its descendants', from /proc/PID/task/PID/children.
+const tree = (root) => {
+  const pids = [root];
+  for (let i = 0; i < pids.length; i++) {
+    try {
+      const kids = readFileSync(`/proc/${pids[i]}/task/${pids[i]}/children`, "utf8");
+      pids.push(...kids.split(" ").filter(Boolean).map(Number));
+    } catch {}
+  }
+  return pids;
+};
+// treeMemory(root): { processes, rss, pss } summed over root's tree.
+const treeMemory = (root) => {
+  const sizes = tree(root).map(rollup).filter(Boolean);
+  return { processes: sizes.length, rss: sizes.reduce((a, m) => a + m.rss, 0),
+           pss: sizes.reduce((a, m) => a + m.pss, 0) };
+};
+// warmMemory(): treeMemory of the server's warm container whose init has
+// started its interpreter (a child), once its preloads are in (two samples
+// 300 ms apart within 1%); waits up to 20 s for the pool to make it, null
+// when none comes.  `ps --json` names the warm containers ("warm: ...")
+// and their runner.
+const warmMemory = async () => {
+  const deadline = Date.now() + 20000;
+  let last = null;
+  while (Date.now() < deadline) {
+    const listed = JSON.parse(execFileSync(process.argv[3], ["ps", "--json"]).toString());
+    const warm = listed.find((c) => c.runner_pid === pid && String(c.command).startsWith("warm:")
+                                    && tree(c.pid).length > 1);
+    const m = warm ? treeMemory(warm.pid) : null;
+    if (m && last && m.processes === last.processes && Math.abs(m.rss - last.rss) <= m.rss / 100) return m;
+    last = m;
+    await sleep(300);
+  }
+  return null;
 };
 
 if (mode === "http") report("idle, listening", memory());
@@ -109,6 +162,12 @@ for (let i = 0; i < (tputOnly ? 0 : runs); i++) {
   const us = (process.hrtime.bigint() - t0) / 1000n;
   if (!printed(r)) throw new Error(`run_code failed: ${JSON.stringify(r).slice(0, 400)}`);
   out("T", system, workload, us);
+}
+
+if (process.env.SR_BENCH_WARM === "1" && mode === "stdio") {
+  const m = await warmMemory();
+  if (m) out("W", language, m.processes, m.rss, m.pss);
+  else console.error(`mcp-roundtrip: no warm ${language} container with its interpreter started`);
 }
 
 // CONCURRENCY workers take the CALLS calls one by one.

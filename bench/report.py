@@ -10,6 +10,7 @@ RAW_DIR holds (tab-separated; any may be missing or empty):
   throughput.tsv     SYSTEM CONCURRENCY CALLS SECONDS FAILURES   one line per round
   server-memory.tsv  SYSTEM STATE RSS_KIB PSS_KIB THREADS
   container-memory.tsv SYSTEM SUP_RSS SUP_PSS PROCESSES WORK_RSS WORK_PSS
+  warm-memory.tsv    LANGUAGE PROCESSES RSS_KIB PSS_KIB     a server's warm container
   steps.json         sandbox-runner run --json lines (their setup_ms)
   notes.txt          lines to show under the title (what ran fewer times,
                      what was skipped and why)
@@ -116,6 +117,21 @@ def throughput_section(tput, rounds):
             cells.append(f"{fmt_x(ratio(r, tput.get('chroot', {}).get(c, (NAN,))[0]))} / "
                          f"{fmt_x(ratio(r, tput.get('bwrap', {}).get(c, (NAN,))[0]))}")
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def warm_section(warm):
+    """warm: {language: (processes, rss, pss)}"""
+    if not warm:
+        return []
+    lines = ["## Warm containers (MiB)", "",
+             "A stdio server's warm container of the language after its round trips, ready for the "
+             "next call: its init and the interpreter it pre-started with the language's preloads "
+             "(`ps --json`, `smaps_rollup` of each).  It runs under the container's memory limit, "
+             "`warm_containers` of them (default 1) per language in use.", "",
+             "| language | processes | RSS | PSS |", "|---|---:|---:|---:|"]
+    for lang, (procs, rss, pss) in warm.items():
+        lines.append(f"| {lang} | {procs} | {rss / 1024:.2f} | {pss / 1024:.2f} |")
     return lines + [""]
 
 
@@ -339,13 +355,15 @@ def main():
     container = {}
     for s, *v in rows(raw, "container-memory.tsv"):
         container.setdefault(s, []).append([int(x) for x in v])
+    warm = {lang: (int(procs), int(rss), int(pss)) for lang, procs, rss, pss in rows(raw, "warm-memory.tsv")}
 
     checks = targets(startup, tput, server)
     target_lines = [("PASS " if ok else "MISS ") + text for ok, text in checks]
     notes = ["\t".join(r) for r in rows(raw, "notes.txt")]
     lines = [f"# {title}", ""] + [f"- {n}" for n in notes] + ([""] if notes else [])
     lines += ["## Startup wall time (ms)", ""]
-    lines += startup_section(startup) + throughput_section(tput, rounds) + memory_section(server, container)
+    lines += startup_section(startup) + throughput_section(tput, rounds)
+    lines += memory_section(server, container) + warm_section(warm)
     lines += steps_section(raw)
     lines += ["## Targets", "", "```"] + target_lines + info_lines(startup, tput) + ["```", ""]
     charts = gnuplot(out, startup, tput)

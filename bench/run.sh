@@ -25,7 +25,9 @@
 #   memory      the MCP server's RSS and PSS (smaps_rollup, all threads)
 #               idle, at the peak of each throughput level and with 16 runs
 #               in flight; each system's own processes (supervisor, init)
-#               beside a running workload, against a bare chroot
+#               beside a running workload, against a bare chroot; the
+#               server's warm python and python-data containers, ready for
+#               the next call (init and pre-started interpreter)
 #   setup       sandbox-runner's own timing points, step by step
 #   docker      the run_code workloads again on the Docker backend, in the
 #               same tables: run-code --backend docker of print(1) and of
@@ -170,6 +172,7 @@ mkdir -p "$raw"
 : >"$raw/throughput.tsv"
 : >"$raw/server-memory.tsv"
 : >"$raw/container-memory.tsv"
+: >"$raw/warm-memory.tsv"
 : >"$raw/steps.json"
 : >"$raw/notes.txt"
 # The run_code workloads' code, for both backends.
@@ -444,12 +447,13 @@ mcp () {
   mcp_runs=$1 mcp_calls=$2 mcp_levels=$(echo $3 | tr ' ' ,) mcp_tput_only=""
   shift 3
   if [ "$mcp_runs" = - ]; then mcp_runs=0 mcp_tput_only=1; fi
-  (cd "$work" && SR_BENCH_GAP_MS=$gap_ms SR_BENCH_TPUT_ONLY=$mcp_tput_only "$node" mcp-roundtrip.mjs "$@" \
-    "$mcp_runs" "$mcp_calls" "$mcp_levels") \
+  (cd "$work" && SR_BENCH_GAP_MS=$gap_ms SR_BENCH_TPUT_ONLY=$mcp_tput_only SR_BENCH_WARM=1 \
+    "$node" mcp-roundtrip.mjs "$@" "$mcp_runs" "$mcp_calls" "$mcp_levels") \
     >"$work/mcp.out" || { echo "bench: the MCP client over $1 ($SANDBOX_BACKEND) failed; skipped" >&2; return 0; }
   sed -n 's/^T\t//p' "$work/mcp.out" >>"$raw/startup.tsv"
   sed -n 's/^P\t//p' "$work/mcp.out" >>"$raw/throughput.tsv"
   sed -n 's/^M\t//p' "$work/mcp.out" >>"$raw/server-memory.tsv"
+  sed -n 's/^W\t//p' "$work/mcp.out" >>"$raw/warm-memory.tsv"
 }
 
 free_port () {
@@ -565,11 +569,16 @@ if [ -n "$node" ] && dataroot=$(image python-data); then
   echo "bench: startup, python-data (import pandas, numpy)" >&2
   dw="run_code import pandas, numpy"
   time_runs chroot "$dw" "$runs" chroot "$dataroot" python3 -c 'import pandas, numpy; print(1)'
-  # Only its round trips: the server's memory is the python row's.
-  (cd "$work" && SR_BENCH_LANGUAGE=python-data SR_BENCH_CODE='import pandas, numpy; print(1)' \
-    SR_BENCH_WORKLOAD=$dw SR_BENCH_GAP_MS=$gap_ms "$node" mcp-roundtrip.mjs stdio "$sr" "$runs" 0 "") \
-    >"$work/mcp-data.out" && sed -n 's/^T\t//p' "$work/mcp-data.out" >>"$raw/startup.tsv" ||
+  # Its round trips, and its warm container's memory (the interpreter
+  # with numpy, pandas and matplotlib in): the server's is the python row's.
+  if (cd "$work" && SR_BENCH_LANGUAGE=python-data SR_BENCH_CODE='import pandas, numpy; print(1)' \
+    SR_BENCH_WORKLOAD=$dw SR_BENCH_GAP_MS=$gap_ms SR_BENCH_WARM=1 "$node" mcp-roundtrip.mjs stdio "$sr" \
+    "$runs" 0 "") >"$work/mcp-data.out"; then
+    sed -n 's/^T\t//p' "$work/mcp-data.out" >>"$raw/startup.tsv"
+    sed -n 's/^W\t//p' "$work/mcp-data.out" >>"$raw/warm-memory.tsv"
+  else
     echo "bench: the MCP client on python-data failed; skipped" >&2
+  fi
 fi
 
 # --- sandbox-runner's own timing points, per step -----------------------
