@@ -1,4 +1,5 @@
 integration_tests = \
+	tests/integration/bench-report.sh \
 	tests/integration/cgroup2-vm.sh \
 	tests/integration/isolation.sh \
 	tests/integration/user-inside.sh \
