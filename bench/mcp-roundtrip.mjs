@@ -17,9 +17,10 @@
 // SYSTEM is "sandbox-runner MCP TRANSPORT", with " (BACKEND)" after it
 // when SANDBOX_BACKEND names one other than native (the stdio server
 // inherits it).  With no CONCURRENCY, only the memory and the round trip.
-// SR_BENCH_WARM=1 (stdio only): after the round trips, the memory of the
-// server's warm container of the language, ready for the next call: its
-// init and the interpreter it pre-started with the language's preloads.
+// SR_BENCH_WARM=1 (stdio, native backend, not with SR_BENCH_TPUT_ONLY):
+// after the round trips, the memory of the server's warm container of the
+// language, ready for the next call: its init and the interpreter it
+// pre-started with the language's preloads.
 // SR_BENCH_TPUT_ONLY=1, for bench/run.sh's throughput rounds after the
 // first: the throughput alone (P lines), after a gap and the warm-up call
 // as the round trips leave it: no round trip, no memory, no steady load.
@@ -124,9 +125,8 @@ const warmMemory = async () => {
   let last = null;
   while (Date.now() < deadline) {
     const listed = JSON.parse(execFileSync(process.argv[3], ["ps", "--json"]).toString());
-    const warm = listed.find((c) => c.runner_pid === pid && String(c.command).startsWith("warm:")
-                                    && tree(c.pid).length > 1);
-    const m = warm ? treeMemory(warm.pid) : null;
+    const m = listed.filter((c) => c.runner_pid === pid && String(c.command).startsWith("warm:"))
+      .map((c) => treeMemory(c.pid)).find((t) => t.processes > 1) ?? null;
     if (m && last && m.processes === last.processes && Math.abs(m.rss - last.rss) <= m.rss / 100) return m;
     last = m;
     await sleep(300);
@@ -164,7 +164,9 @@ for (let i = 0; i < (tputOnly ? 0 : runs); i++) {
   out("T", system, workload, us);
 }
 
-if (process.env.SR_BENCH_WARM === "1" && mode === "stdio") {
+// The Docker backend's warm containers are not ours to list; a throughput
+// round leaves the memory to the first.
+if (process.env.SR_BENCH_WARM === "1" && mode === "stdio" && (!backend || backend === "native") && !tputOnly) {
   const m = await warmMemory();
   if (m) out("W", language, m.processes, m.rss, m.pss);
   else console.error(`mcp-roundtrip: no warm ${language} container with its interpreter started`);
