@@ -203,9 +203,10 @@ oci=""
 for rt in runc crun; do command -v $rt >/dev/null && oci="$oci$nl$rt"; done
 # sandboxes: the systems but the bare chroot.
 sandboxes="${bwrap_sys}sandbox-runner${nl}sandbox-runner (no limits)$oci"
+# The spec comes from the first runtime there is.
+oci_first=$(echo $oci | cut -d' ' -f1)
 if [ -n "$oci" ]; then
-  set -- $oci
-  (cd "$work" && "$1" spec && mv config.json spec.json)
+  (cd "$work" && "$oci_first" spec && mv config.json spec.json)
 fi
 oci_bundle () {
   mkdir -p "$1"
@@ -328,6 +329,19 @@ all_systems () {
   [ -z "$oci" ] || oci_bundle "$work/oci" "$sys_root" - "$@"
   take_turns "$workload" "$runs" "chroot$nl$sandboxes" under "$@"
 }
+
+# What each system enforces, at the head of the report: its targets set
+# sandbox-runner, limits and filter on, against peers that have neither.
+sr_limits=$("$sr" run --json --rootfs "$root" -- true 2>/dev/null | python3 -c '
+import json, sys
+print(", ".join(f"{k}: {v}" for k, v in json.load(sys.stdin)["limits"].items()))') ||
+  sr_limits="not known: a run failed"
+oci_names=$(echo $oci | sed 's/ / and /')
+{
+  [ -z "$bwrap_sys" ] || echo "bwrap runs as \`bwrap --unshare-all --ro-bind ROOT / $bw_mounts\`: no cgroup, seccomp filter or masked path."
+  [ -z "$oci" ] || echo "$oci_names run the spec \`$oci_first spec\` makes, with tmpfs /tmp and /work: no user namespace, masked paths, a cgroup without limits, no seccomp filter."
+  echo "sandbox-runner runs with its defaults: limits ($sr_limits), its seccomp filter, masked paths; \"(no limits)\" adds --memory 0 --cpus 0 --pids 0."
+} >>"$raw/notes.txt"
 
 echo "bench: startup, busybox rootfs" >&2
 all_systems "$root" true true

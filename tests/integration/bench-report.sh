@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/report.py reads what bench/run.sh writes: throughput in rounds
 # (the medians go to the tables and the targets), failed and missing
-# rounds said so, the warm containers' memory.  Data made up here: no
+# rounds said so, the warm containers' memory, the notes on what each
+# system enforces under the title.  Data made up here: no
 # timing is measured.
 . "$SR_SRCDIR/tests/integration/lib.sh"
 
@@ -25,6 +26,7 @@ rows throughput.tsv \
 sed -i "s/^mcp$tab/sandbox-runner MCP stdio$tab/" "$raw/throughput.tsv"
 rows startup.tsv "chroot true 1000" "chroot true 3000" "chroot true 2000" "bwrap true 4000"
 rows warm-memory.tsv "python 2 12036 10301" "python-data 2 85308 83532"
+echo "bwrap runs as \`bwrap --unshare-all\`: no cgroup." >"$raw/notes.txt"
 
 out=$(python3 "$SR_SRCDIR/bench/report.py" "$raw" "$sr_tmp/report" "a made-up run" 2>&1)
 ok $? "report.py reads the raw files"
@@ -41,4 +43,6 @@ like "$report" "\| chroot \| 3 \| 2\.00 \|" "a startup row gives the median of i
 like "$report" "## Warm containers" "the warm containers have a section"
 like "$report" "\| python \| 2 \| 11\.75 \| 10\.06 \|" "with the warm python container's RSS and PSS"
 like "$report" "\| python-data \| 2 \| 83\.31 \| 81\.57 \|" "and python-data's"
+is "$(sed -n 3p "$sr_tmp/report.md")" "- bwrap runs as \`bwrap --unshare-all\`: no cgroup." \
+  "a note on what a system enforces heads the report, under the title"
 done_testing
