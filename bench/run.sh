@@ -339,7 +339,7 @@ print(", ".join(f"{k}: {v}" for k, v in json.load(sys.stdin)["limits"].items()))
 oci_names=$(echo $oci | sed 's/ / and /')
 {
   [ -z "$bwrap_sys" ] || echo "bwrap runs as \`bwrap --unshare-all --ro-bind ROOT / $bw_mounts\`: no cgroup, seccomp filter or masked path."
-  [ -z "$oci" ] || echo "$oci_names run the spec \`$oci_first spec\` makes, with tmpfs /tmp and /work: no user namespace, masked paths, a cgroup without limits, no seccomp filter."
+  [ -z "$oci" ] || echo "$oci_names: the spec \`$oci_first spec\` makes, with tmpfs /tmp and /work: no user namespace, masked paths, a cgroup without limits, no seccomp filter."
   echo "sandbox-runner runs with its defaults: limits ($sr_limits), its seccomp filter, masked paths; \"(no limits)\" adds --memory 0 --cpus 0 --pids 0."
 } >>"$raw/notes.txt"
 
