@@ -41,14 +41,20 @@
  * Linux 4.13).  */
 static const char *const terminal_waits[] = { "n_tty_read", "wait_woken", NULL };
 
-/* What one stream (stdout or stderr) has not committed yet: the start
- * of a marker, perhaps.  */
+/* What one stream (stdout or stderr) has not committed yet (the start
+ * of a marker, perhaps), and where it is in the running command.  A
+ * prompt comes without a command too: a ^C at the prompt makes bash
+ * print a newline and a new prompt, whose marker may arrive after the
+ * next command was written.  A stream's bytes before that command's
+ * begin marker are therefore not its output, and only the first prompt
+ * marker after the begin marker is its end.  */
 struct carry
 {
   char *data;
   size_t len;
-  uint64_t markers;         /* markers seen on this stream */
-  uint64_t begins;          /* begin markers: a command file was sourced */
+  bool begun;               /* the running command's begin marker came */
+  bool ended;               /* and then the marker of the prompt after it */
+  uint64_t prompts;         /* prompt markers seen, a command's or not */
 };
 
 struct sr_shell
@@ -70,12 +76,14 @@ struct sr_shell
   enum sr_shell_state state;
   bool one_stream;          /* stderr comes on stdout (a terminal's) */
   struct carry carry[2];    /* stdout, stderr */
-  uint64_t base[2];         /* markers before the running command */
-  uint64_t begins_base;     /* begin markers before it */
   bool line_open;           /* the last write left a line without its newline */
   int last_status;
   bool finished;            /* the last command ended since exec */
   bool interrupting;        /* a ^C was sent to the running command */
+  bool interrupted_unbegun; /* one was sent before its begin marker came:
+                               the terminal may have discarded its line,
+                               so a prompt alone may be its end */
+  bool prompt_interrupted;  /* a ^C at the prompt awaits bash's new prompt */
   char *out;
   size_t out_len, max_output;
   bool live_on;             /* sr_shell_exec streams this command's output */
@@ -138,6 +146,21 @@ commit (struct sr_shell *sh, const char *buf, size_t len)
   sh->out[sh->out_len] = '\0';
 }
 
+/* Whether what comes on stream c belongs to the running command (or,
+ * while bash starts, to nobody).  */
+static bool
+stream_counts (const struct sr_shell *sh, const struct carry *c)
+{
+  return c->begun || sh->interrupted_unbegun;
+}
+
+static void
+commit_stream (struct sr_shell *sh, const struct carry *c, const char *buf, size_t len)
+{
+  if (stream_counts (sh, c))
+    commit (sh, buf, len);
+}
+
 /* Both streams (or the one) have shown the marker of the prompt after
  * the command.  */
 static void
@@ -145,13 +168,13 @@ update_state (struct sr_shell *sh)
 {
   if (sh->state == SR_SHELL_TERMINATED)
     return;
-  if (sh->carry[0].markers > sh->base[0]
-      && (sh->one_stream || sh->carry[1].markers > sh->base[1]))
+  if (sh->carry[0].ended && (sh->one_stream || sh->carry[1].ended))
     {
       if (sh->state == SR_SHELL_WAITING)
         sh->finished = true;
       sh->state = SR_SHELL_READY;
       sh->interrupting = false;
+      sh->interrupted_unbegun = false;
     }
 }
 
@@ -174,7 +197,7 @@ feed (struct sr_shell *sh, struct carry *c, const char *buf, size_t len)
 
       if (m == NULL)
         break;
-      commit (sh, c->data + pos, (size_t) (m - (c->data + pos)));
+      commit_stream (sh, c, c->data + pos, (size_t) (m - (c->data + pos)));
       pos = (size_t) (m - c->data);
       digits = m + sh->marker_len;
       end = memchr (digits, '\036', c->len - (size_t) (digits - c->data));
@@ -186,7 +209,7 @@ feed (struct sr_shell *sh, struct carry *c, const char *buf, size_t len)
           if (c->len - pos > sh->marker_len + 16)
             {
               /* Not a marker after all: let it through.  */
-              commit (sh, c->data + pos, 1);
+              commit_stream (sh, c, c->data + pos, 1);
               pos++;
               continue;
             }
@@ -194,12 +217,16 @@ feed (struct sr_shell *sh, struct carry *c, const char *buf, size_t len)
         }
       pos = (size_t) (end + 1 - c->data);
       if (*digits == 'b')
-        c->begins++;
+        c->begun = true;
       else
         {
-          status = strtol (digits, NULL, 10);
-          sh->last_status = (int) status;
-          c->markers++;
+          c->prompts++;
+          if (stream_counts (sh, c) && !c->ended)
+            {
+              status = strtol (digits, NULL, 10);
+              sh->last_status = (int) status;
+              c->ended = true;
+            }
           /* The newline that ends the prompt's marker line.  */
           if (pos < c->len && c->data[pos] == '\n')
             pos++;
@@ -216,7 +243,7 @@ feed (struct sr_shell *sh, struct carry *c, const char *buf, size_t len)
           keep_from = i;
           break;
         }
-    commit (sh, c->data + pos, keep_from - pos);
+    commit_stream (sh, c, c->data + pos, keep_from - pos);
     pos = keep_from;
   }
 keep:
@@ -373,6 +400,22 @@ wait_locked (struct sr_shell *sh, const struct timespec *deadline, int cancel_fd
   return cancelled;
 }
 
+/* Whether a process of the terminal's foreground process group sleeps
+ * reading it, with no complete line to read (FIONREAD counts lines only,
+ * in canonical mode).  */
+static bool
+terminal_read (struct sr_shell *sh)
+{
+  struct stat st;
+  pid_t pgrp = 0;
+  int unread = 0;
+
+  if (fstat (sh->slave, &st) < 0 || ioctl (sh->slave, FIONREAD, &unread) < 0 || unread > 0
+      || ioctl (sh->master, TIOCGPGRP, &pgrp) < 0 || pgrp <= 0)
+    return false;
+  return sr_stdin_waited (&st, pgrp, terminal_waits);
+}
+
 /* Kills the job in the terminal's foreground, one that ignored ^C, when
  * it is not bash itself (a builtin's wait): where the terminal is
  * bash's own, which tells its process groups (as this pid namespace
@@ -394,14 +437,62 @@ kill_foreground_job (struct sr_shell *sh)
  * reading the command's line, which the terminal would discard with the
  * rest of its input.  */
 static void
-wait_begun_locked (struct sr_shell *sh, uint64_t begins_before)
+wait_begun_locked (struct sr_shell *sh)
 {
   struct timespec deadline;
 
   deadline_after (&deadline, SHELL_BEGIN_MS);
-  while (sh->state == SR_SHELL_WAITING && sh->carry[0].begins == begins_before
-         && !passed (&deadline))
+  while (sh->state == SR_SHELL_WAITING && !sh->carry[0].begun && !passed (&deadline))
     pthread_cond_timedwait (&sh->changed, &sh->lock, &deadline);
+}
+
+/* Waits, under the lock, while a ^C at the prompt awaits bash's new
+ * prompt (sr_shell_write), at most SHELL_INTERRUPT_GRACE_MS.  */
+static void
+wait_prompt_interrupt_locked (struct sr_shell *sh)
+{
+  struct timespec deadline;
+
+  deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
+  while (sh->prompt_interrupted && !passed (&deadline))
+    pthread_cond_timedwait (&sh->changed, &sh->lock, &deadline);
+}
+
+/* Notes, under the lock, that a ^C is on its way to the running
+ * command.  */
+static void
+note_interrupt_locked (struct sr_shell *sh)
+{
+  sh->interrupting = true;
+  if (!sh->carry[0].begun)
+    sh->interrupted_unbegun = true;
+}
+
+/* Types ^C for the running command, under the lock.  */
+static void
+interrupt_locked (struct sr_shell *sh)
+{
+  note_interrupt_locked (sh);
+  (void) sr_write_all (sh->master, "\003", 1);
+}
+
+/* Whether bash is back at its prompt, reading its terminal: where the
+ * terminal is bash's own, the foreground process group is bash's and
+ * bash sleeps reading it.  The lock is dropped meanwhile, as /proc is
+ * read.  */
+static bool
+at_prompt_locked (struct sr_shell *sh)
+{
+  pid_t pgrp = 0, sid = 0;
+  bool reading;
+
+  if (!sr_shell_sees_input (sh) || ioctl (sh->master, TIOCGPGRP, &pgrp) < 0
+      || ioctl (sh->master, TIOCGSID, &sid) < 0 || pgrp != sid)
+    return false;
+  pthread_mutex_unlock (&sh->lock);
+  reading = terminal_read (sh);
+  pthread_mutex_lock (&sh->lock);
+  return reading;
 }
 
 static void
@@ -479,6 +570,8 @@ sr_shell_start (sr_shell_exec_fn exec, void *exec_ctx, const struct sr_fsroot *f
     }
 
   sh->state = SR_SHELL_INIT;
+  /* The first prompt is bash's start.  */
+  sh->carry[0].begun = sh->carry[1].begun = true;
   r = pthread_create (&sh->thread, NULL, shell_main, sh);
   if (r != 0)
     {
@@ -516,15 +609,20 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
                struct sr_shell_output *out, sr_error_t *err)
 {
   _cleanup_free_ char *path = shell_file (sh->id, "sh");
-  /* The command begins with a begin marker on stdout.  */
-  _cleanup_free_ char *script = sr_xasprintf ("printf '\\036sr:%s:b\\036'\n%s\n", sh->nonce,
-                                              command);
+  /* The command begins with a begin marker on each stream, stderr's
+   * first: a ^C between the two leaves stdout's missing, and a ^C that
+   * stdout's begin marker did not precede makes a prompt alone an end
+   * (interrupt_locked).  */
+  _cleanup_free_ char *begin = sr_xasprintf ("printf '\\036sr:%s:b\\036'", sh->nonce);
+  _cleanup_free_ char *script = sr_xasprintf ("%s%s%s\n%s\n", sh->one_stream ? "" : begin,
+                                              sh->one_stream ? "" : " >&2; ", begin, command);
   _cleanup_free_ char *line = sr_xasprintf (". %s\n", path);
   struct timespec deadline;
   bool cancelled;
 
   memset (out, 0, sizeof *out);
   pthread_mutex_lock (&sh->lock);
+  wait_prompt_interrupt_locked (sh);
   /* A command a ^C is ending is as good as ended: the caller who sent the
    * ^C (perhaps on a call still in flight) means to run the next.  */
   if (sh->state == SR_SHELL_WAITING && sh->interrupting)
@@ -557,9 +655,9 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
   sh->out[0] = '\0';
   sh->truncated = false;
   sh->finished = false;
-  sh->base[0] = sh->carry[0].markers;
-  sh->base[1] = sh->carry[1].markers;
-  sh->begins_base = sh->carry[0].begins;
+  for (size_t i = 0; i < 2; i++)
+    sh->carry[i].begun = sh->carry[i].ended = false;
+  sh->interrupted_unbegun = false;
   sh->line_open = false;
   sh->state = SR_SHELL_WAITING;
   if (sr_write_all (sh->master, line, strlen (line)) < 0)
@@ -571,7 +669,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
       return sr_error_set_code (err, "io_error", e, "write to shell %s", sh->id);
     }
   if (!wait)
-    wait_begun_locked (sh, sh->carry[0].begins);
+    wait_begun_locked (sh);
   else
     {
       sh->live_on = live != NULL;
@@ -583,8 +681,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
           out->timed_out = !cancelled;
           /* The next command may come meanwhile (a cancelled task's
            * caller goes on): it waits for this one to end.  */
-          sh->interrupting = true;
-          (void) sr_write_all (sh->master, "\003", 1);
+          interrupt_locked (sh);
           deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
           wait_locked (sh, &deadline, -1, live, live_data);
           if (cancelled && sh->state == SR_SHELL_WAITING && kill_foreground_job (sh))
@@ -623,28 +720,50 @@ sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
                 enum sr_shell_state *ret_state, sr_error_t *err)
 {
   struct timespec deadline;
+  uint64_t prompts;
   int r = 0;
 
   pthread_mutex_lock (&sh->lock);
+  prompts = sh->carry[0].prompts;
   if (sh->state == SR_SHELL_TERMINATED)
     r = sr_error_set_code (err, "shell_terminated", 0, "shell %s has exited", sh->id);
   else if (sr_write_all (sh->master, data, len) < 0)
     r = sr_error_set_code (err, "io_error", errno, "write to shell %s", sh->id);
+  else if (sh->state == SR_SHELL_READY && memchr (data, '\003', len))
+    {
+      /* bash, interrupted at its prompt, prints a new one; a command
+       * typed before it has could be read and then dropped with the
+       * interrupted line, so the next shell_exec waits for it.  */
+      sh->prompt_interrupted = true;
+      deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
+      while (sh->state == SR_SHELL_READY && sh->carry[0].prompts == prompts
+             && !passed (&deadline))
+        {
+          struct timespec slice;
+
+          drain_terminal_locked (sh);
+          deadline_after (&slice, 100);
+          pthread_cond_timedwait (&sh->changed, &sh->lock, &slice);
+        }
+      sh->prompt_interrupted = false;
+      pthread_cond_broadcast (&sh->changed);
+    }
   else if (sh->state == SR_SHELL_WAITING && memchr (data, '\003', len))
     {
       /* Back at the prompt, the shell takes the next command at once.  A
        * ^C that comes while bash hands the terminal to the command's job
        * (between its fork and tcsetpgrp) reaches bash alone, which lets
-       * the job run on: the second one reaches the job.  */
-      sh->interrupting = true;
+       * the job run on: the second one reaches the job.  Where bash can
+       * be seen back at its prompt, its marker is on the way, and a
+       * second ^C would only make it print another prompt.  */
+      note_interrupt_locked (sh);
       deadline_after (&deadline, SHELL_INTERRUPT_RETRY_MS);
       wait_locked (sh, &deadline, -1, NULL, NULL);
-      if (sh->state == SR_SHELL_WAITING)
-        {
-          (void) sr_write_all (sh->master, "\003", 1);
-          deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS - SHELL_INTERRUPT_RETRY_MS);
-          wait_locked (sh, &deadline, -1, NULL, NULL);
-        }
+      if (sh->state == SR_SHELL_WAITING && !at_prompt_locked (sh)
+          && sh->state == SR_SHELL_WAITING)
+        interrupt_locked (sh);
+      deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS - SHELL_INTERRUPT_RETRY_MS);
+      wait_locked (sh, &deadline, -1, NULL, NULL);
       /* A command that ignores ^C runs on: the next shell_exec is busy at
        * once, not after waiting for it again.  */
       sh->interrupting = false;
@@ -677,22 +796,6 @@ sr_shell_sees_input (const struct sr_shell *sh)
   return !sh->one_stream;
 }
 
-/* Whether a process of the terminal's foreground process group sleeps
- * reading it, with no complete line to read (FIONREAD counts lines only,
- * in canonical mode).  */
-static bool
-terminal_read (struct sr_shell *sh)
-{
-  struct stat st;
-  pid_t pgrp = 0;
-  int unread = 0;
-
-  if (fstat (sh->slave, &st) < 0 || ioctl (sh->slave, FIONREAD, &unread) < 0 || unread > 0
-      || ioctl (sh->master, TIOCGPGRP, &pgrp) < 0 || pgrp <= 0)
-    return false;
-  return sr_stdin_waited (&st, pgrp, terminal_waits);
-}
-
 bool
 sr_shell_waits_input (struct sr_shell *sh)
 {
@@ -704,8 +807,7 @@ sr_shell_waits_input (struct sr_shell *sh)
   /* Before its begin marker, bash may still be reading the command's
    * line.  */
   pthread_mutex_lock (&sh->lock);
-  waits = sh->state == SR_SHELL_WAITING && !sh->interrupting
-          && sh->carry[0].begins > sh->begins_base;
+  waits = sh->state == SR_SHELL_WAITING && !sh->interrupting && sh->carry[0].begun;
   pthread_mutex_unlock (&sh->lock);
   /* /proc is read without the lock, which the output keeps taking.  */
   if (!waits || !terminal_read (sh))

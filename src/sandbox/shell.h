@@ -14,11 +14,14 @@
  * any length and any number of lines work; the shell's prompt command
  * then prints a marker with a random nonce and $? on stdout and stderr,
  * which tells the runner the command ended and how.  The command file
- * starts by printing a begin marker, which tells it the command has
- * begun: a shell_exec without wait returns only then (or after two
- * seconds), so that a ^C that follows interrupts the command.  A ^C
- * returns when the prompt is back, so the next command is not refused
- * as busy.
+ * starts by printing a begin marker on each stream, which tells it the
+ * command has begun: a shell_exec without wait returns only then (or
+ * after two seconds), so that a ^C that follows interrupts the command.
+ * Only the first prompt after the begin marker ends the command, and
+ * what a stream carries before it is not its output: a ^C at the prompt
+ * makes bash print a newline and a prompt of its own, which may come
+ * after the next command was typed.  A ^C returns when the prompt is
+ * back, so the next command is not refused as busy.
  *
  * States: init (starting), ready (no command running), waiting (a command
  * runs), terminated (bash exited or was killed).  */

@@ -119,6 +119,11 @@ def shell_cases(srv, shell):
     r = srv.tool("write_stdin", shell_id=shell, data="\\x03")
     out("shell, write_stdin of Ctrl-C", r.get("bytes"))
     out("shell, Ctrl-C interrupts the command", shell_result(shell_until_ready(srv, shell)))
+    # a ^C at the prompt: bash's newline and prompt are not the next
+    # command's, however late they come
+    for i in range(5):
+        srv.tool("write_stdin", shell_id=shell, data="\\x03")
+        sh("shell, a Ctrl-C at the prompt, then a command (%d)" % i, "echo own")
     sh("shell, a command reading stdin", "read -r name; echo hi $name", wait=False)
     srv.tool("write_stdin", shell_id=shell, data="agent\n")
     out("shell, write_stdin feeds it", shell_result(shell_until_ready(srv, shell)))

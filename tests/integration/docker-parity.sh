@@ -226,6 +226,13 @@ like "$(cat "$sr_tmp/cases-docker")" 'info after-oom "success"' \
   "docker: a run after an oom in the session is not oom"
 like "$(cat "$sr_tmp/cases-docker")" 'shell, Ctrl-C interrupts the command: {"exit_code": 130' \
   "docker: Ctrl-C in a shell interrupts its command"
+for backend in native docker; do
+  is "$(grep -c -F 'Ctrl-C at the prompt, then a command' "$sr_tmp/cases-$backend")" 5 \
+    "$backend: a Ctrl-C at the prompt, then a command: five tries"
+  is "$(grep -F 'Ctrl-C at the prompt, then a command' "$sr_tmp/cases-$backend" | grep -c -v -F \
+    ': {"exit_code": 0, "output": "own\n", "state": "ready"}')" 0 \
+    "$backend: a Ctrl-C at the prompt is neither the next command's output nor its end"
+done
 sid=$(cat "$sr_tmp/docker-sid")
 ok "$([ -n "$sid" ] && [ -z "$(docker ps -aq --filter "label=org.sandbox-runner.session=$sid")" ]; echo $?)" \
   "docker: close_session removes the session's container"

@@ -52,6 +52,18 @@ r = await call(client, "shell_exec", { shell_id: shell, command: "echo next" });
 check(r.structuredContent?.output === "next\n" && r.structuredContent?.exit_code === 0,
   "a command right after Ctrl-C runs (no shell_busy)", r);
 
+// A Ctrl-C at the prompt makes bash print a newline and a prompt of its
+// own, which may come after the next command was typed: neither is that
+// command's output or its end.
+let own = [];
+for (let i = 0; i < 5; i++) {
+  await call(client, "write_stdin", { shell_id: shell, data: "\\x03" });
+  r = await call(client, "shell_exec", { shell_id: shell, command: "echo own" });
+  own.push(r.structuredContent);
+}
+check(own.every((o) => o?.output === "own\n" && o?.exit_code === 0),
+  "a Ctrl-C at the prompt is neither the next command's output nor its end", own);
+
 // The other order: a command started without wait, then Ctrl-C at once,
 // then the next command.
 r = await call(client, "shell_exec", { shell_id: shell, command: "sleep 30; echo never", wait: false });

@@ -4,7 +4,8 @@
  * sleeps or once it ended; what sr_shell_write types reaches it, and
  * sr_shell_write_eof ends its input after a line left open; a cancelled
  * exec interrupts it, and kills a job that ignores ^C; a shell whose terminal is relayed (one_stream) is
- * never seen waiting.  */
+ * never seen waiting; a ^C at the prompt is not taken for the next
+ * command's output or end.  */
 #include <config.h>
 
 #include <errno.h>
@@ -155,6 +156,28 @@ seen_waiting (struct sr_shell *sh, unsigned ms)
   return false;
 }
 
+/* How many of tries of a ^C at the prompt, then at once "echo own",
+ * gave that command its own output and status: bash's newline and
+ * prompt after the ^C may come once the command was typed.  */
+static int
+own_after_prompt_interrupts (struct sr_shell *sh, int tries)
+{
+  int clean = 0;
+
+  for (int i = 0; i < tries; i++)
+    {
+      struct sr_shell_output out;
+
+      sr_shell_write (sh, "\003", 1, &(enum sr_shell_state){ 0 }, NULL);
+      if (sr_shell_exec (sh, "echo own", true, 10000, -1, NULL, NULL, &out, NULL) == 0)
+        {
+          clean += out.finished && out.exit_code == 0 && strcmp (out.data, "own\n") == 0;
+          sr_shell_output_done (&out);
+        }
+    }
+  return clean;
+}
+
 int
 main (void)
 {
@@ -215,6 +238,8 @@ main (void)
       "... is killed when its exec is cancelled, after the ^C's grace");
   is_int (sr_shell_state (sh), SR_SHELL_READY, "and the shell is ready for the next command");
   sr_shell_output_done (&x.out);
+  is_int (own_after_prompt_interrupts (sh, 20), 20,
+          "a ^C at the prompt is neither the next command's output nor its end");
   sr_shell_stop_clean (sh);
 
   snprintf (id, sizeof id, "unit-%ld-relayed", (long) getpid ());
@@ -226,6 +251,8 @@ main (void)
       sr_shell_write (relayed, "x\n", 2, &(enum sr_shell_state){ 0 }, NULL);
       pthread_join (x.thread, NULL);
       sr_shell_output_done (&x.out);
+      is_int (own_after_prompt_interrupts (relayed, 20), 20,
+              "nor on a relayed terminal");
       sr_shell_stop_clean (relayed);
     }
   close (cancel_fd);
