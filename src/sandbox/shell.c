@@ -47,14 +47,17 @@ static const char *const terminal_waits[] = { "n_tty_read", "wait_woken", NULL }
  * print a newline and a new prompt, whose marker may arrive after the
  * next command was written.  A stream's bytes before that command's
  * begin marker are therefore not its output, and only the first prompt
- * marker after the begin marker is its end.  */
+ * marker after the begin marker is its end.  Where a ^C is known to
+ * have reached bash at its prompt, or may have, the stream is muted
+ * until the prompt it makes.  */
 struct carry
 {
   char *data;
   size_t len;
   bool begun;               /* the running command's begin marker came */
   bool ended;               /* and then the marker of the prompt after it */
-  uint64_t prompts;         /* prompt markers seen, a command's or not */
+  bool muted;               /* a ^C reached bash at its prompt, or may have:
+                               nothing counts until its new prompt came */
 };
 
 struct sr_shell
@@ -83,7 +86,8 @@ struct sr_shell
   bool interrupted_unbegun; /* one was sent before its begin marker came:
                                the terminal may have discarded its line,
                                so a prompt alone may be its end */
-  bool prompt_interrupted;  /* a ^C at the prompt awaits bash's new prompt */
+  bool stray_prompt;        /* a ^C may reach bash once back at its prompt:
+                               mute each stream at the command's end */
   char *out;
   size_t out_len, max_output;
   bool live_on;             /* sr_shell_exec streams this command's output */
@@ -151,7 +155,7 @@ commit (struct sr_shell *sh, const char *buf, size_t len)
 static bool
 stream_counts (const struct sr_shell *sh, const struct carry *c)
 {
-  return c->begun || sh->interrupted_unbegun;
+  return !c->muted && (c->begun || sh->interrupted_unbegun);
 }
 
 static void
@@ -218,19 +222,18 @@ feed (struct sr_shell *sh, struct carry *c, const char *buf, size_t len)
       pos = (size_t) (end + 1 - c->data);
       if (*digits == 'b')
         c->begun = true;
-      else
+      else if (c->muted)
+        c->muted = false;   /* the prompt a ^C made bash print */
+      else if (stream_counts (sh, c) && !c->ended)
         {
-          c->prompts++;
-          if (stream_counts (sh, c) && !c->ended)
-            {
-              status = strtol (digits, NULL, 10);
-              sh->last_status = (int) status;
-              c->ended = true;
-            }
-          /* The newline that ends the prompt's marker line.  */
-          if (pos < c->len && c->data[pos] == '\n')
-            pos++;
+          status = strtol (digits, NULL, 10);
+          sh->last_status = (int) status;
+          c->ended = true;
+          c->muted = sh->stray_prompt;
         }
+      /* The newline that ends a prompt's marker line.  */
+      if (*digits != 'b' && pos < c->len && c->data[pos] == '\n')
+        pos++;
     }
   /* Hold back a tail that could be the start of a marker.  */
   {
@@ -446,15 +449,34 @@ wait_begun_locked (struct sr_shell *sh)
     pthread_cond_timedwait (&sh->changed, &sh->lock, &deadline);
 }
 
-/* Waits, under the lock, while a ^C at the prompt awaits bash's new
- * prompt (sr_shell_write), at most SHELL_INTERRUPT_GRACE_MS.  */
+/* Waits, under the lock, until the deadline at most for the prompt that
+ * a ^C at the prompt makes bash print (stdout muted until it comes),
+ * draining the terminal meanwhile; then nothing is muted.  */
 static void
-wait_prompt_interrupt_locked (struct sr_shell *sh)
+await_stray_prompt_locked (struct sr_shell *sh, const struct timespec *deadline)
+{
+  while (sh->carry[0].muted && sh->state != SR_SHELL_TERMINATED && !passed (deadline))
+    {
+      struct timespec slice;
+
+      drain_terminal_locked (sh);
+      deadline_after (&slice, 100);
+      pthread_cond_timedwait (&sh->changed, &sh->lock, &slice);
+    }
+  sh->carry[0].muted = sh->carry[1].muted = false;
+  pthread_cond_broadcast (&sh->changed);
+}
+
+/* Waits, under the lock, while sr_shell_write awaits such a prompt: a
+ * command typed before it came could be read and then dropped with the
+ * interrupted line.  */
+static void
+wait_unmuted_locked (struct sr_shell *sh)
 {
   struct timespec deadline;
 
   deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
-  while (sh->prompt_interrupted && !passed (&deadline))
+  while (sh->carry[0].muted && !passed (&deadline))
     pthread_cond_timedwait (&sh->changed, &sh->lock, &deadline);
 }
 
@@ -622,7 +644,6 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
 
   memset (out, 0, sizeof *out);
   pthread_mutex_lock (&sh->lock);
-  wait_prompt_interrupt_locked (sh);
   /* A command a ^C is ending is as good as ended: the caller who sent the
    * ^C (perhaps on a call still in flight) means to run the next.  */
   if (sh->state == SR_SHELL_WAITING && sh->interrupting)
@@ -630,6 +651,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
       deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
       wait_locked (sh, &deadline, -1, NULL, NULL);
     }
+  wait_unmuted_locked (sh);
   if (sh->state != SR_SHELL_READY)
     {
       enum sr_shell_state st = sh->state;
@@ -656,7 +678,7 @@ sr_shell_exec (struct sr_shell *sh, const char *command, bool wait, uint64_t tim
   sh->truncated = false;
   sh->finished = false;
   for (size_t i = 0; i < 2; i++)
-    sh->carry[i].begun = sh->carry[i].ended = false;
+    sh->carry[i].begun = sh->carry[i].ended = sh->carry[i].muted = false;
   sh->interrupted_unbegun = false;
   sh->line_open = false;
   sh->state = SR_SHELL_WAITING;
@@ -720,33 +742,20 @@ sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
                 enum sr_shell_state *ret_state, sr_error_t *err)
 {
   struct timespec deadline;
-  uint64_t prompts;
   int r = 0;
 
   pthread_mutex_lock (&sh->lock);
-  prompts = sh->carry[0].prompts;
   if (sh->state == SR_SHELL_TERMINATED)
     r = sr_error_set_code (err, "shell_terminated", 0, "shell %s has exited", sh->id);
   else if (sr_write_all (sh->master, data, len) < 0)
     r = sr_error_set_code (err, "io_error", errno, "write to shell %s", sh->id);
   else if (sh->state == SR_SHELL_READY && memchr (data, '\003', len))
     {
-      /* bash, interrupted at its prompt, prints a new one; a command
-       * typed before it has could be read and then dropped with the
-       * interrupted line, so the next shell_exec waits for it.  */
-      sh->prompt_interrupted = true;
+      /* Interrupted at its prompt, bash prints a newline and a new one.  */
+      sh->carry[0].muted = true;
+      sh->carry[1].muted = !sh->one_stream;
       deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS);
-      while (sh->state == SR_SHELL_READY && sh->carry[0].prompts == prompts
-             && !passed (&deadline))
-        {
-          struct timespec slice;
-
-          drain_terminal_locked (sh);
-          deadline_after (&slice, 100);
-          pthread_cond_timedwait (&sh->changed, &sh->lock, &slice);
-        }
-      sh->prompt_interrupted = false;
-      pthread_cond_broadcast (&sh->changed);
+      await_stray_prompt_locked (sh, &deadline);
     }
   else if (sh->state == SR_SHELL_WAITING && memchr (data, '\003', len))
     {
@@ -755,15 +764,28 @@ sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
        * (between its fork and tcsetpgrp) reaches bash alone, which lets
        * the job run on: the second one reaches the job.  Where bash can
        * be seen back at its prompt, its marker is on the way, and a
-       * second ^C would only make it print another prompt.  */
+       * second ^C would only make it print another prompt.  Where it
+       * cannot (a relayed terminal), the second ^C may do so: what
+       * follows the command's end is muted until that prompt, or the
+       * end of the two seconds (it comes as late after the second ^C
+       * as the command's end came after the first).  */
       note_interrupt_locked (sh);
       deadline_after (&deadline, SHELL_INTERRUPT_RETRY_MS);
       wait_locked (sh, &deadline, -1, NULL, NULL);
       if (sh->state == SR_SHELL_WAITING && !at_prompt_locked (sh)
           && sh->state == SR_SHELL_WAITING)
-        interrupt_locked (sh);
+        {
+          sh->stray_prompt = !sr_shell_sees_input (sh);
+          interrupt_locked (sh);
+        }
       deadline_after (&deadline, SHELL_INTERRUPT_GRACE_MS - SHELL_INTERRUPT_RETRY_MS);
       wait_locked (sh, &deadline, -1, NULL, NULL);
+      if (sh->stray_prompt)
+        {
+          sh->stray_prompt = false;
+          if (sh->state == SR_SHELL_READY)
+            await_stray_prompt_locked (sh, &deadline);
+        }
       /* A command that ignores ^C runs on: the next shell_exec is busy at
        * once, not after waiting for it again.  */
       sh->interrupting = false;

@@ -44,9 +44,26 @@ host_write (void *ctx, const char *abs, unsigned flags, const void *buf, size_t 
 
 static const struct sr_fs_ops host_ops = { .write = host_write };
 
+/* Set: a relayed terminal's relay holds bash's output back, as a slow
+ * one does, until bash has printed two prompts (a command's, then the
+ * one a second ^C makes bash print), then hands it all on at once.  */
+static _Atomic bool relay_holds;
+
+static size_t
+prompt_markers (const char *buf, size_t len)
+{
+  size_t n = 0;
+
+  for (size_t i = 0; i + 1 < len; i++)
+    n += buf[i] == '\036' && buf[i + 1] == '\n';
+  return n;
+}
+
 /* Runs the command here as a session runs it in its container: its own
  * session, stdin (a terminal) its controlling terminal, stdout and
- * stderr handed to on_output as they come, killed when cancel_fd is.  */
+ * stderr handed to on_output as they come, killed when cancel_fd is.
+ * ctx non-NULL: as a relayed terminal carries them, stderr comes on
+ * stdout, held back while relay_holds.  */
 static int
 host_exec (void *ctx, const struct sr_exec_spec *spec, const struct sr_run_options *opts,
            struct sr_run_result *res, sr_error_t *err)
@@ -54,9 +71,11 @@ host_exec (void *ctx, const struct sr_exec_spec *spec, const struct sr_run_optio
   int out[2], errs[2];
   struct pollfd p[3];
   int open_streams = 2, status;
+  bool relayed = ctx != NULL;
+  _cleanup_free_ char *held = NULL;
+  size_t held_len = 0;
   pid_t pid;
 
-  (void) ctx;
   memset (res, 0, sizeof *res);
   if (pipe2 (out, O_CLOEXEC) < 0 || pipe2 (errs, O_CLOEXEC) < 0)
     return sr_error_set (err, errno, "pipe");
@@ -70,7 +89,7 @@ host_exec (void *ctx, const struct sr_exec_spec *spec, const struct sr_run_optio
       if (isatty (0))
         ioctl (0, TIOCSCTTY, 0);
       dup2 (out[1], 1);
-      dup2 (errs[1], 2);
+      dup2 (relayed ? out[1] : errs[1], 2);
       execvp (spec->argv[0], spec->argv);
       _exit (127);
     }
@@ -93,7 +112,19 @@ host_exec (void *ctx, const struct sr_exec_spec *spec, const struct sr_run_optio
           {
             ssize_t n = read (p[i].fd, buf, sizeof buf);
 
-            if (n > 0 && opts->on_output)
+            if (n > 0 && relayed && relay_holds)
+              {
+                held = sr_xrealloc (held, held_len + (size_t) n);
+                memcpy (held + held_len, buf, (size_t) n);
+                held_len += (size_t) n;
+                if (prompt_markers (held, held_len) >= 2)
+                  {
+                    relay_holds = false;
+                    opts->on_output (SR_STREAM_STDOUT, held, held_len, opts->userdata);
+                    held_len = 0;
+                  }
+              }
+            else if (n > 0 && opts->on_output)
               opts->on_output (i == 0 ? SR_STREAM_STDOUT : SR_STREAM_STDERR, buf, (size_t) n,
                                opts->userdata);
             if (n <= 0)
@@ -103,6 +134,8 @@ host_exec (void *ctx, const struct sr_exec_spec *spec, const struct sr_run_optio
               }
           }
     }
+  if (held_len > 0 && opts->on_output)
+    opts->on_output (SR_STREAM_STDOUT, held, held_len, opts->userdata);
   close (out[0]);
   close (errs[0]);
   waitpid (pid, &status, 0);
@@ -178,11 +211,51 @@ own_after_prompt_interrupts (struct sr_shell *sh, int tries)
   return clean;
 }
 
+/* A command interrupted while the relay holds its end back past the
+ * second ^C, which then finds bash back at its prompt; then "echo own".
+ * What both gave, "[OUTPUT] STATUS, then [OUTPUT] STATUS".  */
+static char *
+interrupted_late_prompt (struct sr_shell *sh)
+{
+  struct sr_shell_output out, next;
+  _cleanup_free_ char *output = sr_xstrdup ("");
+  int code = -1;
+  char *what;
+
+  sr_shell_exec (sh, "sleep 30", false, 0, -1, NULL, NULL, &out, NULL);
+  sr_shell_output_done (&out);
+  /* sleep has the terminal by then: a ^C while bash hands it over would
+   * reach bash alone, and the second would end the command.  */
+  usleep (300000);
+  relay_holds = true;
+  sr_shell_write (sh, "\003", 1, &(enum sr_shell_state){ 0 }, NULL);
+  for (int i = 0; i < 100 && code < 0; i++)
+    {
+      char *more;
+
+      sr_shell_read (sh, &out);
+      more = sr_xasprintf ("%s%s", output, out.data);
+      free (output);
+      output = more;
+      if (out.finished)
+        code = out.exit_code;
+      sr_shell_output_done (&out);
+      usleep (100000);
+    }
+  relay_holds = false;
+  sr_shell_exec (sh, "echo own", true, 10000, -1, NULL, NULL, &next, NULL);
+  what = sr_xasprintf ("[%s] %d, then [%s] %d", output, code, next.data ? next.data : "",
+                       next.finished ? next.exit_code : -1);
+  sr_shell_output_done (&next);
+  return what;
+}
+
 int
 main (void)
 {
   struct sr_fsroot fs = { .ops = &host_ops };
   struct sr_shell *sh = NULL, *relayed = NULL;
+  char *late;
   struct exec_call x;
   char id[64];
   uint64_t one = 1;
@@ -243,7 +316,7 @@ main (void)
   sr_shell_stop_clean (sh);
 
   snprintf (id, sizeof id, "unit-%ld-relayed", (long) getpid ());
-  if (sr_shell_start (host_exec, NULL, &fs, id, 4096, true, &relayed, NULL) == 0)
+  if (sr_shell_start (host_exec, &relayed, &fs, id, 4096, true, &relayed, NULL) == 0)
     {
       ok (!sr_shell_sees_input (relayed), "a shell on a relayed terminal cannot be seen waiting");
       exec_start (&x, relayed, "read a; echo \"$a\"", -1);
@@ -253,6 +326,10 @@ main (void)
       sr_shell_output_done (&x.out);
       is_int (own_after_prompt_interrupts (relayed, 20), 20,
               "nor on a relayed terminal");
+      late = interrupted_late_prompt (relayed);
+      is_str (late, "[\n] 130, then [own\n] 0",
+              "a relay slower than the second ^C: bash's prompt after it is left out");
+      free (late);
       sr_shell_stop_clean (relayed);
     }
   close (cancel_fd);
