@@ -400,9 +400,11 @@ const leftBehind = () => {
 // The pool makes the next warm container right after the last run took
 // one, and a killed container takes a moment to go: wait until nothing is
 // left (up to 20 s, room for a loaded machine; the cases' daemons would
-// stay 600 s), then look.
-await waitFor(() => Object.values(leftBehind()).every((l) => l.length === 0), 20000);
-const left = leftBehind();
+// stay 600 s), and judge that look.  A second look could catch the pool
+// making a warm container whose code dir is mounted before its state
+// says it is warm.
+let left;
+await waitFor(() => Object.values(left = leftBehind()).every((l) => l.length === 0), 20000);
 hostCheck("the server has no process left once the runs are over", left.kids.length ? `pids ${left.kids.join(" ")}` : null);
 hostCheck("no cgroup of the server's containers is left in any hierarchy", left.cgs.length ? left.cgs.join(" ") : null);
 hostCheck("no new mount on the host (/proc/self/mountinfo)", left.mounts.length ? left.mounts.join(" | ") : null);
