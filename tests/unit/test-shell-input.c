@@ -86,6 +86,11 @@ host_exec (void *ctx, const struct sr_exec_spec *spec, const struct sr_run_optio
     {
       int in = opts->stdin_fd >= 0 ? opts->stdin_fd : open ("/dev/null", O_RDONLY);
 
+      /* A container's init starts its commands with every signal at
+       * its default; this test may run where ^C is ignored (a
+       * background job of a script).  */
+      signal (SIGINT, SIG_DFL);
+      signal (SIGQUIT, SIG_DFL);
       setsid ();
       dup2 (in, 0);
       if (isatty (0))
