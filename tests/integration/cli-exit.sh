@@ -59,7 +59,17 @@ is "$rc" 3 "run: the command's status"
 "$SR_BIN" run --rootfs "$ROOTFS" -- sleep 30 >/dev/null 2>&1 &
 runner=$!
 at_exit "kill -KILL $runner 2>/dev/null"
-running () { "$SR_BIN" ps 2>/dev/null | grep -q 'sleep 30'; }
+# ps lists the container while it is set up; a kill then is a failed
+# set-up (125).  It runs once sleep does: its init, or the init's child.
+running () {
+  local pid p
+  pid=$("$SR_BIN" ps 2>/dev/null | awk '/sleep 30/ { print $3 }')
+  [ -n "$pid" ] || return 1
+  for p in "$pid" $(cat "/proc/$pid/task/$pid/children" 2>/dev/null); do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && return 0
+  done
+  return 1
+}
 wait_until 10 running
 name=$("$SR_BIN" ps | awk '/sleep 30/ { print $1 }')
 run_sr kill "$name"
