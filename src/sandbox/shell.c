@@ -375,6 +375,21 @@ stream_locked (struct sr_shell *sh, sr_shell_live_fn live, void *live_data)
   pthread_mutex_lock (&sh->lock);
 }
 
+/* Waits, under the lock, for a change, at most 100 ms and at most until
+ * the deadline: what programs write to the terminal itself wakes no
+ * one, so a waiter drains it between slices.  */
+static void
+wait_slice_locked (struct sr_shell *sh, const struct timespec *deadline)
+{
+  struct timespec slice;
+
+  deadline_after (&slice, 100);
+  if (slice.tv_sec > deadline->tv_sec
+      || (slice.tv_sec == deadline->tv_sec && slice.tv_nsec > deadline->tv_nsec))
+    slice = *deadline;
+  pthread_cond_timedwait (&sh->changed, &sh->lock, &slice);
+}
+
 /* Waits, under the lock, until the shell is not waiting, the deadline
  * passes or cancel_fd (-1: none) is readable (then returns true);
  * drains the terminal meanwhile, and hands output to live (NULL: none)
@@ -389,15 +404,9 @@ wait_locked (struct sr_shell *sh, const struct timespec *deadline, int cancel_fd
   while ((sh->state == SR_SHELL_WAITING || sh->state == SR_SHELL_INIT) && !passed (deadline)
          && !(cancelled = cancel_fd >= 0 && poll (&cancel, 1, 0) > 0))
     {
-      struct timespec slice;
-
       drain_terminal_locked (sh);
       stream_locked (sh, live, live_data);
-      deadline_after (&slice, 100);
-      if (slice.tv_sec > deadline->tv_sec
-          || (slice.tv_sec == deadline->tv_sec && slice.tv_nsec > deadline->tv_nsec))
-        slice = *deadline;
-      pthread_cond_timedwait (&sh->changed, &sh->lock, &slice);
+      wait_slice_locked (sh, deadline);
     }
   drain_terminal_locked (sh);
   return cancelled;
@@ -419,17 +428,24 @@ terminal_read (struct sr_shell *sh)
   return sr_stdin_waited (&st, pgrp, terminal_waits);
 }
 
+/* The terminal's foreground process group and its session (bash's),
+ * where the terminal is bash's own, which tells them (as this pid
+ * namespace numbers them); a relayed one does not.  */
+static bool
+terminal_groups (struct sr_shell *sh, pid_t *pgrp, pid_t *sid)
+{
+  return sr_shell_sees_input (sh) && ioctl (sh->master, TIOCGPGRP, pgrp) == 0
+         && ioctl (sh->master, TIOCGSID, sid) == 0 && *pgrp > 0;
+}
+
 /* Kills the job in the terminal's foreground, one that ignored ^C, when
- * it is not bash itself (a builtin's wait): where the terminal is
- * bash's own, which tells its process groups (as this pid namespace
- * numbers them); a relayed one does not.  Whether it sent the kill.  */
+ * it is not bash itself (a builtin's wait).  Whether it sent the kill.  */
 static bool
 kill_foreground_job (struct sr_shell *sh)
 {
   pid_t pgrp = 0, sid = 0;
 
-  if (!sr_shell_sees_input (sh) || ioctl (sh->master, TIOCGPGRP, &pgrp) < 0
-      || ioctl (sh->master, TIOCGSID, &sid) < 0 || pgrp <= 0 || pgrp == sid)
+  if (!terminal_groups (sh, &pgrp, &sid) || pgrp == sid)
     return false;
   return kill (-pgrp, SIGKILL) == 0;
 }
@@ -457,11 +473,8 @@ await_stray_prompt_locked (struct sr_shell *sh, const struct timespec *deadline)
 {
   while (sh->carry[0].muted && sh->state != SR_SHELL_TERMINATED && !passed (deadline))
     {
-      struct timespec slice;
-
       drain_terminal_locked (sh);
-      deadline_after (&slice, 100);
-      pthread_cond_timedwait (&sh->changed, &sh->lock, &slice);
+      wait_slice_locked (sh, deadline);
     }
   sh->carry[0].muted = sh->carry[1].muted = false;
   pthread_cond_broadcast (&sh->changed);
@@ -498,18 +511,16 @@ interrupt_locked (struct sr_shell *sh)
   (void) sr_write_all (sh->master, "\003", 1);
 }
 
-/* Whether bash is back at its prompt, reading its terminal: where the
- * terminal is bash's own, the foreground process group is bash's and
- * bash sleeps reading it.  The lock is dropped meanwhile, as /proc is
- * read.  */
+/* Whether bash is back at its prompt, reading its terminal: the
+ * foreground process group is bash's and bash sleeps reading it.  The
+ * lock is dropped meanwhile, as /proc is read.  */
 static bool
 at_prompt_locked (struct sr_shell *sh)
 {
   pid_t pgrp = 0, sid = 0;
   bool reading;
 
-  if (!sr_shell_sees_input (sh) || ioctl (sh->master, TIOCGPGRP, &pgrp) < 0
-      || ioctl (sh->master, TIOCGSID, &sid) < 0 || pgrp != sid)
+  if (!terminal_groups (sh, &pgrp, &sid) || pgrp != sid)
     return false;
   pthread_mutex_unlock (&sh->lock);
   reading = terminal_read (sh);
@@ -772,6 +783,7 @@ sr_shell_write (struct sr_shell *sh, const char *data, size_t len,
       note_interrupt_locked (sh);
       deadline_after (&deadline, SHELL_INTERRUPT_RETRY_MS);
       wait_locked (sh, &deadline, -1, NULL, NULL);
+      /* The state again after at_prompt_locked, which drops the lock.  */
       if (sh->state == SR_SHELL_WAITING && !at_prompt_locked (sh)
           && sh->state == SR_SHELL_WAITING)
         {
